@@ -1,0 +1,274 @@
+// ConfigNode: yaml-cpp behind checked reads with precise error locations.
+#include "sim/io/config_node.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+namespace {
+
+std::string type_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Undefined:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+  }
+  return "something else";
+}
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(dotted);
+  while (std::getline(in, part, '.')) parts.push_back(part);
+  return parts;
+}
+
+std::optional<std::size_t> parse_index(const std::string& text) {
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+ConfigNode ConfigNode::parse(const std::string& text, const std::string& source) {
+  try {
+    return ConfigNode(YAML::Load(text), std::make_shared<const std::string>(source), "");
+  } catch (const YAML::Exception& error) {
+    throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "",
+                     "valid YAML", error.msg);
+  }
+}
+
+ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<const std::string> source,
+                       std::string path)
+    : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)) {}
+
+int ConfigNode::line() const {
+  const YAML::Mark mark = node_.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+std::string ConfigNode::child_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+std::string ConfigNode::describe() const { return type_name(node_); }
+
+void ConfigNode::fail(const std::string& expected) const { fail(expected, describe()); }
+
+void ConfigNode::fail(const std::string& expected, const std::string& found) const {
+  throw InputError(*source_, line(), path_, expected, found);
+}
+
+bool ConfigNode::has(std::string_view key) const {
+  return node_.IsMap() && node_[std::string(key)].IsDefined();
+}
+
+std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
+  if (!node_.IsMap()) fail("a map");
+  const YAML::Node child = node_[std::string(key)];
+  if (!child.IsDefined() || child.IsNull()) return std::nullopt;
+  return ConfigNode(child, source_, child_path(key));
+}
+
+ConfigNode ConfigNode::at(std::string_view key) const {
+  if (!node_.IsMap()) fail("a map");
+  const YAML::Node child = node_[std::string(key)];
+  if (!child.IsDefined() || child.IsNull()) {
+    throw InputError(*source_, line(), child_path(key), "a value for required key '" +
+                                                            std::string(key) + "'",
+                     "none");
+  }
+  return ConfigNode(child, source_, child_path(key));
+}
+
+std::vector<ConfigNode> ConfigNode::items() const {
+  if (!node_.IsSequence()) fail("a list");
+  std::vector<ConfigNode> result;
+  result.reserve(node_.size());
+  for (std::size_t i = 0; i < node_.size(); ++i) {
+    result.emplace_back(node_[i], source_, child_path(std::to_string(i)));
+  }
+  return result;
+}
+
+std::vector<std::string> ConfigNode::keys() const {
+  if (!node_.IsMap()) fail("a map");
+  std::vector<std::string> result;
+  for (const auto& entry : node_) result.push_back(entry.first.as<std::string>());
+  return result;
+}
+
+void ConfigNode::reject_unknown(std::initializer_list<std::string_view> known) const {
+  if (!node_.IsMap()) fail("a map");
+  for (const auto& entry : node_) {
+    const std::string key = entry.first.as<std::string>();
+    bool found = false;
+    for (std::string_view candidate : known) found = found || candidate == key;
+    if (found) continue;
+    std::string list;
+    for (std::string_view candidate : known) {
+      list += (list.empty() ? "" : ", ") + std::string(candidate);
+    }
+    const YAML::Mark mark = entry.first.Mark();
+    throw InputError(*source_, mark.is_null() ? line() : mark.line + 1, child_path(key),
+                     "one of the known keys (" + list + ")", "unknown key '" + key + "'");
+  }
+}
+
+double ConfigNode::as_number() const {
+  if (!node_.IsScalar()) fail("a number");
+  const std::string& text = node_.Scalar();
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) {
+    fail("a number");
+  }
+  return value;
+}
+
+std::int64_t ConfigNode::as_integer() const {
+  if (!node_.IsScalar()) fail("an integer");
+  const std::string& text = node_.Scalar();
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) fail("an integer");
+  return value;
+}
+
+bool ConfigNode::as_bool() const {
+  if (!node_.IsScalar()) fail("true or false");
+  const std::string& text = node_.Scalar();
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail("true or false");
+}
+
+std::string ConfigNode::as_text() const {
+  if (!node_.IsScalar()) fail("a string");
+  return node_.Scalar();
+}
+
+double ConfigNode::number_or(std::string_view key, double fallback) const {
+  const auto child = find(key);
+  return child ? child->as_number() : fallback;
+}
+
+std::int64_t ConfigNode::integer_or(std::string_view key, std::int64_t fallback) const {
+  const auto child = find(key);
+  return child ? child->as_integer() : fallback;
+}
+
+std::string ConfigNode::text_or(std::string_view key, std::string fallback) const {
+  const auto child = find(key);
+  return child ? child->as_text() : fallback;
+}
+
+bool ConfigNode::flag_or(std::string_view key, bool fallback) const {
+  const auto child = find(key);
+  return child ? child->as_bool() : fallback;
+}
+
+double ConfigNode::positive(std::string_view key) const {
+  const ConfigNode child = at(key);
+  const double value = child.as_number();
+  if (!(value > 0)) child.fail("a number > 0");
+  return value;
+}
+
+double ConfigNode::positive_or(std::string_view key, double fallback) const {
+  return has(key) ? positive(key) : fallback;
+}
+
+double ConfigNode::fraction_or(std::string_view key, double fallback) const {
+  const auto child = find(key);
+  if (!child) return fallback;
+  const double value = child->as_number();
+  if (!(value >= 0 && value < 1)) child->fail("a number in [0, 1)");
+  return value;
+}
+
+double ConfigNode::at_least_or(std::string_view key, double minimum, double fallback) const {
+  const auto child = find(key);
+  if (!child) return fallback;
+  const double value = child->as_number();
+  if (!(value >= minimum)) {
+    std::ostringstream expected;
+    expected << "a number >= " << minimum;
+    child->fail(expected.str());
+  }
+  return value;
+}
+
+std::int64_t ConfigNode::count_or(std::string_view key, std::int64_t minimum,
+                                  std::int64_t fallback) const {
+  const auto child = find(key);
+  if (!child) return fallback;
+  const std::int64_t value = child->as_integer();
+  if (value < minimum) child->fail("an integer >= " + std::to_string(minimum));
+  return value;
+}
+
+void ConfigNode::set(const std::string& dotted_path, const std::string& value,
+                     const std::string& origin) {
+  const std::vector<std::string> parts = split_path(dotted_path);
+  if (parts.empty()) throw InputError(origin, 0, dotted_path, "KEY=VALUE with a dotted key");
+  YAML::Node current = node_;
+  std::string walked = path_;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    const std::string here = walked.empty() ? part : walked + "." + part;
+    if (part.empty()) throw InputError(origin, 0, dotted_path, "a dotted key without empty parts");
+    YAML::Node next;
+    if (current.IsSequence()) {
+      const auto index = parse_index(part);
+      if (!index || *index >= current.size()) {
+        throw InputError(origin, 0, here,
+                         "an index below " + std::to_string(current.size()) + " in " + *source_,
+                         "'" + part + "'");
+      }
+      next.reset(current[*index]);
+    } else if (current.IsMap()) {
+      if (!current[part].IsDefined() && !last) {
+        throw InputError(origin, 0, here, "an existing key in " + *source_,
+                         "no key '" + part + "'");
+      }
+      next.reset(current[part]);
+    } else {
+      throw InputError(origin, 0, here, "a map or list to descend into in " + *source_,
+                       type_name(current));
+    }
+    if (last) {
+      YAML::Node parsed;
+      try {
+        parsed = YAML::Load(value);
+      } catch (const YAML::Exception& error) {
+        throw InputError(origin, 0, here, "a YAML value", error.msg);
+      }
+      if (current.IsSequence()) {
+        current[*parse_index(part)] = parsed;
+      } else {
+        current[part] = parsed;
+      }
+      return;
+    }
+    current.reset(next);
+    walked = here;
+  }
+}
+
+}  // namespace dynamix

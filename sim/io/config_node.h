@@ -1,0 +1,87 @@
+// Typed, validated access to a YAML document that names the file, line and key of every error.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace dynamix {
+
+/// A node of a parsed configuration file. Reads are typed and checked: anything unexpected
+/// throws InputError naming the file, line and dotted key path ("links.2.bandwidth_gbps",
+/// the same path `--set` takes).
+class ConfigNode {
+ public:
+  /// Parses YAML text; a syntax error is an InputError naming `source` and the line.
+  static ConfigNode parse(const std::string& text, const std::string& source);
+  ConfigNode(YAML::Node node, std::shared_ptr<const std::string> source, std::string path);
+
+  const std::string& source() const { return *source_; }
+  const std::string& path() const { return path_; }
+  /// 1-based line of this node in its file, 0 when unknown.
+  int line() const;
+  const YAML::Node& yaml() const { return node_; }
+
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+  bool has(std::string_view key) const;
+
+  /// The value under a required key of this map.
+  ConfigNode at(std::string_view key) const;
+  /// The value under a key, if present.
+  std::optional<ConfigNode> find(std::string_view key) const;
+  /// The elements of this sequence.
+  std::vector<ConfigNode> items() const;
+  /// The keys of this map, in file order.
+  std::vector<std::string> keys() const;
+
+  /// Fails if this map holds a key not in `known`, listing the known ones.
+  void reject_unknown(std::initializer_list<std::string_view> known) const;
+
+  /// This scalar as a value; a wrong type is an InputError.
+  double as_number() const;
+  std::int64_t as_integer() const;
+  bool as_bool() const;
+  std::string as_text() const;
+
+  double number(std::string_view key) const { return at(key).as_number(); }
+  double number_or(std::string_view key, double fallback) const;
+  std::int64_t integer(std::string_view key) const { return at(key).as_integer(); }
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback) const;
+  std::string text(std::string_view key) const { return at(key).as_text(); }
+  std::string text_or(std::string_view key, std::string fallback) const;
+  bool flag_or(std::string_view key, bool fallback) const;
+
+  /// Checked reads: a number > 0; in [0, 1); >= minimum; an integer >= minimum.
+  double positive(std::string_view key) const;
+  double positive_or(std::string_view key, double fallback) const;
+  double fraction_or(std::string_view key, double fallback) const;
+  double at_least_or(std::string_view key, double minimum, double fallback) const;
+  std::int64_t count_or(std::string_view key, std::int64_t minimum, std::int64_t fallback) const;
+
+  /// Throws the InputError for this node: "expected <expected>, found <this value>".
+  [[noreturn]] void fail(const std::string& expected) const;
+  [[noreturn]] void fail(const std::string& expected, const std::string& found) const;
+
+  /// Overrides the value at a dotted path below this node ("links.0.bandwidth_gbps"). The path
+  /// must exist, except that its last key may be new in a map. `origin` names the override in
+  /// errors (e.g. "--set").
+  void set(const std::string& dotted_path, const std::string& value, const std::string& origin);
+
+ private:
+  std::string child_path(std::string_view key) const;
+  std::string describe() const;
+
+  YAML::Node node_;
+  std::shared_ptr<const std::string> source_;
+  std::string path_;
+};
+
+}  // namespace dynamix

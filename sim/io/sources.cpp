@@ -1,0 +1,48 @@
+// File reading with the embedded fallback.
+#include "sim/io/sources.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+
+std::string read_text(const std::string& path) {
+  if (path.starts_with(kEmbeddedPrefix)) {
+    const std::string_view name = std::string_view(path).substr(kEmbeddedPrefix.size());
+    for (const auto& file : detail::embedded_files()) {
+      if (file.path == name) return std::string(file.text);
+    }
+    throw InputError(path, 0, "", "one of the files embedded in dynamix", "no such file");
+  }
+  if (std::filesystem::is_directory(path)) throw InputError(path, 0, "", "a file", "a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "a readable file", std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string resolve_path(const std::string& base, const std::string& reference) {
+  if (reference.starts_with(kEmbeddedPrefix)) return reference;
+  const std::filesystem::path relative(reference);
+  if (relative.is_absolute()) return reference;
+  if (base.starts_with(kEmbeddedPrefix)) {
+    const std::filesystem::path inside(base.substr(kEmbeddedPrefix.size() - 1));
+    return std::string(kEmbeddedPrefix.substr(0, kEmbeddedPrefix.size() - 1)) +
+           (inside.parent_path() / relative).lexically_normal().generic_string();
+  }
+  return (std::filesystem::path(base).parent_path() / relative).lexically_normal().string();
+}
+
+std::vector<std::string> embedded_paths() {
+  std::vector<std::string> paths;
+  for (const auto& file : detail::embedded_files()) paths.emplace_back(file.path);
+  return paths;
+}
+
+}  // namespace dynamix

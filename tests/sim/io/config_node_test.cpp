@@ -1,0 +1,70 @@
+// ConfigNode: typed reads and error messages that name file, line and key.
+#include "sim/io/config_node.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+namespace {
+
+std::string error_of(auto&& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+const char* kLinks = R"(links:
+  - a: n0
+    b: s0
+    bandwidth_gbps: 25
+  - a: n1
+    b: s0
+    bandwidth_gbps: -5
+    latency_us: 2
+)";
+
+TEST_CASE("ConfigNode reads typed values and checks bounds with the key path and line") {
+  const ConfigNode root = ConfigNode::parse(kLinks, "topo.yaml");
+  const auto links = root.at("links").items();
+  REQUIRE(links.size() == 2);
+  CHECK(links[0].positive("bandwidth_gbps") == 25);
+  CHECK(links[0].number_or("latency_us", 1.5) == 1.5);
+  CHECK(error_of([&] { links[1].positive("bandwidth_gbps"); }) ==
+        "topo.yaml:7: links.1.bandwidth_gbps: expected a number > 0, found '-5'");
+  CHECK(error_of([&] { links[0].text("gpu"); }) ==
+        "topo.yaml:2: links.0.gpu: expected a value for required key 'gpu', found none");
+}
+
+TEST_CASE("ConfigNode rejects unknown keys and wrong types") {
+  const ConfigNode root = ConfigNode::parse("a: 1\nbandwith_gbps: 3\n", "x.yaml");
+  CHECK(error_of([&] { root.reject_unknown({"a", "bandwidth_gbps"}); }) ==
+        "x.yaml:2: bandwith_gbps: expected one of the known keys (a, bandwidth_gbps), found "
+        "unknown key 'bandwith_gbps'");
+  const ConfigNode typed = ConfigNode::parse("n: ten\n", "x.yaml");
+  CHECK(error_of([&] { typed.integer("n"); }) == "x.yaml:1: n: expected an integer, found 'ten'");
+}
+
+TEST_CASE("ConfigNode reports YAML syntax errors with the line") {
+  CHECK(error_of([] { ConfigNode::parse("a: [1, 2\nb: 3\n", "bad.yaml"); }).starts_with("bad.yaml:"));
+}
+
+TEST_CASE("ConfigNode set overrides values by dotted path and refuses bad paths") {
+  ConfigNode root = ConfigNode::parse(kLinks, "topo.yaml");
+  root.set("links.1.bandwidth_gbps", "40", "--set");
+  CHECK(root.at("links").items()[1].positive("bandwidth_gbps") == 40);
+  root.set("links.0.loss_rate", "0.01", "--set");
+  CHECK(root.at("links").items()[0].fraction_or("loss_rate", 0) == doctest::Approx(0.01));
+  CHECK(error_of([&] { root.set("links.7.bandwidth_gbps", "1", "--set"); }) ==
+        "--set: links.7: expected an index below 2 in topo.yaml, found '7'");
+  CHECK(error_of([&] { root.set("nodes.x", "1", "--set"); }) ==
+        "--set: nodes: expected an existing key in topo.yaml, found no key 'nodes'");
+}
+
+}  // namespace
+}  // namespace dynamix
