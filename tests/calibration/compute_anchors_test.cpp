@@ -1,0 +1,1 @@
+// Compute anchors (GPU catalog against published throughput).

@@ -1,0 +1,1 @@
+// Training anchors (accuracy and batch-size effects against published results).
