@@ -1,6 +1,7 @@
 // InputError message formatting.
 #include "sim/io/input_error.h"
 
+#include <sstream>
 #include <utility>
 
 namespace dynamix {
@@ -8,12 +9,13 @@ namespace {
 
 std::string compose(const std::string& source, int line, const std::string& where,
                     const std::string& expected, const std::string& found) {
-  std::string message = source;
-  if (line > 0) message += ":" + std::to_string(line);
-  if (!where.empty()) message += ": " + where;
-  message += ": expected " + expected;
-  if (!found.empty()) message += ", found " + found;
-  return message;
+  std::ostringstream message;
+  message << source;
+  if (line > 0) message << ':' << line;
+  if (!where.empty()) message << ": " << where;
+  message << ": expected " << expected;
+  if (!found.empty()) message << ", found " << found;
+  return message.str();
 }
 
 }  // namespace

@@ -1,0 +1,18 @@
+// Shared command-line plumbing for the dynamix subcommands.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+namespace dynamix {
+
+inline constexpr const char* kDynamixVersion = "0.1.0";
+
+/// Parses a subcommand's arguments; prints help and returns true when --help was asked.
+/// Unknown or malformed options become an InputError naming the option.
+bool parse_command_line(const std::vector<std::string>& args,
+                        const boost::program_options::options_description& options,
+                        boost::program_options::variables_map& values);
+
+}  // namespace dynamix

@@ -1,0 +1,61 @@
+// The dynamix command: dispatches to subcommands and turns input errors into exit status 2.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "apps/command_line.h"
+#include "apps/simulate.h"
+#include "apps/workloads.h"
+#include "sim/core/check.h"
+#include "sim/io/input_error.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* help;
+  int (*run)(const std::vector<std::string>&);
+};
+
+const Command kCommands[] = {
+    {"simulate", "run one training job on a simulated cluster", dynamix::run_simulate},
+    {"workloads", "list the workload catalog", dynamix::run_workloads},
+};
+
+void print_usage(std::ostream& out) {
+  out << "dynamix " << dynamix::kDynamixVersion
+      << ": learn per-worker batch sizes for distributed training\n\nusage: dynamix COMMAND "
+         "[OPTIONS]   (dynamix COMMAND --help for its options)\n\ncommands:\n";
+  for (const Command& command : kCommands) {
+    out << "  " << command.name << std::string(12 - std::string(command.name).size(), ' ')
+        << command.help << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  try {
+    for (const Command& command : kCommands) {
+      if (args[0] == command.name) return command.run({args.begin() + 1, args.end()});
+    }
+    std::string names;
+    for (const Command& command : kCommands) names += (names.empty() ? "" : ", ") + std::string(command.name);
+    throw dynamix::InputError("command line", 0, "", "a command (" + names + ")", "'" + args[0] + "'");
+  } catch (const dynamix::InputError& error) {
+    std::cerr << "dynamix: " << error.what() << '\n';
+    return 2;
+  } catch (const dynamix::InvariantError& error) {
+    std::cerr << "dynamix: internal error (please report): " << error.what() << '\n';
+    return 70;
+  } catch (const std::exception& error) {
+    std::cerr << "dynamix: " << error.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,58 @@
+// Output directories that appear complete or not at all, and the CSV files inside them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dynamix {
+
+/// Written under a temporary sibling name and renamed into place by commit(), so an interrupted
+/// or failed run never leaves a directory that looks complete.
+class RunDirectory {
+ public:
+  explicit RunDirectory(std::filesystem::path final_path);
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+  ~RunDirectory();
+
+  /// The path a file will have once committed, while it is written in the temporary place.
+  std::filesystem::path file(std::string_view name) const { return staging_ / name; }
+  const std::filesystem::path& final_path() const { return final_; }
+  /// Replaces any previous directory at the final path with this one.
+  void commit();
+
+ private:
+  std::filesystem::path final_;
+  std::filesystem::path staging_;
+  bool committed_ = false;
+};
+
+/// A tidy CSV file: a header of unit-suffixed column names, then rows of the same width.
+class CsvWriter {
+ public:
+  CsvWriter(const std::filesystem::path& path, std::vector<std::string> columns);
+  CsvWriter& operator<<(double value);
+  CsvWriter& operator<<(std::int64_t value);
+  CsvWriter& operator<<(int value) { return *this << static_cast<std::int64_t>(value); }
+  CsvWriter& operator<<(std::size_t value) { return *this << static_cast<std::int64_t>(value); }
+  CsvWriter& operator<<(std::string_view value);
+  /// Ends the current row; it must have exactly one value per column.
+  void end_row();
+  /// Flushes and reports a write failure as an error naming the file.
+  void close();
+
+ private:
+  void separate();
+
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::size_t columns_;
+  std::size_t fields_in_row_ = 0;
+  std::string buffer_;
+};
+
+}  // namespace dynamix

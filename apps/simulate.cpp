@@ -1,0 +1,166 @@
+// `dynamix simulate`: runs one scenario under a static batch or an epoch schedule and writes
+// iterations.csv, validation.csv and summary.json.
+#include "apps/simulate.h"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "apps/batch_plan.h"
+#include "apps/command_line.h"
+#include "apps/run_directory.h"
+#include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/training_run.h"
+
+namespace dynamix {
+namespace {
+
+namespace po = boost::program_options;
+
+const std::vector<std::string> kIterationColumns = {
+    "iteration",     "worker",          "gpu_type",         "batch_size",     "start_s",
+    "load_s",        "compute_s",       "wait_s",           "comm_s",         "iteration_s",
+    "bytes_sent",    "retransmits",     "timeouts",         "throughput_gbps", "cpu_time_ratio",
+    "memory_util",   "straggling",      "epoch",            "train_loss",     "train_accuracy",
+    "grad_std_norm", "grad_var_norm"};
+
+void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
+                  const std::string& option) {
+  const auto& batches = plan.at_epoch(epochs);
+  for (std::size_t w = 0; w < run.workers(); ++w) {
+    if (batches[w] > run.max_batch(w)) {
+      throw InputError(option, 0, "",
+                       "a batch of at most " + std::to_string(run.max_batch(w)) + " on worker " +
+                           run.node(w).name + " (" + run.node(w).gpu + " memory, " +
+                           run.workload().name + ")",
+                       std::to_string(batches[w]));
+    }
+  }
+}
+
+}  // namespace
+
+int run_simulate(const std::vector<std::string>& args) {
+  std::string scenario_path = kDefaultScenario;
+  std::string batch_size, batch_sizes, schedule, out;
+  std::vector<std::string> overrides;
+  std::uint64_t seed = 0;
+  std::int64_t iterations = 0;
+  bool stop_at_target = false;
+  po::options_description options("dynamix simulate: run one training job on a simulated cluster");
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("seed", po::value(&seed), "root seed (default: the scenario's)")
+      ("iterations", po::value(&iterations), "stop after this many iterations")
+      ("batch-size", po::value(&batch_size), "the same batch on every worker")
+      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
+      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
+      ("out", po::value(&out)->required(), "run directory to write");
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (values.count("iterations") && iterations < 1) {
+    throw InputError("--iterations", 0, "", "an integer >= 1", std::to_string(iterations));
+  }
+
+  Scenario scenario = load_scenario(scenario_path, overrides);
+  if (values.count("seed")) scenario.seed = seed;
+  if (values.count("iterations")) scenario.max_iterations = iterations;
+  TrainingRun run(scenario, scenario.seed);
+  const BatchPlan plan =
+      BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
+  const std::string option = !batch_sizes.empty() ? "--batch-sizes"
+                             : !schedule.empty()  ? "--schedule"
+                             : !batch_size.empty() ? "--batch-size"
+                                                   : scenario.source + ": batch_size";
+  check_memory(plan, run, 0, option);
+
+  RunDirectory directory(out);
+  CsvWriter iterations_csv(directory.file("iterations.csv"), kIterationColumns);
+  CsvWriter validation_csv(directory.file("validation.csv"),
+                           {"epoch", "iteration", "time_s", "validation_accuracy"});
+  std::int64_t last_epoch = 0;
+  while (!run.budget_exhausted() && !(stop_at_target && run.reached_target())) {
+    const auto& batches = plan.at_epoch(run.epochs());
+    if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
+      check_memory(plan, run, run.epochs(), option);
+      last_epoch = static_cast<std::int64_t>(run.epochs());
+    }
+    const IterationRecord& record = run.step(batches);
+    const double start_s = to_seconds(record.start);
+    const double iteration_s = to_seconds(record.end - record.start);
+    for (std::size_t w = 0; w < record.workers.size(); ++w) {
+      const WorkerIteration& row = record.workers[w];
+      iterations_csv << record.iteration << w << run.node(w).gpu << row.batch_size << start_s
+                     << row.load_s << row.compute_s << row.wait_s << row.comm_s << iteration_s
+                     << row.bytes_sent << row.retransmits << row.timeouts << row.throughput_gbps
+                     << row.cpu_time_ratio << row.memory_util << (row.straggling ? 1 : 0)
+                     << record.training.epoch << record.training.train_loss
+                     << record.training.train_accuracy << row.grad_std_norm << row.grad_var_norm;
+      iterations_csv.end_row();
+    }
+    if (record.validation_accuracy) {
+      validation_csv << static_cast<std::int64_t>(std::llround(record.training.epoch))
+                     << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
+      validation_csv.end_row();
+    }
+  }
+  iterations_csv.close();
+  validation_csv.close();
+
+  const std::optional<double> time_to_target =
+      run.time_to_target() ? std::optional(to_seconds(*run.time_to_target())) : std::nullopt;
+  {
+    std::ofstream summary_file(directory.file("summary.json"));
+    JsonWriter json(summary_file);
+    json.begin_object();
+    json.key("dynamix_version");
+    json.value(kDynamixVersion);
+    json.key("scenario");
+    json.value(scenario.name);
+    json.key("seed");
+    json.value(static_cast<std::int64_t>(scenario.seed));
+    json.key("batch_plan");
+    json.value(plan.description());
+    json.key("workers");
+    json.value(run.workers());
+    json.key("iterations");
+    json.value(run.iterations());
+    json.key("epochs");
+    json.value(run.epochs());
+    json.key("total_time_s");
+    json.value(to_seconds(run.now()));
+    json.key("target_accuracy");
+    json.value(scenario.training.target_accuracy);
+    json.key("time_to_target_s");
+    json.value(time_to_target);
+    json.key("final_accuracy");
+    json.value(run.validation_accuracy());
+    json.key("config");
+    json.value(scenario.resolved);
+    json.end_object();
+    if (!summary_file) throw InputError(directory.file("summary.json").string(), 0, "", "a writable file");
+  }
+  directory.commit();
+
+  std::cout << "scenario " << scenario.name << ": " << run.workers() << " workers, "
+            << scenario.workload.name << ", " << plan.description() << ", seed " << scenario.seed
+            << '\n'
+            << "  iterations        " << run.iterations() << '\n'
+            << "  epochs            " << format_number(run.epochs()) << '\n'
+            << "  total_time_s      " << format_number(to_seconds(run.now())) << '\n'
+            << "  time_to_target_s  "
+            << (time_to_target ? format_number(*time_to_target) : "not reached") << " (target "
+            << format_number(scenario.training.target_accuracy) << ")\n"
+            << "  final_accuracy    "
+            << (run.validation_accuracy() ? format_number(*run.validation_accuracy()) : "none")
+            << '\n'
+            << "wrote " << directory.final_path().string() << "/{iterations.csv,validation.csv,summary.json}\n";
+  return 0;
+}
+
+}  // namespace dynamix

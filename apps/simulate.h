@@ -1,0 +1,12 @@
+// `dynamix simulate`: one training job under a static batch or an epoch schedule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dynamix {
+
+/// Runs the subcommand on its arguments (after "simulate"); returns the exit status.
+int run_simulate(const std::vector<std::string>& args);
+
+}  // namespace dynamix

@@ -1,0 +1,220 @@
+// BatchSizeEnv: decisions every k BSP iterations over one TrainingRun per episode.
+#include "gym/batch_size_env.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+namespace {
+
+void validate(const EnvOptions& options) {
+  if (options.decision_interval < 1) {
+    throw EnvError("decision_interval: expected k >= 1 iterations, found " +
+                   std::to_string(options.decision_interval));
+  }
+  if (options.actions.empty()) throw EnvError("actions: expected at least one batch change");
+  if (options.min_batch < 1) {
+    throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
+  }
+  if (options.max_batch < options.min_batch) {
+    throw EnvError("max_batch: expected >= min_batch (" + std::to_string(options.min_batch) +
+                   "), found " + std::to_string(options.max_batch));
+  }
+  if (options.initial_batch < 0) {
+    throw EnvError("initial_batch: expected >= 0 (0: the scenario's), found " +
+                   std::to_string(options.initial_batch));
+  }
+  const RewardOptions& reward = options.reward;
+  for (double weight : {reward.alpha, reward.beta, reward.delta, reward.eta,
+                        reward.accuracy_weight, reward.time_weight}) {
+    if (!std::isfinite(weight)) throw EnvError("reward: expected finite weights");
+  }
+  if (!(reward.time_scale_s >= 0) || !std::isfinite(reward.time_scale_s)) {
+    throw EnvError("reward.time_scale_s: expected >= 0 (0: the first window's duration), found " +
+                   std::to_string(reward.time_scale_s));
+  }
+}
+
+// Progress is the largest fraction spent of any budget; without one, of the reference run.
+double progress_of(const TrainingRun& run, const Scenario& scenario) {
+  double progress = 0;
+  bool budgeted = false;
+  if (scenario.max_iterations) {
+    budgeted = true;
+    progress = std::max(progress, static_cast<double>(run.iterations()) /
+                                      static_cast<double>(*scenario.max_iterations));
+  }
+  if (scenario.training.budget_epochs) {
+    budgeted = true;
+    progress = std::max(progress, run.epochs() / *scenario.training.budget_epochs);
+  }
+  if (scenario.training.budget_time_s) {
+    budgeted = true;
+    progress = std::max(progress, to_seconds(run.now()) / *scenario.training.budget_time_s);
+  }
+  if (!budgeted) {
+    progress = run.epochs() / std::max(scenario.workload.statistics.reference_epochs, 1.0);
+  }
+  return std::clamp(progress, 0.0, 1.0);
+}
+
+}  // namespace
+
+BatchSizeEnv::BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options)
+    : scenarios_(std::move(scenarios)), options_(std::move(options)), reward_(options_.reward) {
+  if (!scenarios_) throw EnvError("BatchSizeEnv: expected a scenario source, found none");
+  validate(options_);
+}
+
+std::size_t BatchSizeEnv::workers() const { return run_ ? run_->workers() : 0; }
+
+ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_options) {
+  if (reset_options.initial_batch < 0) {
+    throw EnvError("reset: initial_batch: expected >= 0, found " +
+                   std::to_string(reset_options.initial_batch));
+  }
+  scenario_ = scenarios_->scenario_for(seed);
+  DYNAMIX_CHECK(scenario_ != nullptr, "the scenario source gave no scenario for seed " << seed);
+  run_.reset();
+  run_ = std::make_unique<TrainingRun>(*scenario_, seed);
+  const std::size_t p = run_->workers();
+  for (std::size_t w = 0; w < p; ++w) {
+    if (run_->max_batch(w) < 1) {
+      throw EnvError("scenario " + scenario_->name + ": worker " + run_->node(w).name + " (" +
+                     run_->node(w).gpu + ") cannot hold one sample of " +
+                     scenario_->workload.name + " in memory");
+    }
+  }
+  accumulator_ = WindowAccumulator(*run_, scenario_->network.mss_bytes);
+  window_ = WindowMetrics{};
+  decision_ = 0;
+  done_ = false;
+
+  ResetResult result;
+  const int initial = reset_options.initial_batch > 0 ? reset_options.initial_batch
+                      : options_.initial_batch > 0    ? options_.initial_batch
+                                                      : scenario_->batch_size;
+  batches_.resize(p);
+  result.info.batches.resize(p);
+  result.info.clamped.resize(p);
+  for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
+  run_window();
+  reward_ = options_.reward;
+  if (reward_.time_scale_s == 0) reward_.time_scale_s = std::max(window_.time_s, 1e-9);
+  builder_.build(window_, result.observation);
+  done_ = run_->reached_target() || run_->budget_exhausted();
+  fill_info(result.info);
+  return result;
+}
+
+StepResult BatchSizeEnv::step(std::span<const int> actions) {
+  StepResult result;
+  step(actions, result);
+  return result;
+}
+
+StepResult BatchSizeEnv::step_batches(std::span<const int> batches) {
+  StepResult result;
+  step_batches(batches, result);
+  return result;
+}
+
+void BatchSizeEnv::check_can_step(std::size_t size, const char* what) const {
+  if (!run_) throw EnvError("step: the environment has not been reset; call reset(seed) first");
+  if (done_) {
+    throw EnvError("step: the episode has ended (terminated or truncated); call reset(seed)");
+  }
+  if (size != run_->workers()) {
+    throw EnvError(std::string("step: expected ") + std::to_string(run_->workers()) + " " + what +
+                   " (one per worker), found " + std::to_string(size));
+  }
+}
+
+void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
+  check_can_step(actions.size(), "action indices");
+  const auto choices = static_cast<int>(options_.actions.size());
+  for (std::size_t w = 0; w < actions.size(); ++w) {
+    if (actions[w] < 0 || actions[w] >= choices) {
+      throw EnvError("step: action index " + std::to_string(actions[w]) + " for worker " +
+                     std::to_string(w) + " is outside the action set [0, " +
+                     std::to_string(choices) + ")");
+    }
+  }
+  const std::size_t p = actions.size();
+  out.info.batches.resize(p);
+  out.info.clamped.resize(p);
+  for (std::size_t w = 0; w < p; ++w) {
+    set_batch(w, static_cast<long long>(batches_[w]) + options_.actions[actions[w]], out.info);
+  }
+  advance(out);
+}
+
+void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
+  check_can_step(batches.size(), "batch sizes");
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    if (batches[w] < 1) {
+      throw EnvError("step_batches: batch " + std::to_string(batches[w]) + " for worker " +
+                     std::to_string(w) + ": expected >= 1 sample");
+    }
+  }
+  const std::size_t p = batches.size();
+  out.info.batches.resize(p);
+  out.info.clamped.resize(p);
+  for (std::size_t w = 0; w < p; ++w) set_batch(w, batches[w], out.info);
+  advance(out);
+}
+
+void BatchSizeEnv::set_batch(std::size_t worker, long long requested, StepInfo& info) {
+  const long long memory = run_->max_batch(worker);
+  const long long upper = std::min<long long>(options_.max_batch, memory);
+  const long long lower = std::min<long long>(options_.min_batch, upper);
+  const long long batch = std::clamp(requested, lower, upper);
+  batches_[worker] = static_cast<int>(batch);
+  info.clamped[worker] = batch != requested;
+}
+
+void BatchSizeEnv::run_window() {
+  for (int i = 0; i < options_.decision_interval; ++i) {
+    const IterationRecord& record = run_->step(batches_);
+    accumulator_.add(record);
+    if (observer_) observer_(*run_, record);
+    if (run_->reached_target() || run_->budget_exhausted()) break;
+  }
+  const double previous = window_.train_accuracy;
+  accumulator_.finish(previous, run_->validation_accuracy().value_or(0.0),
+                      progress_of(*run_, *scenario_), window_);
+  if (decision_ == 0 && window_.iterations > 0 && previous == 0) {
+    // The first window has no predecessor: report no change rather than the whole accuracy.
+    window_.train_accuracy_change = 0;
+  }
+}
+
+void BatchSizeEnv::fill_info(StepInfo& info) const {
+  info.batches.assign(batches_.begin(), batches_.end());
+  info.decision = decision_;
+  info.time_s = to_seconds(run_->now());
+  info.iteration = run_->iterations();
+  info.validation_accuracy = run_->validation_accuracy().value_or(0.0);
+  info.epochs = run_->epochs();
+  info.time_to_target_s = run_->time_to_target()
+                              ? std::optional(to_seconds(*run_->time_to_target()))
+                              : std::nullopt;
+  info.autoreset = false;
+}
+
+void BatchSizeEnv::advance(StepResult& out) {
+  ++decision_;
+  run_window();
+  builder_.build(window_, out.observation);
+  out.rewards.resize(run_->workers());
+  compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards);
+  out.terminated = run_->reached_target();
+  out.truncated = !out.terminated && run_->budget_exhausted();
+  done_ = out.terminated || out.truncated;
+  fill_info(out.info);
+}
+
+}  // namespace dynamix

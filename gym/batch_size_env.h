@@ -1,0 +1,130 @@
+// BatchSizeEnv: Gymnasium-style environment in which one centralized agent moves every worker's
+// batch every k iterations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gym/env_error.h"
+#include "gym/observation.h"
+#include "gym/reward.h"
+#include "gym/scenario_source.h"
+#include "sim/scenario/training_run.h"
+
+namespace dynamix {
+
+struct EnvOptions {
+  /// Iterations between decisions (k).
+  int decision_interval = 10;
+  /// Batch change per discrete action, samples.
+  std::vector<int> actions = {-100, -25, 0, 25, 100};
+  /// Batch bounds; the batch is also clamped to the worker's memory limit.
+  int min_batch = 32;
+  int max_batch = 1024;
+  /// Batch at reset; 0 means the scenario's batch_size.
+  int initial_batch = 0;
+  RewardOptions reward;
+};
+
+/// Gymnasium's reset options.
+struct ResetOptions {
+  /// Batch every worker starts at; 0 means EnvOptions::initial_batch.
+  int initial_batch = 0;
+};
+
+/// Extra facts about a step, for logging and evaluation.
+struct StepInfo {
+  std::vector<int> batches;
+  /// Per worker: the requested batch was clamped (bounds or memory).
+  std::vector<bool> clamped;
+  /// Decisions taken in this episode so far (0 after reset).
+  std::int64_t decision = 0;
+  double time_s = 0;
+  std::int64_t iteration = 0;
+  double validation_accuracy = 0;
+  double epochs = 0;
+  std::optional<double> time_to_target_s;
+  /// Gymnasium next-step autoreset: this step ignored its actions and reset the episode.
+  bool autoreset = false;
+};
+
+struct StepResult {
+  Observation observation;
+  std::vector<float> rewards;
+  /// The run reached its target accuracy.
+  bool terminated = false;
+  /// A budget (epochs, time, iterations) ran out first: bootstrap the value here.
+  bool truncated = false;
+  StepInfo info;
+};
+
+struct ResetResult {
+  Observation observation;
+  StepInfo info;
+};
+
+/// Sees every simulated iteration (e.g. to write iterations.csv); must not throw.
+using IterationObserver = std::function<void(const TrainingRun&, const IterationRecord&)>;
+
+class BatchSizeEnv {
+ public:
+  /// Throws EnvError for invalid options (k < 1, empty action set, bounds out of order).
+  BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options = {});
+
+  /// Starts an episode on the scenario the source gives for this seed and runs its first window
+  /// of k iterations at the initial batch, so that the first observation carries measurements.
+  ResetResult reset(std::uint64_t seed, const ResetOptions& options = {});
+  /// One decision: action indices per worker, then k iterations. Throws EnvError for a vector of
+  /// the wrong length, an index outside the action set, or a step after the episode ended.
+  StepResult step(std::span<const int> actions);
+  /// Sets batches directly (for baselines that choose batch sizes, not deltas); same checks,
+  /// and a batch < 1 is an EnvError.
+  StepResult step_batches(std::span<const int> batches);
+  /// The same, writing into `out` and reusing its storage (no allocation in steady state).
+  void step(std::span<const int> actions, StepResult& out);
+  void step_batches(std::span<const int> batches, StepResult& out);
+  /// Called for every iteration from now on (reset's window included); empty to stop.
+  void set_iteration_observer(IterationObserver observer) { observer_ = std::move(observer); }
+
+  /// Workers of the current episode (0 before the first reset).
+  std::size_t workers() const;
+  const EnvOptions& options() const { return options_; }
+  /// The reward options in force this episode (time_scale_s resolved).
+  const RewardOptions& reward_options() const { return reward_; }
+  const ObservationSchema& schema() const { return builder_.schema(); }
+  const ObservationBuilder& observation_builder() const { return builder_; }
+  const TrainingRun& run() const { return *run_; }
+  const Scenario& scenario() const { return *scenario_; }
+  const std::vector<int>& batches() const { return batches_; }
+  bool episode_over() const { return done_; }
+  /// The latest raw window, before normalization (for baselines).
+  const WindowMetrics& window() const { return window_; }
+
+ private:
+  void check_can_step(std::size_t size, const char* what) const;
+  void set_batch(std::size_t worker, long long requested, StepInfo& info);
+  void run_window();
+  void fill_info(StepInfo& info) const;
+  void advance(StepResult& out);
+
+  std::shared_ptr<const ScenarioSource> scenarios_;
+  EnvOptions options_;
+  RewardOptions reward_;
+  ObservationBuilder builder_;
+  std::shared_ptr<const Scenario> scenario_;
+  std::unique_ptr<TrainingRun> run_;
+  std::vector<int> batches_;
+  WindowAccumulator accumulator_;
+  WindowMetrics window_;
+  IterationObserver observer_;
+  std::int64_t decision_ = 0;
+  bool done_ = true;
+};
+
+}  // namespace dynamix

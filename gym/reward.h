@@ -1,0 +1,52 @@
+// Rewards for the batch-size agent: the DYNAMIX per-worker reward and a time-to-target reward.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gym/env_error.h"
+#include "gym/window_metrics.h"
+#include "sim/training/workload.h"
+
+namespace dynamix {
+
+enum class RewardKind {
+  /// DYNAMIX (arXiv 2510.08522): r_i = Ā + α·max{0, ΔA} − β·T_iter − δ·(log2 b_i − 5),
+  /// minus η·(σ²_norm,i + σ_norm,i) for Adam.
+  kDynamix,
+  /// Time-to-target: accuracy gained minus the time the window took, so that an episode's
+  /// return orders runs by time to target (the default; see docs/environment.md).
+  kTimeToTarget,
+};
+
+std::string_view to_string(RewardKind kind);
+/// "time_to_target" or "dynamix"; EnvError otherwise.
+RewardKind parse_reward_kind(std::string_view name);
+
+struct RewardOptions {
+  /// Which reward the environment pays.
+  RewardKind kind = RewardKind::kTimeToTarget;
+  /// DYNAMIX: weight of accuracy improvement (α).
+  double alpha = 1.0;
+  /// DYNAMIX: weight of the mean iteration time (β), per second.
+  double beta = 1.0;
+  /// DYNAMIX: weight of the batch-size term (δ), per doubling above 32.
+  double delta = 0.01;
+  /// DYNAMIX: weight of the gradient-noise term for Adam (η).
+  double eta = 0.01;
+  /// Time-to-target: weight of the change of mean train accuracy (potential-based shaping).
+  double accuracy_weight = 1.0;
+  /// Time-to-target: penalty per time_scale_s of simulated time.
+  double time_weight = 0.01;
+  /// Time-to-target: the time unit of the penalty; 0 means the duration of the episode's first
+  /// window (run by reset), which keeps rewards of slow and fast scenarios alike in size.
+  double time_scale_s = 0;
+};
+
+/// Per-worker rewards for one window, written into `rewards` (size = workers).
+/// kTimeToTarget needs options.time_scale_s > 0 (the environment resolves 0 at reset).
+void compute_rewards(const RewardOptions& options, Optimizer optimizer,
+                     const WindowMetrics& window, std::span<float> rewards);
+
+}  // namespace dynamix

@@ -1,0 +1,54 @@
+// VectorEnv: M BatchSizeEnvs stepped on threads, seeds seed+i, next-step autoreset; results are
+// identical for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gym/batch_size_env.h"
+
+namespace dynamix {
+
+class VectorEnv {
+ public:
+  /// `threads` = 0 uses one thread per core (at most M). Throws EnvError for M = 0 or invalid
+  /// options.
+  VectorEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options,
+            std::size_t environments, std::size_t threads = 0);
+  ~VectorEnv();
+  VectorEnv(const VectorEnv&) = delete;
+  VectorEnv& operator=(const VectorEnv&) = delete;
+
+  std::size_t size() const { return envs_.size(); }
+  /// Threads stepping the environments (the caller's included).
+  std::size_t threads() const;
+  BatchSizeEnv& env(std::size_t i) { return *envs_[i]; }
+  const BatchSizeEnv& env(std::size_t i) const { return *envs_[i]; }
+  /// Resets environment i with seed + i; its episode e (counting from this reset) uses
+  /// seed + i + e·M, whatever the thread count.
+  std::vector<ResetResult> reset(std::uint64_t seed);
+  /// Steps every environment with its action vector. An environment whose episode ended on
+  /// the previous step resets instead (with the next seed of its own sequence), ignores its
+  /// actions and reports info.autoreset = true, zero rewards and no termination (Gymnasium
+  /// >= 1.0 next-step autoreset). EnvError (naming the environment) for misuse.
+  std::vector<StepResult> step(std::span<const std::vector<int>> actions);
+  /// The same into `out` (resized to M), reusing its storage.
+  void step(std::span<const std::vector<int>> actions, std::vector<StepResult>& out);
+
+ private:
+  class Pool;
+  void step_one(std::size_t i);
+
+  std::vector<std::unique_ptr<BatchSizeEnv>> envs_;
+  std::vector<std::uint64_t> next_seed_;
+  /// Written by pool threads, one element each: not vector<bool>, whose bits share words.
+  std::vector<std::uint8_t> needs_reset_;
+  std::unique_ptr<Pool> pool_;
+  bool was_reset_ = false;
+  std::span<const std::vector<int>> actions_;
+  std::vector<StepResult>* out_ = nullptr;
+};
+
+}  // namespace dynamix

@@ -1,0 +1,85 @@
+// The raw per-worker metrics of one decision window: the schema that both the simulator and
+// real workers report, and the only input of the ObservationBuilder.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "sim/scenario/training_run.h"
+
+namespace dynamix {
+
+/// One worker over one window of k iterations (means over the window unless noted).
+struct WorkerWindow {
+  std::string gpu_type;
+  /// Batch the worker ran during the window, samples.
+  double batch_size = 0;
+  double compute_s = 0;
+  double comm_s = 0;
+  double wait_s = 0;
+  /// Bytes sent during synchronization / synchronization time, Gb/s.
+  double throughput_gbps = 0;
+  /// Retransmitted segments per segment sent.
+  double retransmit_rate = 0;
+  double cpu_time_ratio = 0;
+  double memory_util = 0;
+  /// Samples per second of GPU compute (batch / compute_s).
+  double samples_per_s = 0;
+  double grad_std_norm = 0;
+  double grad_var_norm = 0;
+};
+
+/// The cluster over one window; `workers` may have any length.
+struct WindowMetrics {
+  std::int64_t iterations = 0;
+  /// Simulated (or wall-clock) time at the end of the window.
+  double time_s = 0;
+  double iteration_s = 0;
+  double train_loss = 0;
+  double train_accuracy = 0;
+  /// Change of train_accuracy against the previous window.
+  double train_accuracy_change = 0;
+  /// Latest validation accuracy (0 before the first validation).
+  double validation_accuracy = 0;
+  /// Fraction of the training budget spent, [0, 1].
+  double progress = 0;
+  double epochs = 0;
+  std::vector<WorkerWindow> workers;
+};
+
+/// Folds a TrainingRun's iteration records into WindowMetrics.
+class WindowAccumulator {
+ public:
+  WindowAccumulator() = default;
+  /// Windows of `run`'s workers (their GPU types); `segment_bytes` (the TCP MSS) turns bytes
+  /// sent into segments for the retransmission rate.
+  WindowAccumulator(const TrainingRun& run, double segment_bytes);
+
+  void add(const IterationRecord& record);
+  /// The window so far; resets the accumulator. `previous_train_accuracy` gives the change.
+  WindowMetrics finish(double previous_train_accuracy, double validation_accuracy,
+                       double progress);
+  /// The same into `out`, reusing its storage.
+  void finish(double previous_train_accuracy, double validation_accuracy, double progress,
+              WindowMetrics& out);
+  std::int64_t iterations() const { return iterations_; }
+
+ private:
+  std::int64_t iterations_ = 0;
+  double segment_bytes_ = 1460;
+  double window_start_s_ = 0;
+  WindowMetrics sums_;
+  /// Per worker over the window: segments sent, retransmitted segments.
+  std::vector<double> segments_;
+  std::vector<double> retransmits_;
+  std::vector<double> bytes_sent_;
+};
+
+/// One CSV row per (window, worker): how recorded real-worker metrics are replayed.
+void write_window_metrics_csv(std::ostream& out, const std::vector<WindowMetrics>& windows);
+/// Reads what write_window_metrics_csv wrote; InputError naming `source` and line if malformed.
+std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::string& source);
+
+}  // namespace dynamix

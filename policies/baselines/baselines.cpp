@@ -1,0 +1,129 @@
+// The baseline policies.
+#include "policies/baselines/baselines.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+namespace {
+
+std::vector<int> memory_limits(const BatchSizeEnv& env) {
+  std::vector<int> limits(env.workers());
+  for (std::size_t w = 0; w < env.workers(); ++w) {
+    limits[w] = std::min(env.options().max_batch, env.run().max_batch(w));
+  }
+  return limits;
+}
+
+std::vector<int> uniform(const BatchSizeEnv& env, int batch, const std::vector<int>& limits) {
+  std::vector<int> batches(env.workers());
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    batches[w] = std::clamp(batch, env.options().min_batch, limits[w]);
+  }
+  return batches;
+}
+
+double goodput(const ThroughputModel& model, const std::vector<int>& batches, double reference,
+               double noise_scale) {
+  double global = 0;
+  for (int b : batches) global += b;
+  const double seconds = model.iteration_s(batches);
+  if (seconds <= 0) return 0;
+  return global / seconds * statistical_efficiency(global, reference, noise_scale);
+}
+
+}  // namespace
+
+std::vector<int> StaticPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  return std::vector<int>(env.workers(), batch_);
+}
+
+std::vector<int> RandomPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  const auto& actions = env.options().actions;
+  std::vector<int> batches = env.batches();
+  for (int& batch : batches) batch += actions[rng_.below(actions.size())];
+  return batches;
+}
+
+void ProportionalPolicy::begin_episode(const BatchSizeEnv& env) {
+  model_.reset(env.workers());
+  global_batch_ = 0;
+  for (int b : env.batches()) global_batch_ += b;
+}
+
+std::vector<int> ProportionalPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  model_.observe(env.window());
+  return model_.proportional_split(global_batch_, env.options().min_batch, memory_limits(env));
+}
+
+void GoodputPolicy::begin_episode(const BatchSizeEnv& env) {
+  model_.reset(env.workers());
+  current_ = env.batches();
+}
+
+std::vector<int> GoodputPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  const WindowMetrics& window = env.window();
+  model_.observe(window);
+  const double noise = measured_noise_scale(window);
+  const double reference = env.scenario().workload.statistics.reference_batch;
+  const std::vector<int> limits = memory_limits(env);
+  const int p = static_cast<int>(env.workers());
+  auto candidate = [&](int per_worker) {
+    return split_ ? model_.proportional_split(per_worker * p, env.options().min_batch, limits)
+                  : uniform(env, per_worker, limits);
+  };
+  std::vector<int> best = current_;
+  double best_goodput = goodput(model_, current_, reference, noise);
+  const double incumbent = best_goodput;
+  const int step = std::max(1, env.options().min_batch / 4);
+  for (int b = env.options().min_batch; b <= env.options().max_batch; b += step) {
+    std::vector<int> batches = candidate(b);
+    const double value = goodput(model_, batches, reference, noise);
+    if (value > best_goodput) {
+      best_goodput = value;
+      best = std::move(batches);
+    }
+  }
+  if (best_goodput > 1.05 * incumbent) current_ = best;
+  return current_;
+}
+
+std::vector<int> GnsPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  const double noise = measured_noise_scale(env.window());
+  std::vector<int> batches = env.batches();
+  double global = 0;
+  for (int b : batches) global += b;
+  if (global < noise) {
+    const int grow = *std::max_element(env.options().actions.begin(), env.options().actions.end());
+    for (int& b : batches) b += std::max(1, grow / 4);
+  }
+  return batches;
+}
+
+std::string baseline_names() {
+  return "static:B, random, proportional, goodput, goodput+proportional, gns";
+}
+
+std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed) {
+  if (name.starts_with("static:")) {
+    const std::string value = name.substr(7);
+    int batch = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), batch);
+    if (error != std::errc{} || end != value.data() + value.size() || batch < 1) {
+      throw InputError("--policies", 0, "", "static:B with an integer batch B >= 1",
+                       "'" + name + "'");
+    }
+    return std::make_unique<StaticPolicy>(batch);
+  }
+  if (name == "random") return std::make_unique<RandomPolicy>(seed);
+  if (name == "proportional") return std::make_unique<ProportionalPolicy>();
+  if (name == "goodput") return std::make_unique<GoodputPolicy>(false);
+  if (name == "goodput+proportional") return std::make_unique<GoodputPolicy>(true);
+  if (name == "gns") return std::make_unique<GnsPolicy>();
+  throw InputError("--policies", 0, "", "one of " + baseline_names() + ", ppo:PATH",
+                   "'" + name + "'");
+}
+
+}  // namespace dynamix

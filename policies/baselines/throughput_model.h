@@ -1,0 +1,42 @@
+// What adaptive baselines learn online about the cluster: each worker's compute time as a
+// linear function of its batch, and the synchronization time, from observed windows.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "gym/window_metrics.h"
+
+namespace dynamix {
+
+/// Per-worker least-squares fit of compute_s = fixed + per_sample·b (Pollux profiles the same
+/// way), plus the mean synchronization time.
+class ThroughputModel {
+ public:
+  void reset(std::size_t workers);
+  void observe(const WindowMetrics& window);
+  /// Predicted compute time of `worker` on a batch of `batch` samples.
+  double compute_s(std::size_t worker, double batch) const;
+  /// Predicted iteration time: slowest worker's compute plus synchronization.
+  double iteration_s(const std::vector<int>& batches) const;
+  /// Samples per second of `worker` near its observed batches.
+  double speed(std::size_t worker) const;
+  /// Batches summing to `global_batch` in proportion to speed, each within [low, high[w]].
+  std::vector<int> proportional_split(int global_batch, int low, const std::vector<int>& high) const;
+  bool empty() const { return fits_.empty() || fits_.front().count == 0; }
+
+ private:
+  struct Fit {
+    double count = 0, sum_b = 0, sum_t = 0, sum_bb = 0, sum_bt = 0;
+  };
+  std::vector<Fit> fits_;
+  double comm_s_ = 0;
+};
+
+/// Pollux's statistical efficiency of global batch M against M0 at noise scale φ:
+/// (φ + M0) / (φ + M).
+double statistical_efficiency(double global_batch, double reference_batch, double noise_scale);
+/// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i).
+double measured_noise_scale(const WindowMetrics& window);
+
+}  // namespace dynamix

@@ -1,0 +1,196 @@
+// Policy metadata as extra files, and its check against an environment.
+#include "policies/export/policy_metadata.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "sim/io/json_writer.h"
+
+namespace dynamix {
+
+namespace {
+
+std::string json_of(const std::vector<int>& values) {
+  std::ostringstream out;
+  JsonWriter json(out);
+  json.begin_array();
+  for (int value : values) json.value(value);
+  json.end_array();
+  return out.str();
+}
+
+std::string list_text(std::span<const int> values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list of " + std::to_string(node.size());
+    case YAML::NodeType::Map:
+      return "an object";
+    default:
+      return "nothing";
+  }
+}
+
+// JSON is YAML's flow style, so yaml-cpp reads both schemas; the walk names the first place
+// where they part.
+void compare(const YAML::Node& environment, const YAML::Node& policy, const std::string& where,
+             std::vector<Incompatibility>& out) {
+  if (environment.Type() != policy.Type()) {
+    out.push_back({where, describe(environment), describe(policy)});
+    return;
+  }
+  if (environment.IsScalar()) {
+    if (environment.Scalar() != policy.Scalar()) {
+      out.push_back({where, describe(environment), describe(policy)});
+    }
+  } else if (environment.IsSequence()) {
+    const std::size_t common = std::min(environment.size(), policy.size());
+    for (std::size_t i = 0; i < common; ++i) {
+      compare(environment[i], policy[i], where + "[" + std::to_string(i) + "]", out);
+    }
+    if (environment.size() != policy.size()) {
+      out.push_back({where, std::to_string(environment.size()) + " entries",
+                     std::to_string(policy.size()) + " entries"});
+    }
+  } else if (environment.IsMap()) {
+    for (const auto& entry : environment) {
+      const std::string key = entry.first.Scalar();
+      const std::string path = where.empty() ? key : where + "." + key;
+      if (!policy[key]) {
+        out.push_back({path, describe(entry.second), "no such key"});
+      } else {
+        compare(entry.second, policy[key], path, out);
+      }
+    }
+    for (const auto& entry : policy) {
+      const std::string key = entry.first.Scalar();
+      if (!environment[key]) {
+        out.push_back({where.empty() ? key : where + "." + key, "no such key",
+                       describe(entry.second)});
+      }
+    }
+  }
+}
+
+int parse_int(const std::string& text, const std::string& source, const std::string& where) {
+  try {
+    std::size_t used = 0;
+    const int value = std::stoi(text, &used);
+    if (used == text.size() || text.find_first_not_of(" \n", used) == std::string::npos) {
+      return value;
+    }
+  } catch (const std::exception&) {
+  }
+  throw PolicyFileError(source, 0, where, "an integer", "'" + text + "'");
+}
+
+YAML::Node parse_json(const std::string& text, const std::string& source,
+                      const std::string& where) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw PolicyFileError(source, 0, where, "JSON", error.msg);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> extra_file_names() {
+  return {"schema.json", "actions.json", "bounds.json", "decision_interval", "version"};
+}
+
+std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata) {
+  std::ostringstream bounds;
+  JsonWriter json(bounds);
+  json.begin_object();
+  json.key("min_batch");
+  json.value(metadata.min_batch);
+  json.key("max_batch");
+  json.value(metadata.max_batch);
+  json.end_object();
+  return {{"schema.json", metadata.schema_json},
+          {"actions.json", json_of(metadata.actions)},
+          {"bounds.json", bounds.str()},
+          {"decision_interval", std::to_string(metadata.decision_interval)},
+          {"version", std::to_string(metadata.version)}};
+}
+
+PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
+                                const std::string& source) {
+  for (const std::string& name : extra_file_names()) {
+    const auto found = files.find(name);
+    if (found == files.end() || found->second.empty()) {
+      throw PolicyFileError(source, 0, name, "this extra file in the policy archive",
+                            "none (not a dynamix policy?)");
+    }
+  }
+  PolicyMetadata metadata;
+  metadata.version = parse_int(files.at("version"), source, "version");
+  if (metadata.version != PolicyMetadata::kFormatVersion) {
+    throw PolicyFileError(source, 0, "version",
+                          "policy format " + std::to_string(PolicyMetadata::kFormatVersion),
+                          std::to_string(metadata.version));
+  }
+  metadata.schema_json = files.at("schema.json");
+  parse_json(metadata.schema_json, source, "schema.json");
+  const YAML::Node actions = parse_json(files.at("actions.json"), source, "actions.json");
+  const YAML::Node bounds = parse_json(files.at("bounds.json"), source, "bounds.json");
+  try {
+    if (!actions.IsSequence()) throw YAML::Exception(YAML::Mark::null_mark(), "not a list");
+    for (const auto& action : actions) metadata.actions.push_back(action.as<int>());
+    metadata.min_batch = bounds["min_batch"].as<int>();
+    metadata.max_batch = bounds["max_batch"].as<int>();
+  } catch (const YAML::Exception&) {
+    throw PolicyFileError(source, 0, "actions.json, bounds.json",
+                          "a list of integers and {min_batch, max_batch}",
+                          files.at("actions.json") + " and " + files.at("bounds.json"));
+  }
+  metadata.decision_interval =
+      parse_int(files.at("decision_interval"), source, "decision_interval");
+  return metadata;
+}
+
+std::vector<Incompatibility> incompatibilities(const PolicyMetadata& metadata,
+                                               const std::string& schema_json,
+                                               std::span<const int> actions) {
+  std::vector<Incompatibility> out;
+  if (metadata.schema_json != schema_json) {
+    try {
+      compare(YAML::Load(schema_json), YAML::Load(metadata.schema_json), "", out);
+      for (Incompatibility& difference : out) {
+        difference.where = "schema.json: " + difference.where;
+        difference.expected += " (this environment)";
+      }
+    } catch (const YAML::Exception&) {
+      out.push_back({"schema.json", "this environment's observation schema", "unreadable JSON"});
+    }
+  }
+  if (!std::equal(actions.begin(), actions.end(), metadata.actions.begin(),
+                  metadata.actions.end())) {
+    out.push_back({"actions.json", list_text(actions) + " (this environment's action set)",
+                   list_text(metadata.actions)});
+  }
+  return out;
+}
+
+void require_compatible(const PolicyMetadata& metadata, const std::string& schema_json,
+                        std::span<const int> actions, const std::string& source) {
+  const std::vector<Incompatibility> found = incompatibilities(metadata, schema_json, actions);
+  if (found.empty()) return;
+  std::string rest;
+  if (found.size() > 1) rest = " (and " + std::to_string(found.size() - 1) + " more differences)";
+  throw PolicyFileError(source, 0, found.front().where, found.front().expected,
+                        found.front().found + rest);
+}
+
+}  // namespace dynamix

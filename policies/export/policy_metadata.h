@@ -1,0 +1,61 @@
+// What an exported policy carries beside its weights, as extra files of the TorchScript archive,
+// and how it is checked against the environment that will run it.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+
+/// A missing, unreadable or incompatible policy or checkpoint; an InputError, so commands exit 2.
+class PolicyFileError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+struct PolicyMetadata {
+  /// The archive format this build writes and reads ("version").
+  static constexpr int kFormatVersion = 1;
+  int version = kFormatVersion;
+  /// ObservationSchema::to_json() of the training environment ("schema.json").
+  std::string schema_json;
+  /// Batch change, in samples, of each action index ("actions.json").
+  std::vector<int> actions;
+  /// Batch bounds of the training environment ("bounds.json").
+  int min_batch = 0;
+  int max_batch = 0;
+  /// Iterations between decisions, k ("decision_interval").
+  int decision_interval = 0;
+};
+
+/// The archive's extra files, by name.
+std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata);
+/// Reads to_extra_files()'s output; PolicyFileError naming `source` and the file at fault.
+PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
+                                const std::string& source);
+/// The names of the extra files every policy archive has.
+std::vector<std::string> extra_file_names();
+
+/// One way a policy does not fit an environment.
+struct Incompatibility {
+  /// "schema.json: local[3].name", "actions.json".
+  std::string where;
+  /// The environment's side.
+  std::string expected;
+  /// The policy's side.
+  std::string found;
+};
+
+/// Every difference in observation schema or action set; empty when the policy fits.
+std::vector<Incompatibility> incompatibilities(const PolicyMetadata& metadata,
+                                               const std::string& schema_json,
+                                               std::span<const int> actions);
+/// Throws PolicyFileError naming `source` and the first difference (with a count of the rest).
+void require_compatible(const PolicyMetadata& metadata, const std::string& schema_json,
+                        std::span<const int> actions, const std::string& source);
+
+}  // namespace dynamix

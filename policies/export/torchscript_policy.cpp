@@ -1,0 +1,147 @@
+// TorchScript export and loading of policies, built from C++ with aten built-ins only so that
+// Python's torch.jit.load runs the same graph.
+#include "policies/export/torchscript_policy.h"
+
+#include <torch/script.h>
+
+#include <sstream>
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+
+namespace {
+
+torch::Tensor tensor_of(const std::vector<float>& values, std::vector<std::int64_t> shape) {
+  return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32).clone();
+}
+
+std::string forward_source(std::size_t layers) {
+  std::ostringstream out;
+  out << "def forward(self, obs):\n"
+         "    x = torch.clamp((obs - self.observation_mean) / self.observation_std, "
+         "-self.observation_clip, self.observation_clip)\n";
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::string affine = "torch.addmm(self.bias" + std::to_string(i) + ", x, self.weight" +
+                               std::to_string(i) + ".t())";
+    out << (i + 1 < layers ? "    x = torch.tanh(" + affine + ")\n" : "    return " + affine + "\n");
+  }
+  out << "def act(self, obs):\n"
+         "    return torch.argmax(self.forward(obs), 1)\n";
+  return out.str();
+}
+
+std::string first_line(const std::exception& error) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file) {
+  const std::size_t features = snapshot.observation_mean.size();
+  DYNAMIX_CHECK(!snapshot.layers.empty() && snapshot.observation_std.size() == features &&
+                    snapshot.layers.front().inputs == features &&
+                    snapshot.layers.back().outputs == snapshot.metadata.actions.size(),
+                "snapshot of " << features << " features, " << snapshot.layers.size()
+                               << " layers, " << snapshot.metadata.actions.size() << " actions");
+  torch::jit::Module module("dynamix.BatchSizePolicy");
+  const auto f = static_cast<std::int64_t>(features);
+  module.register_buffer("observation_mean", tensor_of(snapshot.observation_mean, {f}));
+  module.register_buffer("observation_std", tensor_of(snapshot.observation_std, {f}));
+  module.register_attribute("observation_clip", c10::FloatType::get(),
+                            static_cast<double>(snapshot.observation_clip));
+  for (std::size_t i = 0; i < snapshot.layers.size(); ++i) {
+    const DenseLayer& layer = snapshot.layers[i];
+    DYNAMIX_CHECK(layer.weight.size() == layer.inputs * layer.outputs &&
+                      layer.bias.size() == layer.outputs &&
+                      (i == 0 || snapshot.layers[i - 1].outputs == layer.inputs),
+                  "layer " << i << " of shape " << layer.outputs << "×" << layer.inputs);
+    const auto out = static_cast<std::int64_t>(layer.outputs);
+    const auto in = static_cast<std::int64_t>(layer.inputs);
+    module.register_parameter("weight" + std::to_string(i), tensor_of(layer.weight, {out, in}),
+                              false);
+    module.register_parameter("bias" + std::to_string(i), tensor_of(layer.bias, {out}), false);
+  }
+  module.define(forward_source(snapshot.layers.size()));
+  torch::jit::ExtraFilesMap extra_files;
+  for (const auto& [name, content] : to_extra_files(snapshot.metadata)) extra_files[name] = content;
+  std::filesystem::path partial = file;
+  partial += ".partial";
+  try {
+    module.save(partial.string(), extra_files);
+  } catch (const std::exception& error) {
+    throw PolicyFileError(file.string(), 0, "", "a writable policy path", first_line(error));
+  }
+  std::filesystem::rename(partial, file);
+}
+
+struct TorchScriptPolicy::Impl {
+  std::filesystem::path file;
+  torch::jit::Module module;
+  PolicyMetadata metadata;
+  std::int64_t features = 0;
+  std::int64_t actions = 0;
+};
+
+TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->file = file;
+  if (!std::filesystem::is_regular_file(file)) {
+    throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
+  }
+  torch::jit::ExtraFilesMap extra_files;
+  for (const std::string& name : extra_file_names()) extra_files[name] = "";
+  try {
+    impl_->module = torch::jit::load(file.string(), torch::kCPU, extra_files);
+  } catch (const std::exception& error) {
+    throw PolicyFileError(file.string(), 0, "", "a TorchScript policy archive",
+                          "an unreadable file (" + first_line(error) + ")");
+  }
+  impl_->metadata = from_extra_files({extra_files.begin(), extra_files.end()}, file.string());
+  if (!impl_->module.hasattr("observation_mean") || !impl_->module.find_method("forward")) {
+    throw PolicyFileError(file.string(), 0, "", "a dynamix policy module",
+                          "a TorchScript module without observation_mean or forward");
+  }
+  impl_->module.eval();
+  impl_->features = impl_->module.attr("observation_mean").toTensor().size(0);
+  impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
+}
+
+TorchScriptPolicy::~TorchScriptPolicy() = default;
+TorchScriptPolicy::TorchScriptPolicy(TorchScriptPolicy&&) noexcept = default;
+TorchScriptPolicy& TorchScriptPolicy::operator=(TorchScriptPolicy&&) noexcept = default;
+
+const PolicyMetadata& TorchScriptPolicy::metadata() const { return impl_->metadata; }
+const std::filesystem::path& TorchScriptPolicy::file() const { return impl_->file; }
+
+std::vector<float> TorchScriptPolicy::logits(const Observation& observation) const {
+  DYNAMIX_CHECK(static_cast<std::int64_t>(observation.features) == impl_->features &&
+                    observation.values.size() == observation.workers * observation.features,
+                "observation of " << observation.workers << "×" << observation.features
+                                  << " for a policy of " << impl_->features << " features");
+  c10::InferenceMode inference;
+  const torch::Tensor input = torch::from_blob(
+      const_cast<float*>(observation.values.data()),
+      {static_cast<std::int64_t>(observation.workers), impl_->features}, torch::kFloat32);
+  const torch::Tensor output = impl_->module.forward({input}).toTensor().contiguous();
+  DYNAMIX_CHECK(output.dim() == 2 && output.size(1) == impl_->actions,
+                "policy output of shape " << output.sizes());
+  return std::vector<float>(output.data_ptr<float>(), output.data_ptr<float>() + output.numel());
+}
+
+std::vector<int> TorchScriptPolicy::greedy_actions(const Observation& observation) const {
+  const std::vector<float> all = logits(observation);
+  const auto actions = static_cast<std::size_t>(impl_->actions);
+  std::vector<int> chosen(observation.workers, 0);
+  for (std::size_t worker = 0; worker < observation.workers; ++worker) {
+    const float* row = all.data() + worker * actions;
+    for (std::size_t a = 1; a < actions; ++a) {
+      if (row[a] > row[chosen[worker]]) chosen[worker] = static_cast<int>(a);
+    }
+  }
+  return chosen;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,40 @@
+// TorchScript policies: a trained actor exported with its observation normalization and
+// metadata, and loaded back for inference. forward(obs) maps float [workers, features] to
+// action logits [workers, actions]; act(obs) gives the greedy action indices.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gym/observation.h"
+#include "policies/export/policy_snapshot.h"
+
+namespace dynamix {
+
+/// Writes the TorchScript archive (whole, then renamed into place).
+void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file);
+
+class TorchScriptPolicy {
+ public:
+  /// PolicyFileError if the file is missing, is not a TorchScript archive, or lacks metadata.
+  explicit TorchScriptPolicy(const std::filesystem::path& file);
+  ~TorchScriptPolicy();
+  TorchScriptPolicy(TorchScriptPolicy&&) noexcept;
+  TorchScriptPolicy& operator=(TorchScriptPolicy&&) noexcept;
+
+  const PolicyMetadata& metadata() const;
+  const std::filesystem::path& file() const;
+  /// Action logits for raw observations, row-major [workers × actions].
+  std::vector<float> logits(const Observation& observation) const;
+  /// The most likely action index of every worker.
+  std::vector<int> greedy_actions(const Observation& observation) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dynamix

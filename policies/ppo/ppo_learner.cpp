@@ -1,0 +1,363 @@
+// The PPO learner in LibTorch: actor-critic MLPs, sampling, clipped updates, checkpoints.
+#include "policies/ppo/ppo_learner.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "policies/ppo/categorical.h"
+#include "sim/core/check.h"
+#include "sim/core/random.h"
+#include "sim/io/input_error.h"
+
+extern "C" void openblas_set_num_threads(int threads);
+
+namespace dynamix {
+
+namespace {
+
+struct ActorCritic : torch::nn::Module {
+  ActorCritic(std::size_t features, std::size_t actions, const std::vector<int>& hidden) {
+    actor = make_mlp("actor", features, hidden, actions);
+    critic = make_mlp("critic", features, hidden, 1);
+  }
+
+  std::vector<torch::nn::Linear> make_mlp(const std::string& name, std::size_t inputs,
+                                          const std::vector<int>& hidden, std::size_t outputs) {
+    std::vector<torch::nn::Linear> layers;
+    std::int64_t width = static_cast<std::int64_t>(inputs);
+    for (std::size_t i = 0; i <= hidden.size(); ++i) {
+      const std::int64_t next = i < hidden.size() ? hidden[i] : static_cast<std::int64_t>(outputs);
+      layers.push_back(register_module(name + std::to_string(i), torch::nn::Linear(width, next)));
+      width = next;
+    }
+    return layers;
+  }
+
+  static torch::Tensor run(const std::vector<torch::nn::Linear>& layers, torch::Tensor x) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      // addmm(bias, x, Wᵀ) is what Linear computes for 2-D input; the exported module uses it too.
+      x = torch::addmm(layers[i]->bias, x, layers[i]->weight.t());
+      if (i + 1 < layers.size()) x = torch::tanh(x);
+    }
+    return x;
+  }
+
+  torch::Tensor logits(const torch::Tensor& x) const { return run(actor, x); }
+  torch::Tensor value(const torch::Tensor& x) const { return run(critic, x).squeeze(1); }
+
+  std::vector<torch::nn::Linear> actor;
+  std::vector<torch::nn::Linear> critic;
+};
+
+// Orthogonal initialization as torch.nn.init.orthogonal_, drawn from our own stream so the
+// weights depend on the seed alone, not on LibTorch's global generator.
+void orthogonal(torch::Tensor weight, double gain, Rng& rng) {
+  const std::int64_t rows = weight.size(0);
+  const std::int64_t cols = weight.size(1);
+  torch::Tensor normal = torch::empty({rows, cols}, torch::kFloat64);
+  double* data = normal.data_ptr<double>();
+  for (std::int64_t i = 0; i < rows * cols; ++i) data[i] = rng.normal();
+  const bool wide = rows < cols;
+  if (wide) normal = normal.t();
+  auto [q, r] = torch::linalg_qr(normal);
+  q = q * torch::sign(torch::diagonal(r));
+  if (wide) q = q.t();
+  weight.copy_(q * gain);
+}
+
+void initialize(ActorCritic& model, std::uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  Rng rng(seed, stream_id("ppo.init"));
+  auto init = [&](std::vector<torch::nn::Linear>& layers, double head_gain) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      orthogonal(layers[i]->weight, i + 1 < layers.size() ? std::sqrt(2.0) : head_gain, rng);
+      layers[i]->bias.zero_();
+    }
+  };
+  init(model.actor, 0.01);
+  init(model.critic, 1.0);
+}
+
+torch::Tensor rows_of(std::span<const float> values, std::size_t features) {
+  DYNAMIX_CHECK(values.size() % features == 0,
+                values.size() << " values are not rows of " << features << " features");
+  return torch::from_blob(const_cast<float*>(values.data()),
+                          {static_cast<std::int64_t>(values.size() / features),
+                           static_cast<std::int64_t>(features)},
+                          torch::kFloat32);
+}
+
+std::string first_line(const c10::Error& error) {
+  std::string text = error.what_without_backtrace();
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+struct PpoLearner::Impl {
+  std::size_t features;
+  std::size_t actions;
+  PpoOptions options;
+  std::shared_ptr<ActorCritic> model;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+};
+
+PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  DYNAMIX_CHECK(features > 0 && actions > 0, features << " features, " << actions << " actions");
+  DYNAMIX_CHECK(options.threads >= 1, "threads " << options.threads);
+  at::set_num_threads(options.threads);
+  openblas_set_num_threads(options.threads);
+  impl_->features = features;
+  impl_->actions = actions;
+  impl_->options = options;
+  impl_->model = std::make_shared<ActorCritic>(features, actions, options.hidden_sizes);
+  initialize(*impl_->model, options.seed);
+  impl_->optimizer = std::make_unique<torch::optim::Adam>(
+      impl_->model->parameters(),
+      torch::optim::AdamOptions(options.learning_rate).eps(options.adam_epsilon));
+}
+
+PpoLearner::~PpoLearner() = default;
+
+std::size_t PpoLearner::features() const { return impl_->features; }
+std::size_t PpoLearner::actions() const { return impl_->actions; }
+
+void PpoLearner::act(std::span<const float> observations, Rng& rng, std::span<int> actions,
+                     std::span<float> log_probs, std::span<float> values) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = rows_of(observations, impl_->features);
+  const std::size_t rows = static_cast<std::size_t>(x.size(0));
+  DYNAMIX_CHECK(actions.size() == rows && log_probs.size() == rows && values.size() == rows,
+                "outputs for " << rows << " rows");
+  const torch::Tensor log_p = categorical::log_probs(impl_->model->logits(x)).contiguous();
+  const torch::Tensor v = impl_->model->value(x).contiguous();
+  const float* lp = log_p.data_ptr<float>();
+  const float* vp = v.data_ptr<float>();
+  const std::size_t n = impl_->actions;
+  for (std::size_t row = 0; row < rows; ++row) {
+    const double u = rng.uniform();
+    double cumulative = 0;
+    std::size_t chosen = n - 1;
+    for (std::size_t a = 0; a < n; ++a) {
+      cumulative += std::exp(static_cast<double>(lp[row * n + a]));
+      if (u < cumulative) {
+        chosen = a;
+        break;
+      }
+    }
+    actions[row] = static_cast<int>(chosen);
+    log_probs[row] = lp[row * n + chosen];
+    values[row] = vp[row];
+  }
+}
+
+void PpoLearner::values(std::span<const float> observations, std::span<float> values) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor v = impl_->model->value(rows_of(observations, impl_->features)).contiguous();
+  DYNAMIX_CHECK(static_cast<std::size_t>(v.size(0)) == values.size(), "value outputs");
+  std::copy_n(v.data_ptr<float>(), values.size(), values.begin());
+}
+
+std::vector<float> PpoLearner::logits(std::span<const float> observations) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor l =
+      impl_->model->logits(rows_of(observations, impl_->features)).contiguous();
+  return std::vector<float>(l.data_ptr<float>(), l.data_ptr<float>() + l.numel());
+}
+
+UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rng& rng) {
+  const PpoOptions& o = impl_->options;
+  const std::int64_t n = static_cast<std::int64_t>(rollout.size());
+  DYNAMIX_CHECK(rollout.observations.size() == rollout.size() * impl_->features &&
+                    rollout.log_probs.size() == rollout.size() &&
+                    rollout.values.size() == rollout.size() &&
+                    rollout.advantages.size() == rollout.size() &&
+                    rollout.returns.size() == rollout.size(),
+                "rollout arrays of different lengths");
+  UpdateLosses losses;
+  if (n == 0) return losses;
+  for (auto& group : impl_->optimizer->param_groups()) {
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(learning_rate);
+  }
+  auto tensor = [n](const std::vector<float>& v) {
+    return torch::from_blob(const_cast<float*>(v.data()), {n}, torch::kFloat32);
+  };
+  const torch::Tensor observations = rows_of(rollout.observations, impl_->features);
+  const torch::Tensor actions =
+      torch::from_blob(const_cast<int*>(rollout.actions.data()), {n}, torch::kInt32)
+          .to(torch::kInt64);
+  const torch::Tensor old_log_probs = tensor(rollout.log_probs);
+  const torch::Tensor old_values = tensor(rollout.values);
+  const torch::Tensor advantages = tensor(rollout.advantages);
+  const torch::Tensor returns = tensor(rollout.returns);
+
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  const std::int64_t minibatches = std::max(1, o.minibatches);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    std::iota(order.begin(), order.end(), 0);
+    for (std::size_t i = order.size(); i-- > 1;) std::swap(order[i], order[rng.below(i + 1)]);
+    double epoch_kl = 0;
+    int epoch_steps = 0;
+    for (std::int64_t m = 0; m < minibatches; ++m) {
+      const std::int64_t begin = n * m / minibatches;
+      const std::int64_t end = n * (m + 1) / minibatches;
+      if (end == begin) continue;
+      const torch::Tensor index = torch::from_blob(order.data() + begin, {end - begin}, torch::kInt64);
+      const torch::Tensor logits = impl_->model->logits(observations.index_select(0, index));
+      const torch::Tensor new_values = impl_->model->value(observations.index_select(0, index));
+      const torch::Tensor new_log_probs = categorical::log_prob(logits, actions.index_select(0, index));
+      const torch::Tensor entropy = categorical::entropy(logits).mean();
+      const torch::Tensor log_ratio = new_log_probs - old_log_probs.index_select(0, index);
+      const torch::Tensor ratio = log_ratio.exp();
+      {
+        torch::NoGradGuard no_grad;
+        // Schulman's unbiased low-variance KL estimator (k3), as in the PPO reference code.
+        const double kl = ((ratio - 1) - log_ratio).mean().item<double>();
+        epoch_kl += kl;
+        losses.approx_kl += kl;
+        losses.clip_fraction +=
+            ((ratio - 1).abs() > o.clip_range).to(torch::kFloat32).mean().item<double>();
+      }
+      torch::Tensor advantage = advantages.index_select(0, index);
+      if (o.normalize_advantages && advantage.size(0) > 1) {
+        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
+      }
+      const torch::Tensor policy_loss =
+          torch::max(-advantage * ratio,
+                     -advantage * torch::clamp(ratio, 1 - o.clip_range, 1 + o.clip_range))
+              .mean();
+      const torch::Tensor target = returns.index_select(0, index);
+      torch::Tensor value_loss = (new_values - target).pow(2);
+      if (o.clip_value_loss) {
+        const torch::Tensor old = old_values.index_select(0, index);
+        const torch::Tensor clipped = old + torch::clamp(new_values - old, -o.clip_range, o.clip_range);
+        value_loss = torch::max(value_loss, (clipped - target).pow(2));
+      }
+      value_loss = 0.5 * value_loss.mean();
+      const torch::Tensor loss = policy_loss - o.entropy_coef * entropy + o.value_coef * value_loss;
+      impl_->optimizer->zero_grad();
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(impl_->model->parameters(), o.max_grad_norm);
+      impl_->optimizer->step();
+      losses.policy_loss += policy_loss.item<double>();
+      losses.value_loss += value_loss.item<double>();
+      losses.entropy += entropy.item<double>();
+      ++losses.gradient_steps;
+      ++epoch_steps;
+    }
+    if (o.target_kl > 0 && epoch_steps > 0 && epoch_kl / epoch_steps > o.target_kl) break;
+  }
+  if (losses.gradient_steps > 0) {
+    const double steps = losses.gradient_steps;
+    losses.policy_loss /= steps;
+    losses.value_loss /= steps;
+    losses.entropy /= steps;
+    losses.approx_kl /= steps;
+    losses.clip_fraction /= steps;
+  }
+  return losses;
+}
+
+std::vector<DenseLayer> PpoLearner::actor_layers() const {
+  std::vector<DenseLayer> layers;
+  for (const torch::nn::Linear& linear : impl_->model->actor) {
+    const torch::Tensor w = linear->weight.detach().contiguous();
+    const torch::Tensor b = linear->bias.detach().contiguous();
+    DenseLayer layer;
+    layer.outputs = static_cast<std::size_t>(w.size(0));
+    layer.inputs = static_cast<std::size_t>(w.size(1));
+    layer.weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    layer.bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+std::vector<float> PpoLearner::parameters() const {
+  std::vector<float> out;
+  for (const torch::Tensor& p : impl_->model->parameters()) {
+    const torch::Tensor c = p.detach().contiguous();
+    out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return out;
+}
+
+void PpoLearner::save(const std::filesystem::path& file, const CheckpointExtras& extras) const {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model;
+  impl_->model->save(model);
+  archive.write("model", model);
+  torch::serialize::OutputArchive optimizer;
+  impl_->optimizer->save(optimizer);
+  archive.write("optimizer", optimizer);
+  c10::List<std::string> keys;
+  c10::List<std::string> values;
+  for (const auto& [key, value] : extras) {
+    keys.push_back(key);
+    values.push_back(value);
+  }
+  archive.write("extra_keys", c10::IValue(keys));
+  archive.write("extra_values", c10::IValue(values));
+  std::filesystem::path partial = file;
+  partial += ".partial";
+  try {
+    archive.save_to(partial.string());
+  } catch (const c10::Error& error) {
+    throw InputError(file.string(), 0, "", "a writable checkpoint path", first_line(error));
+  }
+  std::filesystem::rename(partial, file);
+}
+
+namespace {
+
+torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) {
+    throw InputError(file.string(), 0, "", "a PPO checkpoint", "no such file");
+  }
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(file.string());
+  } catch (const c10::Error& error) {
+    throw InputError(file.string(), 0, "", "a PPO checkpoint", "an unreadable file (" + first_line(error) + ")");
+  }
+  return archive;
+}
+
+}  // namespace
+
+void PpoLearner::load(const std::filesystem::path& file) {
+  torch::serialize::InputArchive archive = open_checkpoint(file);
+  try {
+    torch::serialize::InputArchive model;
+    archive.read("model", model);
+    impl_->model->load(model);
+    torch::serialize::InputArchive optimizer;
+    archive.read("optimizer", optimizer);
+    impl_->optimizer->load(optimizer);
+  } catch (const c10::Error& error) {
+    throw InputError(file.string(), 0, "model", "the network of this trainer's options",
+                     first_line(error));
+  }
+}
+
+CheckpointExtras PpoLearner::read_extras(const std::filesystem::path& file) {
+  torch::serialize::InputArchive archive = open_checkpoint(file);
+  c10::IValue keys;
+  c10::IValue values;
+  if (!archive.try_read("extra_keys", keys) || !archive.try_read("extra_values", values) ||
+      !keys.isList() || !values.isList()) {
+    throw InputError(file.string(), 0, "", "a PPO checkpoint", "an archive without trainer state");
+  }
+  CheckpointExtras extras;
+  const c10::List<c10::IValue> key_list = keys.toList();
+  const c10::List<c10::IValue> value_list = values.toList();
+  for (std::size_t i = 0; i < key_list.size() && i < value_list.size(); ++i) {
+    extras.emplace_back(key_list.get(i).toStringRef(), value_list.get(i).toStringRef());
+  }
+  return extras;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,50 @@
+// Hyper-parameters of the PPO trainer; defaults and their reasons are in docs/ppo.md.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace dynamix {
+
+struct PpoOptions {
+  /// Root seed: network initialization, action sampling, minibatch order and episode seeds.
+  std::uint64_t seed = 1;
+  /// Decisions each environment takes per update (rollout length); one sample per worker each.
+  int rollout_steps = 64;
+  /// Optimization passes over each rollout.
+  int epochs = 4;
+  /// Minibatches per epoch (samples are split as evenly as their count allows).
+  int minibatches = 4;
+  /// Adam learning rate at the first update.
+  double learning_rate = 3e-4;
+  /// Anneal the learning rate linearly to zero over the run.
+  bool anneal_learning_rate = true;
+  /// Adam ε (1e-5 as in the PPO reference implementation, not PyTorch's 1e-8).
+  double adam_epsilon = 1e-5;
+  /// Discount per decision (γ).
+  double gamma = 0.99;
+  /// GAE λ.
+  double gae_lambda = 0.95;
+  /// Surrogate clipping range (ε).
+  double clip_range = 0.2;
+  /// Also clip the value update around the rollout's value estimate.
+  bool clip_value_loss = true;
+  /// Entropy bonus coefficient.
+  double entropy_coef = 0.01;
+  /// Value loss coefficient.
+  double value_coef = 0.5;
+  /// Global gradient norm bound.
+  double max_grad_norm = 0.5;
+  /// Stop an update's epochs once the approximate KL exceeds this; 0 never stops.
+  double target_kl = 0;
+  /// Normalize advantages per minibatch.
+  bool normalize_advantages = true;
+  /// Hidden layer widths of the actor and of the critic (tanh MLPs, separate networks).
+  std::vector<int> hidden_sizes = {64, 64};
+  /// Normalized observations are clipped to ±this.
+  double observation_clip = 10;
+  /// LibTorch and OpenBLAS threads; 1 is fastest for these small networks and reproducible.
+  int threads = 1;
+};
+
+}  // namespace dynamix

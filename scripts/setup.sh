@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dynamix needs (if missing) and builds it into build/.
+# Sourced by scripts/quickstart.sh and scripts/test.sh.
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config cmake python3
+  libboost-graph-dev libboost-program-options-dev libeigen3-dev libyaml-cpp-dev
+  libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    as_root=()
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    as_root=(sudo)
+  else
+    echo "dynamix: missing Debian packages (install them as root): ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "dynamix: installing ${missing[*]}" >&2
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+if [[ ! -f build/build.ninja ]]; then
+  meson setup build --buildtype=release -Db_ndebug=false >/dev/null
+fi
+ninja -C build -j"$(nproc)" >/dev/null

@@ -1,0 +1,154 @@
+// Ring all-reduce (Patarasuk & Yuan 2009; NCCL's 2(p-1)/p·n per rank) and BytePS-style
+// parameter-server push/pull (Jiang et al., OSDI'20), both driven by the flow-level network.
+#include "sim/cluster/collective.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+
+Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
+                           SyncOptions options, std::vector<std::size_t> worker_hosts,
+                           std::vector<std::size_t> server_hosts)
+    : sim_(sim),
+      network_(network),
+      options_(options),
+      worker_hosts_(std::move(worker_hosts)),
+      server_hosts_(std::move(server_hosts)) {
+  const std::size_t p = worker_hosts_.size();
+  DYNAMIX_CHECK(p > 0, "a synchronizer needs workers");
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  if (options_.architecture == SyncArchitecture::kRing) {
+    for (std::size_t i = 0; i < p; ++i) pairs.emplace_back(worker_hosts_[i], worker_hosts_[(i + 1) % p]);
+  } else {
+    DYNAMIX_CHECK(!server_hosts_.empty(), "a parameter server needs servers");
+    for (std::size_t w : worker_hosts_) {
+      for (std::size_t s : server_hosts_) {
+        pairs.emplace_back(w, s);
+        pairs.emplace_back(s, w);
+      }
+    }
+  }
+  topology.precompute_routes(pairs);
+  auto route_between = [&](std::size_t from, std::size_t to) {
+    return from == to ? Route{} : topology.route(from, to);
+  };
+  if (options_.architecture == SyncArchitecture::kRing) {
+    Duration slowest{};
+    if (p > 1) {
+      for (std::size_t i = 0; i < p; ++i) {
+        ring_routes_.push_back(route_between(worker_hosts_[i], worker_hosts_[(i + 1) % p]));
+        slowest = std::max(slowest, network_.latency(ring_routes_.back()));
+      }
+    }
+    ring_alpha_ = slowest + options_.message_overhead;
+  } else {
+    push_routes_.assign(p, {});
+    pull_routes_.assign(server_hosts_.size(), {});
+    for (std::size_t w = 0; w < p; ++w) {
+      for (std::size_t s = 0; s < server_hosts_.size(); ++s) {
+        push_routes_[w].push_back(route_between(worker_hosts_[w], server_hosts_[s]));
+        pull_routes_[s].push_back(route_between(server_hosts_[s], worker_hosts_[w]));
+      }
+    }
+  }
+  stats_.resize(p);
+}
+
+void Synchronizer::start(double gradient_bytes, DoneCallback on_done) {
+  DYNAMIX_CHECK(workers_pending_ == 0, "a synchronization is already running");
+  on_done_ = std::move(on_done);
+  started_ = sim_.now();
+  std::fill(stats_.begin(), stats_.end(), WorkerSyncStats{});
+  workers_pending_ = worker_hosts_.size();
+  if (options_.architecture == SyncArchitecture::kParameterServer) {
+    start_parameter_server(gradient_bytes);
+  } else if (worker_hosts_.size() == 1) {
+    sim_.schedule_after(Duration{0}, [this] { finish_worker(0); });
+  } else if (options_.ring_model == RingModel::kCollective) {
+    start_ring_collective(gradient_bytes);
+  } else {
+    const auto steps = static_cast<int>(2 * (worker_hosts_.size() - 1));
+    start_ring_step(gradient_bytes / static_cast<double>(worker_hosts_.size()), steps);
+  }
+}
+
+void Synchronizer::start_ring_collective(double gradient_bytes) {
+  const auto p = static_cast<double>(worker_hosts_.size());
+  const double bytes_per_rank = 2.0 * (p - 1.0) / p * gradient_bytes;
+  const Duration latency = ring_alpha_ * static_cast<std::int64_t>(2 * (worker_hosts_.size() - 1));
+  network_.start_transfer(ring_routes_, bytes_per_rank, [this, latency](const TransferStats& done) {
+    for (std::size_t i = 0; i < worker_hosts_.size(); ++i) add_member_stats(i, done.members[i]);
+    sim_.schedule_after(latency, [this] {
+      for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
+    });
+  });
+}
+
+void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
+  network_.start_transfer(ring_routes_, chunk_bytes,
+                          [this, chunk_bytes, steps_left](const TransferStats& done) {
+                            for (std::size_t i = 0; i < worker_hosts_.size(); ++i) {
+                              add_member_stats(i, done.members[i]);
+                            }
+                            sim_.schedule_after(ring_alpha_, [this, chunk_bytes, steps_left] {
+                              if (steps_left > 1) {
+                                start_ring_step(chunk_bytes, steps_left - 1);
+                              } else {
+                                for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
+                              }
+                            });
+                          });
+}
+
+void Synchronizer::start_parameter_server(double gradient_bytes) {
+  const std::size_t workers = worker_hosts_.size();
+  const std::size_t servers = server_hosts_.size();
+  const double shard = gradient_bytes / static_cast<double>(servers);
+  pushes_pending_.assign(servers, static_cast<int>(workers));
+  pulls_pending_.assign(workers, static_cast<int>(servers));
+
+  auto send = [this, shard](const Route& route, std::function<void(const MemberStats&)> arrived) {
+    if (route.empty()) {
+      sim_.schedule_after(Duration{0}, [arrived] { arrived(MemberStats{}); });
+      return;
+    }
+    const Duration latency = network_.latency(route) + options_.message_overhead;
+    network_.start_transfer({route}, shard, [this, latency, arrived](const TransferStats& done) {
+      const MemberStats member = done.members.front();
+      sim_.schedule_after(latency, [arrived, member] { arrived(member); });
+    });
+  };
+  for (std::size_t w = 0; w < workers; ++w) {
+    for (std::size_t s = 0; s < servers; ++s) {
+      send(push_routes_[w][s], [this, w, s, send](const MemberStats& member) {
+        add_member_stats(w, member);
+        if (--pushes_pending_[s] > 0) return;
+        for (std::size_t target = 0; target < worker_hosts_.size(); ++target) {
+          send(pull_routes_[s][target], [this, target](const MemberStats& pulled) {
+            stats_[target].retransmitted_segments += pulled.retransmitted_segments;
+            stats_[target].timeouts += pulled.timeouts;
+            if (--pulls_pending_[target] == 0) finish_worker(target);
+          });
+        }
+      });
+    }
+  }
+}
+
+void Synchronizer::add_member_stats(std::size_t worker, const MemberStats& member) {
+  WorkerSyncStats& stats = stats_[worker];
+  stats.bytes_sent += member.wire_bytes;
+  stats.retransmitted_segments += member.retransmitted_segments;
+  stats.timeouts += member.timeouts;
+}
+
+void Synchronizer::finish_worker(std::size_t worker) {
+  stats_[worker].duration = sim_.now() - started_;
+  DYNAMIX_CHECK(workers_pending_ > 0, "worker " << worker << " finished twice");
+  if (--workers_pending_ == 0) on_done_(stats_);
+}
+
+}  // namespace dynamix

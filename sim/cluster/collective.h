@@ -1,0 +1,82 @@
+// Gradient synchronization timed through the network: ring all-reduce and a BytePS-style
+// parameter server.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "sim/cluster/topology.h"
+#include "sim/core/simulator.h"
+#include "sim/network/network.h"
+
+namespace dynamix {
+
+enum class SyncArchitecture { kRing, kParameterServer };
+/// kCollective moves the ring's 2(p-1)/p·n bytes per rank as one coupled transfer;
+/// kPerStep runs its 2(p-1) steps of n/p bytes one after another (higher fidelity, more events).
+enum class RingModel { kCollective, kPerStep };
+
+struct SyncOptions {
+  /// Ring all-reduce or parameter server.
+  SyncArchitecture architecture = SyncArchitecture::kRing;
+  /// Collective-level or per-step ring.
+  RingModel ring_model = RingModel::kCollective;
+  /// Parameter servers (BytePS shards the gradient evenly over them).
+  int servers = 1;
+  /// Software latency per message (NCCL/BytePS launch and protocol), added to path latency.
+  Duration message_overhead = std::chrono::microseconds(5);
+};
+
+/// What one worker spent and sent during one synchronization.
+struct WorkerSyncStats {
+  Duration duration{};
+  double bytes_sent = 0;
+  double retransmitted_segments = 0;
+  double timeouts = 0;
+};
+
+/// Synchronizes the gradients of a fixed set of workers. One synchronization runs at a time.
+class Synchronizer {
+ public:
+  using DoneCallback = std::function<void(std::span<const WorkerSyncStats>)>;
+
+  /// `worker_hosts` in ring order; `server_hosts` place the parameter servers (may coincide
+  /// with workers). Routes are precomputed here.
+  Synchronizer(Simulator& sim, Network& network, Topology& topology, SyncOptions options,
+               std::vector<std::size_t> worker_hosts, std::vector<std::size_t> server_hosts);
+
+  /// Starts reducing `gradient_bytes` from every worker now; `on_done` fires when every worker
+  /// holds the result.
+  void start(double gradient_bytes, DoneCallback on_done);
+  /// The ring's per-step latency α: the slowest neighbour path plus the message overhead.
+  Duration ring_step_latency() const { return ring_alpha_; }
+  const SyncOptions& options() const { return options_; }
+
+ private:
+  void start_ring_collective(double gradient_bytes);
+  void start_ring_step(double chunk_bytes, int steps_left);
+  void start_parameter_server(double gradient_bytes);
+  void add_member_stats(std::size_t worker, const MemberStats& member);
+  void finish_worker(std::size_t worker);
+
+  Simulator& sim_;
+  Network& network_;
+  SyncOptions options_;
+  std::vector<std::size_t> worker_hosts_;
+  std::vector<std::size_t> server_hosts_;
+  std::vector<Route> ring_routes_;
+  Duration ring_alpha_{};
+  std::vector<std::vector<Route>> push_routes_;  // [worker][server]
+  std::vector<std::vector<Route>> pull_routes_;  // [server][worker]
+
+  TimePoint started_;
+  DoneCallback on_done_;
+  std::vector<WorkerSyncStats> stats_;
+  std::vector<int> pushes_pending_;  // per server
+  std::vector<int> pulls_pending_;   // per worker
+  std::size_t workers_pending_ = 0;
+};
+
+}  // namespace dynamix

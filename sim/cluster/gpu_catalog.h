@@ -1,0 +1,55 @@
+// GPU types and the numbers the compute model needs from each, with their sources.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/time.h"
+
+namespace dynamix {
+
+class ConfigNode;
+
+/// One GPU type. A batch of b samples of F FLOPs each takes
+/// t(b) = fixed_overhead + b·F / (peak·u(b)), u(b) = max_efficiency·b / (b + half_efficiency_batch).
+struct GpuSpec {
+  std::string name;
+  /// Dense FP16/BF16 tensor-core peak (mixed-precision training), in TFLOP/s.
+  double peak_tflops = 0;
+  double memory_gb = 0;
+  /// Fraction of peak reached at large batch (u_max), calibrated against published throughput.
+  double max_efficiency = 0;
+  /// Batch per GPU at which half of max_efficiency is reached (b_half).
+  double half_efficiency_batch = 0;
+  /// Per-iteration cost that does not scale with the batch (launches, optimizer step).
+  Duration fixed_overhead{};
+  /// Field name → where its number comes from.
+  std::map<std::string, std::string, std::less<>> sources;
+};
+
+/// The GPU types a topology may name.
+class GpuCatalog {
+ public:
+  /// The catalog compiled into dynamix.
+  static constexpr const char* kBuiltinPath = "embedded:/catalog/gpus.yaml";
+
+  /// A YAML catalog file (or "embedded:/..."); unknown keys and numbers without a source are
+  /// InputErrors.
+  static GpuCatalog load(const std::string& path);
+  static GpuCatalog load(const ConfigNode& root);
+  static GpuCatalog builtin();
+
+  /// The GPU type with this exact name, or nullptr.
+  const GpuSpec* find(std::string_view name) const;
+  /// Names in file order.
+  std::vector<std::string> names() const;
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+
+ private:
+  std::vector<GpuSpec> gpus_;
+};
+
+}  // namespace dynamix

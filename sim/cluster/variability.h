@@ -1,0 +1,76 @@
+// Why identical GPUs do not run at identical speed: static spread, outliers, jitter, stragglers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/random.h"
+#include "sim/core/time.h"
+
+namespace dynamix {
+
+class ConfigNode;
+
+/// Knobs of the variability model; all zero (see none()) gives every worker factor 1.
+struct VariabilityOptions {
+  /// Log-space standard deviation of each GPU's static speed factor (same-model GPUs differ
+  /// ~8%: Sinha et al., "Not All GPUs Are Created Equal", SC'22).
+  double gpu_spread = 0.08;
+  /// Probability that a GPU is a slow outlier (assumed; Sinha et al. report rare outliers).
+  double outlier_probability = 0.02;
+  /// Slowdown of an outlier GPU (~1.5×: Sinha et al., SC'22).
+  double outlier_slowdown = 1.5;
+  /// Log-space standard deviation of the per-iteration jitter (assumed).
+  double jitter_sigma = 0.02;
+  /// Straggler episodes per worker per simulated hour, Poisson arrivals (assumed; the Alibaba
+  /// PAI trace shows stragglers appearing mid-run).
+  double straggler_rate_per_hour = 0.2;
+  /// Slowdown during a straggler episode (assumed).
+  double straggler_slowdown = 2.0;
+  /// Mean length of an episode, exponentially distributed (assumed).
+  double straggler_mean_duration_s = 120;
+  /// Lower bound of the combined factor: jitter never makes a GPU twice as fast (assumed).
+  double minimum_factor = 0.5;
+
+  /// No variability at all.
+  static VariabilityOptions none();
+  /// From a map with any of the keys above; unknown keys and out-of-range values are
+  /// InputErrors.
+  static VariabilityOptions load(const ConfigNode& node);
+};
+
+/// Per-worker compute-time multipliers, deterministic per (seed, worker).
+class Variability {
+ public:
+  Variability(const VariabilityOptions& options, std::size_t workers, std::uint64_t seed);
+
+  std::size_t workers() const { return workers_.size(); }
+  /// The multiplier on `worker`'s compute time for the iteration starting at `now`: static GPU
+  /// factor × fresh jitter × straggler slowdown if an episode covers `now`, at least
+  /// minimum_factor. Draws jitter, so call once per worker per iteration; `now` must not go
+  /// backwards for a worker.
+  double compute_factor(std::size_t worker, TimePoint now);
+  /// Whether a straggler episode covers `now` (advances the worker's episode cursor).
+  bool in_straggler_episode(std::size_t worker, TimePoint now);
+  /// The GPU's static factor: spread × outlier slowdown.
+  double static_factor(std::size_t worker) const;
+  bool is_outlier(std::size_t worker) const;
+
+ private:
+  struct Worker {
+    Rng jitter_rng;
+    Rng episode_rng;
+    double static_factor = 1;
+    bool outlier = false;
+    TimePoint episode_start = kTimeInfinity;
+    TimePoint episode_end = kTimeZero;
+    TimePoint last_query = kTimeZero;
+  };
+  void advance_episodes(Worker& worker, TimePoint now) const;
+
+  VariabilityOptions options_;
+  std::vector<Worker> workers_;
+};
+
+}  // namespace dynamix

@@ -1,0 +1,164 @@
+// JsonWriter implementation.
+#include "sim/io/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace dynamix {
+
+std::string format_number(double number) {
+  if (!std::isfinite(number)) return "null";
+  if (number == 0) return "0";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.12g", number);
+  return buffer;
+}
+
+void JsonWriter::newline() {
+  out_ << '\n';
+  for (std::size_t i = 0; i < first_in_scope_.size(); ++i) out_ << "  ";
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_in_scope_.empty()) {
+    if (!first_in_scope_.back()) out_ << ',';
+    first_in_scope_.back() = false;
+    newline();
+  }
+}
+
+void JsonWriter::begin_object() {
+  before_value();
+  out_ << '{';
+  first_in_scope_.push_back(true);
+}
+
+void JsonWriter::end_object() {
+  const bool empty = first_in_scope_.back();
+  first_in_scope_.pop_back();
+  if (!empty) newline();
+  out_ << '}';
+  if (first_in_scope_.empty()) out_ << '\n';
+}
+
+void JsonWriter::begin_array() {
+  before_value();
+  out_ << '[';
+  first_in_scope_.push_back(true);
+}
+
+void JsonWriter::end_array() {
+  const bool empty = first_in_scope_.back();
+  first_in_scope_.pop_back();
+  if (!empty) newline();
+  out_ << ']';
+}
+
+void JsonWriter::key(std::string_view name) {
+  before_value();
+  write_string(name);
+  out_ << ": ";
+  after_key_ = true;
+}
+
+void JsonWriter::value(double number) {
+  before_value();
+  out_ << format_number(number);
+}
+
+void JsonWriter::value(std::int64_t number) {
+  before_value();
+  out_ << number;
+}
+
+void JsonWriter::value(bool flag) {
+  before_value();
+  out_ << (flag ? "true" : "false");
+}
+
+void JsonWriter::value(const std::optional<double>& number) {
+  if (number) {
+    value(*number);
+  } else {
+    null();
+  }
+}
+
+void JsonWriter::null() {
+  before_value();
+  out_ << "null";
+}
+
+void JsonWriter::value(std::string_view text) {
+  before_value();
+  write_string(text);
+}
+
+void JsonWriter::write_string(std::string_view text) {
+  out_ << '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out_ << "\\\"";
+        break;
+      case '\\':
+        out_ << "\\\\";
+        break;
+      case '\n':
+        out_ << "\\n";
+        break;
+      case '\t':
+        out_ << "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+          out_ << escaped;
+        } else {
+          out_ << c;
+        }
+    }
+  }
+  out_ << '"';
+}
+
+void JsonWriter::value(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      begin_object();
+      for (const auto& entry : node) {
+        key(entry.first.Scalar());
+        value(entry.second);
+      }
+      end_object();
+      return;
+    case YAML::NodeType::Sequence:
+      begin_array();
+      for (const auto& item : node) value(item);
+      end_array();
+      return;
+    case YAML::NodeType::Scalar: {
+      const std::string& text = node.Scalar();
+      double number = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+      if (error == std::errc{} && end == text.data() + text.size() && std::isfinite(number)) {
+        value(number);
+      } else if (text == "true" || text == "false") {
+        value(text == "true");
+      } else {
+        value(std::string_view(text));
+      }
+      return;
+    }
+    default:
+      null();
+  }
+}
+
+}  // namespace dynamix

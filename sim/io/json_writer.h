@@ -1,0 +1,49 @@
+// A small streaming JSON writer for run outputs (summary.json, schemas), deterministic bytes.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace dynamix {
+
+/// Writes pretty-printed JSON; keys appear in the order written. Numbers use up to 12
+/// significant digits so outputs are byte-identical across runs.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  void key(std::string_view name);
+  void value(double number);
+  void value(std::int64_t number);
+  void value(int number) { value(static_cast<std::int64_t>(number)); }
+  void value(std::size_t number) { value(static_cast<std::int64_t>(number)); }
+  void value(bool flag);
+  void value(std::string_view text);
+  void value(const char* text) { value(std::string_view(text)); }
+  void value(const std::optional<double>& number);
+  void null();
+  /// A YAML tree as JSON: maps, lists, and scalars (numbers and booleans unquoted).
+  void value(const YAML::Node& node);
+
+ private:
+  void before_value();
+  void write_string(std::string_view text);
+  void newline();
+
+  std::ostream& out_;
+  std::vector<bool> first_in_scope_;
+  bool after_key_ = false;
+};
+
+/// A number formatted the way every dynamix output file formats it.
+std::string format_number(double number);
+
+}  // namespace dynamix

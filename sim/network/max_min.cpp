@@ -1,0 +1,173 @@
+// Progressive filling over a compressed variable/resource incidence, rebuilt per solve.
+#include "sim/network/max_min.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+namespace {
+
+constexpr std::uint32_t kNoResource = std::numeric_limits<std::uint32_t>::max();
+// Resources whose fill level is within this relative distance of the lowest saturate together,
+// so that rounding never splits one bottleneck into two filling rounds.
+constexpr double kLevelTolerance = 1e-12;
+
+}  // namespace
+
+std::size_t MaxMinProblem::add_variable(double bound) {
+  bounds.push_back(bound);
+  first_usage.push_back(usages.size());
+  return bounds.size() - 1;
+}
+
+void MaxMinProblem::add_usage(std::uint32_t resource, double coefficient) {
+  DYNAMIX_CHECK(!bounds.empty(), "add_usage before any add_variable");
+  usages.push_back({resource, coefficient});
+  first_usage.back() = usages.size();
+}
+
+void MaxMinProblem::clear_variables() {
+  bounds.clear();
+  usages.clear();
+  first_usage.assign(1, 0);
+}
+
+void MaxMinSolver::collect_resources(const MaxMinProblem& problem) {
+  for (const std::uint32_t resource : resources_) {
+    if (resource < local_of_.size()) local_of_[resource] = kNoResource;
+  }
+  local_of_.resize(problem.capacities.size(), kNoResource);
+  resources_.clear();
+  remaining_.clear();
+  weight_.clear();
+  unfixed_users_.clear();
+  for (const MaxMinUsage& usage : problem.usages) {
+    DYNAMIX_CHECK(usage.resource < problem.capacities.size(),
+                  "usage of resource " << usage.resource << " among " << problem.capacities.size());
+    DYNAMIX_CHECK(usage.coefficient > 0, "usage coefficient " << usage.coefficient);
+    std::uint32_t local = local_of_[usage.resource];
+    if (local == kNoResource) {
+      local = static_cast<std::uint32_t>(resources_.size());
+      local_of_[usage.resource] = local;
+      resources_.push_back(usage.resource);
+      remaining_.push_back(problem.capacities[usage.resource]);
+      weight_.push_back(0);
+      unfixed_users_.push_back(0);
+    }
+    weight_[local] += usage.coefficient;
+    ++unfixed_users_[local];
+  }
+
+  const std::size_t count = resources_.size();
+  first_user_.assign(count + 1, 0);
+  for (const MaxMinUsage& usage : problem.usages) ++first_user_[local_of_[usage.resource] + 1];
+  for (std::size_t local = 0; local < count; ++local) first_user_[local + 1] += first_user_[local];
+  users_.resize(problem.usages.size());
+  for (std::size_t variable = 0; variable < problem.variable_count(); ++variable) {
+    for (std::size_t u = problem.first_usage[variable]; u < problem.first_usage[variable + 1];
+         ++u) {
+      users_[first_user_[local_of_[problem.usages[u].resource]]++] =
+          static_cast<std::uint32_t>(variable);
+    }
+  }
+  for (std::size_t local = count; local > 0; --local) first_user_[local] = first_user_[local - 1];
+  first_user_[0] = 0;
+
+  active_.resize(count);
+  for (std::size_t local = 0; local < count; ++local) {
+    active_[local] = static_cast<std::uint32_t>(local);
+  }
+}
+
+void MaxMinSolver::fix(const MaxMinProblem& problem, std::size_t variable, double rate) {
+  rates_[variable] = rate;
+  fixed_[variable] = 1;
+  for (std::size_t u = problem.first_usage[variable]; u < problem.first_usage[variable + 1]; ++u) {
+    const MaxMinUsage& usage = problem.usages[u];
+    const std::uint32_t local = local_of_[usage.resource];
+    if (std::isfinite(rate)) remaining_[local] -= usage.coefficient * rate;
+    weight_[local] -= usage.coefficient;
+    --unfixed_users_[local];
+  }
+}
+
+const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
+  const std::size_t count = problem.variable_count();
+  DYNAMIX_CHECK(
+      problem.first_usage.size() == count + 1,
+      "first_usage has " << problem.first_usage.size() << " entries for " << count << " variables");
+  rates_.assign(count, 0.0);
+  fixed_.assign(count, 0);
+  collect_resources(problem);
+
+  std::size_t unfixed = count;
+  by_bound_.clear();
+  for (std::size_t variable = 0; variable < count; ++variable) {
+    const double bound = problem.bounds[variable];
+    DYNAMIX_CHECK(bound >= 0, "variable " << variable << " has bound " << bound);
+    if (problem.first_usage[variable] == problem.first_usage[variable + 1]) {
+      fix(problem, variable, bound);
+      --unfixed;
+    } else if (bound < kUnbounded) {
+      by_bound_.push_back(static_cast<std::uint32_t>(variable));
+    }
+  }
+  std::sort(by_bound_.begin(), by_bound_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (problem.bounds[a] != problem.bounds[b]) return problem.bounds[a] < problem.bounds[b];
+    return a < b;
+  });
+
+  std::size_t next_bound = 0;
+  while (unfixed > 0) {
+    double level = kUnbounded;
+    std::size_t kept = 0;
+    for (const std::uint32_t local : active_) {
+      if (unfixed_users_[local] == 0) continue;
+      active_[kept++] = local;
+      level = std::min(level, std::max(0.0, remaining_[local]) / weight_[local]);
+    }
+    active_.resize(kept);
+
+    if (next_bound < by_bound_.size() && problem.bounds[by_bound_[next_bound]] <= level) {
+      // Variables capped below the level free capacity for the others, which only raises the
+      // levels of the resources they share: every bound up to `level` is final.
+      for (; next_bound < by_bound_.size(); ++next_bound) {
+        const std::uint32_t variable = by_bound_[next_bound];
+        if (fixed_[variable]) continue;
+        if (problem.bounds[variable] > level) break;
+        fix(problem, variable, problem.bounds[variable]);
+        --unfixed;
+      }
+      continue;
+    }
+
+    if (!std::isfinite(level)) {
+      for (std::size_t variable = 0; variable < count; ++variable) {
+        if (!fixed_[variable]) fix(problem, variable, kUnbounded);
+      }
+      break;
+    }
+
+    const double saturated = level * (1 + kLevelTolerance);
+    for (const std::uint32_t local : active_) {
+      if (unfixed_users_[local] == 0) continue;
+      if (std::max(0.0, remaining_[local]) > saturated * weight_[local]) continue;
+      for (std::size_t i = first_user_[local]; i < first_user_[local + 1]; ++i) {
+        const std::uint32_t variable = users_[i];
+        if (fixed_[variable]) continue;
+        fix(problem, variable, level);
+        --unfixed;
+      }
+    }
+  }
+  return rates_;
+}
+
+std::vector<double> solve_max_min(const MaxMinProblem& problem) {
+  MaxMinSolver solver;
+  return solver.solve(problem);
+}
+
+}  // namespace dynamix

@@ -1,0 +1,100 @@
+// TrainingRun: BSP iterations timed by the cluster model, progress by the training dynamics.
+#include "sim/scenario/training_run.h"
+
+#include <algorithm>
+
+#include "sim/cluster/compute.h"
+#include "sim/core/check.h"
+
+namespace dynamix {
+
+TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
+    : topology_(scenario.topology),
+      network_(sim_, topology_.links(), scenario.network),
+      variability_(scenario.variability, scenario.worker_hosts.size(), seed),
+      workload_(scenario.workload),
+      cost_(scenario.cost),
+      training_(scenario.training),
+      max_iterations_(scenario.max_iterations),
+      dynamics_(scenario.workload, scenario.training, scenario.worker_hosts.size(), seed) {
+  synchronizer_ = std::make_unique<Synchronizer>(sim_, network_, topology_, scenario.sync,
+                                                 scenario.worker_hosts, scenario.server_hosts);
+  for (const auto& attachment : scenario.traces) network_.add_trace(attachment.link, attachment.trace);
+  for (std::size_t host : scenario.worker_hosts) {
+    nodes_.push_back(topology_.hosts()[host]);
+    max_batches_.push_back(dynamix::max_batch(nodes_.back(), cost_));
+  }
+  gradient_bytes_ = cost_.parameters * cost_.bytes_per_parameter;
+  const std::size_t p = nodes_.size();
+  record_.workers.resize(p);
+  ready_s_.resize(p);
+  grad_std_.resize(p);
+  grad_var_.resize(p);
+  sync_stats_.resize(p);
+}
+
+bool TrainingRun::budget_exhausted() const {
+  if (max_iterations_ && iteration_ >= *max_iterations_) return true;
+  if (training_.budget_epochs && dynamics_.epochs() >= *training_.budget_epochs) return true;
+  if (training_.budget_time_s && to_seconds(sim_.now()) >= *training_.budget_time_s) return true;
+  return false;
+}
+
+const IterationRecord& TrainingRun::step(std::span<const int> batches) {
+  const std::size_t p = nodes_.size();
+  DYNAMIX_CHECK(batches.size() == p, "got " << batches.size() << " batches for " << p << " workers");
+  const TimePoint start = sim_.now();
+  double slowest_s = 0;
+  for (std::size_t w = 0; w < p; ++w) {
+    const int batch = batches[w];
+    DYNAMIX_CHECK(batch >= 1 && batch <= max_batches_[w],
+                  "worker " << w << " batch " << batch << " outside [1, " << max_batches_[w] << "]");
+    WorkerIteration& row = record_.workers[w];
+    row.batch_size = batch;
+    row.load_s = load_seconds(nodes_[w], cost_, batch);
+    row.compute_s = compute_seconds(nodes_[w], cost_, batch) *
+                    variability_.compute_factor(w, start);
+    row.straggling = variability_.in_straggler_episode(w, start);
+    row.memory_util = memory_utilization(nodes_[w], cost_, batch);
+    // The data loader prefetches on CPU cores while the GPU computes (PyTorch DataLoader).
+    ready_s_[w] = std::max(row.load_s, row.compute_s);
+    slowest_s = std::max(slowest_s, ready_s_[w]);
+  }
+  const TimePoint barrier = start + ceil_seconds(slowest_s);
+  sim_.schedule_at(barrier, [this] {
+    synchronizer_->start(gradient_bytes_, [this](std::span<const WorkerSyncStats> stats) {
+      std::copy(stats.begin(), stats.end(), sync_stats_.begin());
+      sim_.stop();
+    });
+  });
+  sim_.run();
+  const TimePoint end = sim_.now();
+  const double iteration_s = to_seconds(end - start);
+
+  record_.iteration = iteration_++;
+  record_.start = start;
+  record_.end = end;
+  record_.training = dynamics_.step(batches, grad_std_, grad_var_);
+  record_.validation_accuracy.reset();
+  if (record_.training.epoch_completed) {
+    validation_accuracy_ = dynamics_.validate();
+    record_.validation_accuracy = validation_accuracy_;
+    if (!time_to_target_ && *validation_accuracy_ >= training_.target_accuracy) time_to_target_ = end;
+  }
+  for (std::size_t w = 0; w < p; ++w) {
+    WorkerIteration& row = record_.workers[w];
+    const WorkerSyncStats& sync = sync_stats_[w];
+    row.wait_s = to_seconds(barrier - start) - ready_s_[w];
+    row.comm_s = to_seconds(sync.duration);
+    row.bytes_sent = sync.bytes_sent;
+    row.retransmits = sync.retransmitted_segments;
+    row.timeouts = sync.timeouts;
+    row.throughput_gbps = row.comm_s > 0 ? sync.bytes_sent * 8e-9 / row.comm_s : 0;
+    row.cpu_time_ratio = iteration_s > 0 ? row.load_s / iteration_s : 0;
+    row.grad_std_norm = grad_std_[w];
+    row.grad_var_norm = grad_var_[w];
+  }
+  return record_;
+}
+
+}  // namespace dynamix

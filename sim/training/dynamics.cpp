@@ -1,0 +1,165 @@
+// Training dynamics: progress in reference-batch steps, power-law convergence, noise scale.
+#include "sim/training/dynamics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+namespace {
+
+double validation_final_accuracy(const StatisticalModel& model, Optimizer optimizer) {
+  return optimizer == Optimizer::kAdam ? model.final_accuracy_adam : model.final_accuracy;
+}
+
+}  // namespace
+
+double statistical_efficiency(double batch, double reference_batch, double noise_scale) {
+  return (noise_scale + reference_batch) / (noise_scale + batch);
+}
+
+double adascale_gain(double batch, double reference_batch, double noise_scale) {
+  return batch / reference_batch * statistical_efficiency(batch, reference_batch, noise_scale);
+}
+
+double effective_lr_scale(LrRule rule, Optimizer optimizer, double scale, double gain) {
+  double lr = 1.0;
+  switch (rule) {
+    case LrRule::kNone:
+      return 1.0;
+    case LrRule::kAdaScale:
+      return gain;
+    case LrRule::kLinear:
+      lr = scale;
+      break;
+    case LrRule::kSqrt:
+      lr = std::sqrt(scale);
+      break;
+  }
+  return optimizer == Optimizer::kAdam ? lr * lr : lr;
+}
+
+double progress_gain(double lr_scale, double gain) {
+  return lr_scale <= gain ? lr_scale * (2.0 - lr_scale / gain) : gain;
+}
+
+double noise_scale_at_loss(const StatisticalModel& model, double loss) {
+  const double exponent = std::log(model.final_noise_scale / model.initial_noise_scale) /
+                          std::log(model.initial_loss / model.final_loss);
+  return model.final_noise_scale * std::pow(loss / model.final_loss, -exponent);
+}
+
+TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptions& options,
+                                   std::size_t workers, std::uint64_t seed,
+                                   const DynamicsParameters& parameters)
+    : model_(workload.statistics),
+      options_(options),
+      parameters_(parameters),
+      workers_(workers),
+      dataset_size_(static_cast<double>(workload.dataset_size)),
+      reference_steps_(model_.reference_epochs * dataset_size_ / model_.reference_batch),
+      knee_(parameters.convergence_knee *
+            (options.optimizer == Optimizer::kAdam ? parameters.adam_knee_factor : 1.0)),
+      knee_floor_(std::pow(1.0 + 1.0 / knee_, -parameters.convergence_exponent)),
+      final_accuracy_(validation_final_accuracy(model_, options.optimizer)),
+      noise_scale_exponent_(std::log(model_.final_noise_scale / model_.initial_noise_scale) /
+                            std::log(model_.initial_loss / model_.final_loss)),
+      batch_rng_(seed, stream_id("training")),
+      gradient_rng_(seed, stream_id("training.gradients")),
+      validation_rng_(seed, stream_id("training.validation")) {
+  DYNAMIX_CHECK(workers > 0, "a training run needs workers, got " << workers);
+  DYNAMIX_CHECK(dataset_size_ > 0 && reference_steps_ > 0,
+                "workload '" << workload.name << "' has dataset_size " << dataset_size_);
+}
+
+double TrainingDynamics::remaining_fraction(double progress) const {
+  const double power = std::pow(1.0 + progress / knee_, -parameters_.convergence_exponent);
+  return std::max(0.0, (power - knee_floor_) / (1.0 - knee_floor_));
+}
+
+double TrainingDynamics::train_loss() const {
+  return model_.final_loss +
+         (model_.initial_loss - model_.final_loss) * remaining_fraction(progress_);
+}
+
+double TrainingDynamics::noise_scale() const {
+  return model_.final_noise_scale *
+         std::pow(train_loss() / model_.final_loss, -noise_scale_exponent_);
+}
+
+double TrainingDynamics::final_accuracy_estimate() const {
+  return std::max(model_.initial_accuracy, final_accuracy_ - penalty_);
+}
+
+double TrainingDynamics::validation_accuracy() const {
+  const double ceiling = final_accuracy_estimate();
+  return ceiling - (ceiling - model_.initial_accuracy) * remaining_fraction(progress_);
+}
+
+IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
+                                      std::span<double> grad_var_norm) {
+  DYNAMIX_CHECK(batches.size() == workers_ && grad_std_norm.size() == workers_ &&
+                    grad_var_norm.size() == workers_,
+                "step needs one batch and two statistics per worker ("
+                    << workers_ << "), got " << batches.size() << ", " << grad_std_norm.size()
+                    << ", " << grad_var_norm.size());
+  double batch = 0;
+  for (const int worker_batch : batches) {
+    DYNAMIX_CHECK(worker_batch > 0, "worker batch must be positive, got " << worker_batch);
+    batch += worker_batch;
+  }
+
+  IterationStats stats;
+  stats.noise_scale = noise_scale();
+  const double scale = batch / model_.reference_batch;
+  stats.efficiency = statistical_efficiency(batch, model_.reference_batch, stats.noise_scale);
+  const double attainable = scale * stats.efficiency;
+  stats.lr_scale = effective_lr_scale(options_.lr_rule, options_.optimizer, scale, attainable);
+  stats.gain = progress_gain(stats.lr_scale, attainable);
+
+  const double before = progress_;
+  progress_ = std::min(1.0, progress_ + stats.gain / reference_steps_);
+  if (scale > 1.0) {
+    // Large-batch harm weighs more early in training (Smith et al. 2018: growing the batch late
+    // is benign); weight 2(1 - p) integrates to 1 over a full run.
+    const double early_weight = 2.0 * (1.0 - 0.5 * (before + progress_));
+    const double rate =
+        parameters_.cooling_penalty * std::max(0.0, std::log(scale / stats.lr_scale)) +
+        parameters_.overshoot_penalty * std::max(0.0, std::log(stats.lr_scale / attainable));
+    penalty_ += early_weight * (progress_ - before) * rate;
+  }
+
+  const double epochs_before = std::floor(samples_ / dataset_size_);
+  samples_ += batch;
+  stats.epoch = samples_ / dataset_size_;
+  stats.epoch_completed = std::floor(stats.epoch) > epochs_before;
+  stats.progress = progress_;
+
+  const double remaining = remaining_fraction(progress_);
+  const double loss = model_.final_loss + (model_.initial_loss - model_.final_loss) * remaining;
+  const double accuracy = model_.final_train_accuracy -
+                          (model_.final_train_accuracy - model_.initial_accuracy) * remaining;
+  const double sampling = 1.0 / std::sqrt(batch);
+  stats.train_loss = std::max(0.0, loss * (1.0 + sampling * batch_rng_.normal()));
+  stats.train_accuracy = std::clamp(
+      accuracy + std::sqrt(accuracy * (1.0 - accuracy)) * sampling * batch_rng_.normal(), 0.0, 1.0);
+
+  // B_simple = tr(Σ)/|G|² ≈ B_noise; a mean over b samples has normalized variance B_simple/b.
+  for (std::size_t i = 0; i < workers_; ++i) {
+    const double variance = stats.noise_scale / batches[i] *
+                            gradient_rng_.lognormal_factor(parameters_.gradient_statistic_noise);
+    grad_var_norm[i] = variance;
+    grad_std_norm[i] = std::sqrt(variance);
+  }
+  return stats;
+}
+
+double TrainingDynamics::validate() {
+  const double accuracy = validation_accuracy();
+  const double spread = options_.validation_noise.value_or(
+      std::sqrt(accuracy * (1.0 - accuracy) / model_.validation_size));
+  return std::clamp(accuracy + spread * validation_rng_.normal(), 0.0, 1.0);
+}
+
+}  // namespace dynamix

@@ -1,0 +1,117 @@
+// How training progresses under a batch-size schedule: statistical efficiency, loss, accuracy,
+// the generalization cost of large batches, and per-worker gradient statistics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "sim/core/random.h"
+#include "sim/training/training_options.h"
+#include "sim/training/workload.h"
+
+namespace dynamix {
+
+/// Constants shared by every workload; the defaults and their sources are in docs/calibration.md.
+struct DynamicsParameters {
+  /// Exponent α of the power law in progress followed by error, loss and noise scale.
+  double convergence_exponent = 0.7;
+  /// Knee p0 of that power law for SGD, (1 + p/p0)^-α.
+  double convergence_knee = 0.002;
+  /// Adam's knee relative to SGD's (< 1: Adam gets going faster).
+  double adam_knee_factor = 0.5;
+  /// Accuracy lost per unit progress and per unit of ln(S/η): an LR too small for the batch.
+  double cooling_penalty = 0.01;
+  /// Accuracy lost per unit progress and per unit of ln(η/r): an LR above what the batch's
+  /// gradient signal supports.
+  double overshoot_penalty = 0.015;
+  /// Log-normal spread of measured per-worker gradient statistics.
+  double gradient_statistic_noise = 0.05;
+};
+
+struct IterationStats {
+  /// Measured on this iteration's batch: with sampling noise.
+  double train_loss = 0;
+  double train_accuracy = 0;
+  /// Fraction of the way to convergence, [0, 1].
+  double progress = 0;
+  /// Fractional epochs done (samples / dataset_size).
+  double epoch = 0;
+  /// This iteration crossed an epoch boundary.
+  bool epoch_completed = false;
+  /// Gradient noise scale B_noise (samples) at the current loss.
+  double noise_scale = 0;
+  /// Statistical efficiency of this global batch, (φ + M0) / (φ + B).
+  double efficiency = 0;
+  /// Progress made, in reference-batch steps.
+  double gain = 0;
+  /// LR multiplier the rule applied relative to the reference batch.
+  double lr_scale = 0;
+};
+
+/// Pollux / AdaptDL efficiency of a global batch relative to the reference batch M0
+/// (Qiao et al. OSDI'21): (φ + M0) / (φ + B), φ = B_noise.
+double statistical_efficiency(double batch, double reference_batch, double noise_scale);
+/// AdaScale gain r = S·efficiency, S = B/M0 (Johnson et al. 2020): the most reference steps one
+/// step of batch B can be worth.
+double adascale_gain(double batch, double reference_batch, double noise_scale);
+/// The LR multiplier of `rule` at scale S and gain r, in SGD terms: Adam's update with LR η
+/// behaves as SGD's with η², so the square-root rule is Adam's linear rule (Malladi et al. 2022).
+double effective_lr_scale(LrRule rule, Optimizer optimizer, double scale, double gain);
+/// Reference steps made by one step with effective LR multiplier η when r is attainable: the
+/// quadratic model η(2 - η/r) for η <= r (McCandlish et al. 2018, eq. 2.6), r above.
+double progress_gain(double lr_scale, double gain);
+/// B_noise at training loss `loss`: φ = φ_final·(L/L_final)^-γ, γ fitted so that φ goes from its
+/// initial to its final value as the loss does.
+double noise_scale_at_loss(const StatisticalModel& model, double loss);
+
+/// One training run. Deterministic: the same seed and calls give the same numbers.
+class TrainingDynamics {
+ public:
+  TrainingDynamics(const Workload& workload, const TrainingOptions& options, std::size_t workers,
+                   std::uint64_t seed, const DynamicsParameters& parameters = {});
+
+  /// One BSP iteration with per-worker batches (global batch = sum; each worker's gradient
+  /// weighted b_i/B, so only the sum matters for progress). Writes per-worker σ_norm and
+  /// σ²_norm. O(workers), no allocation.
+  IterationStats step(std::span<const int> batches, std::span<double> grad_std_norm,
+                      std::span<double> grad_var_norm);
+  /// Validation accuracy now, with the sampling noise of a finite validation set. The
+  /// simulator calls it at epoch ends.
+  double validate();
+
+  double epochs() const { return samples_ / dataset_size_; }
+  double progress() const { return progress_; }
+  /// Validation accuracy now, noise-free.
+  double validation_accuracy() const;
+  /// Accuracy the run would end at if continued forever from here (noise-free).
+  double final_accuracy_estimate() const;
+  /// Accuracy lost so far to large batches.
+  double generalization_penalty() const { return penalty_; }
+  /// Training loss and B_noise now, noise-free.
+  double train_loss() const;
+  double noise_scale() const;
+  std::size_t workers() const { return workers_; }
+
+ private:
+  double remaining_fraction(double progress) const;
+
+  const StatisticalModel& model_;
+  TrainingOptions options_;
+  DynamicsParameters parameters_;
+  std::size_t workers_;
+  double dataset_size_;
+  double reference_steps_;
+  double knee_;
+  double knee_floor_;
+  double final_accuracy_;
+  double noise_scale_exponent_;
+  double progress_ = 0;
+  double samples_ = 0;
+  double penalty_ = 0;
+  Rng batch_rng_;
+  Rng gradient_rng_;
+  Rng validation_rng_;
+};
+
+}  // namespace dynamix

@@ -1,0 +1,51 @@
+// A scenario's `training:` map: which workload, optimizer and LR rule, the target and the budget.
+#pragma once
+
+#include <optional>
+
+#include "sim/cluster/compute.h"
+#include "sim/training/workload.h"
+
+namespace dynamix {
+
+class ConfigNode;
+
+struct TrainingOptions {
+  Optimizer optimizer = Optimizer::kSgd;
+  /// How the LR follows the global batch; by default the optimizer's own rule (SGD: linear,
+  /// Adam: square root, Malladi et al. 2022).
+  LrRule lr_rule = LrRule::kLinear;
+  /// Validation accuracy that ends a time-to-accuracy run, in (0, 1).
+  double target_accuracy = 0.9;
+  /// The run stops after this many epochs, or this much simulated time, whichever comes first.
+  std::optional<double> budget_epochs;
+  std::optional<double> budget_time_s;
+  /// Standard deviation of measured validation accuracy; by default the binomial sampling error
+  /// of the workload's validation set, sqrt(a(1-a)/n).
+  std::optional<double> validation_noise;
+};
+
+/// The LR rule an optimizer is normally used with: linear for SGD (Goyal et al. 2017), square
+/// root for Adam (Malladi et al. 2022).
+LrRule default_lr_rule(Optimizer optimizer);
+
+struct TrainingSetup {
+  const Workload* workload = nullptr;
+  TrainingOptions options;
+  /// The workload's cost with the optimizer's state: 4 bytes/parameter for SGD momentum, 8 for
+  /// Adam's two moments.
+  ModelCost cost;
+};
+
+/// Parses a scenario's `training:` map:
+/// {workload: NAME, optimizer: sgd|adam, lr_rule: none|linear|sqrt|adascale,
+///  target_accuracy: (0,1), budget_epochs: N, budget_time_s: S, validation_noise: X}.
+/// Only `workload` is required; without a budget the run gets the workload's reference epochs
+/// and without a target the workload's usual one. Errors name the value and what was expected
+/// ("unknown workload 'resnet19-cifar10', expected one of ...").
+TrainingSetup load_training(const ConfigNode& training, const WorkloadCatalog& catalog);
+
+/// The setup for `workload` with `options`, checked (a target outside (0, 1) is an InputError).
+TrainingSetup make_training_setup(const Workload& workload, const TrainingOptions& options);
+
+}  // namespace dynamix

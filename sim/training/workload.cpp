@@ -1,0 +1,170 @@
+// Workload catalog: loading from YAML and printing as a table.
+#include "sim/training/workload.h"
+
+#include <iomanip>
+#include <ostream>
+
+#include "sim/io/config_node.h"
+#include "sim/io/input_error.h"
+#include "sim/io/sources.h"
+
+namespace dynamix {
+namespace {
+
+double open_fraction(const ConfigNode& entry, std::string_view key) {
+  const double value = entry.number(key);
+  if (!(value > 0.0 && value < 1.0)) entry.at(key).fail("a number in (0, 1)");
+  return value;
+}
+
+std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::int64_t minimum) {
+  const std::int64_t value = entry.integer(key);
+  if (value < minimum) entry.at(key).fail("an integer >= " + std::to_string(minimum));
+  return value;
+}
+
+Workload parse_workload(const ConfigNode& entry) {
+  entry.reject_unknown({"name",
+                        "model",
+                        "dataset",
+                        "source",
+                        "parameters",
+                        "flops_per_sample",
+                        "activation_bytes_per_sample",
+                        "cpu_seconds_per_sample",
+                        "dataset_size",
+                        "validation_size",
+                        "classes",
+                        "reference_batch",
+                        "reference_epochs",
+                        "final_accuracy",
+                        "final_accuracy_adam",
+                        "final_train_accuracy",
+                        "initial_loss",
+                        "final_loss",
+                        "initial_noise_scale",
+                        "final_noise_scale",
+                        "target_accuracy"});
+  Workload workload;
+  workload.name = entry.text("name");
+  workload.model = entry.text("model");
+  workload.dataset = entry.text("dataset");
+  workload.source = entry.text_or("source", "");
+  workload.cost.parameters = entry.positive("parameters");
+  workload.cost.flops_per_sample = entry.positive("flops_per_sample");
+  workload.cost.activation_bytes_per_sample = entry.positive("activation_bytes_per_sample");
+  workload.cost.cpu_seconds_per_sample = entry.positive("cpu_seconds_per_sample");
+  workload.dataset_size = required_count(entry, "dataset_size", 1);
+
+  StatisticalModel& model = workload.statistics;
+  model.initial_accuracy = 1.0 / static_cast<double>(required_count(entry, "classes", 2));
+  model.validation_size = entry.positive("validation_size");
+  model.reference_batch = entry.positive("reference_batch");
+  model.reference_epochs = entry.positive("reference_epochs");
+  model.final_accuracy = open_fraction(entry, "final_accuracy");
+  model.final_accuracy_adam = open_fraction(entry, "final_accuracy_adam");
+  model.final_train_accuracy = open_fraction(entry, "final_train_accuracy");
+  model.target_accuracy = open_fraction(entry, "target_accuracy");
+  model.initial_loss = entry.positive("initial_loss");
+  model.final_loss = entry.positive("final_loss");
+  model.initial_noise_scale = entry.positive("initial_noise_scale");
+  model.final_noise_scale = entry.positive("final_noise_scale");
+
+  for (const double accuracy :
+       {model.final_accuracy, model.final_accuracy_adam, model.final_train_accuracy}) {
+    if (accuracy <= model.initial_accuracy) {
+      entry.fail("final accuracies above chance (1/classes = " +
+                 std::to_string(model.initial_accuracy) + ")");
+    }
+  }
+  if (model.final_loss >= model.initial_loss) {
+    entry.at("final_loss").fail("a loss below initial_loss");
+  }
+  if (model.final_noise_scale < model.initial_noise_scale) {
+    entry.at("final_noise_scale").fail("a noise scale >= initial_noise_scale");
+  }
+  return workload;
+}
+
+}  // namespace
+
+std::string_view to_string(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kAdam:
+      return "adam";
+  }
+  return "?";
+}
+
+std::string_view to_string(LrRule rule) {
+  switch (rule) {
+    case LrRule::kNone:
+      return "none";
+    case LrRule::kLinear:
+      return "linear";
+    case LrRule::kSqrt:
+      return "sqrt";
+    case LrRule::kAdaScale:
+      return "adascale";
+  }
+  return "?";
+}
+
+WorkloadCatalog WorkloadCatalog::load(const std::string& path) {
+  const ConfigNode root = ConfigNode::parse(read_text(path), path);
+  root.reject_unknown({"workloads"});
+  WorkloadCatalog catalog;
+  for (const ConfigNode& entry : root.at("workloads").items()) {
+    Workload workload = parse_workload(entry);
+    if (catalog.find(workload.name) != nullptr) {
+      entry.at("name").fail("a workload name not used before", "'" + workload.name + "' again");
+    }
+    catalog.workloads_.push_back(std::move(workload));
+  }
+  return catalog;
+}
+
+WorkloadCatalog WorkloadCatalog::builtin() {
+  return load(std::string(kEmbeddedPrefix) + "catalog/workloads.yaml");
+}
+
+const Workload* WorkloadCatalog::find(std::string_view name) const {
+  for (const Workload& workload : workloads_) {
+    if (workload.name == name) return &workload;
+  }
+  return nullptr;
+}
+
+const Workload& WorkloadCatalog::at(std::string_view name) const {
+  if (const Workload* workload = find(name)) return *workload;
+  throw InputError("workload catalog", 0, "workload", "one of " + names(),
+                   "unknown workload '" + std::string(name) + "'");
+}
+
+std::string WorkloadCatalog::names() const {
+  std::string list;
+  for (const Workload& workload : workloads_) {
+    list += (list.empty() ? "" : ", ") + workload.name;
+  }
+  return list;
+}
+
+void print_workload_table(const WorkloadCatalog& catalog, std::ostream& out) {
+  const auto flags = out.flags();
+  out << std::left << std::setw(22) << "name" << std::setw(12) << "model" << std::setw(14)
+      << "dataset" << std::right << std::setw(10) << "params_M" << std::setw(19)
+      << "gflops_per_sample" << std::setw(14) << "dataset_size" << std::setw(16) << "final_accuracy"
+      << '\n';
+  for (const Workload& workload : catalog.all()) {
+    out << std::left << std::setw(22) << workload.name << std::setw(12) << workload.model
+        << std::setw(14) << workload.dataset << std::right << std::fixed << std::setprecision(2)
+        << std::setw(10) << workload.cost.parameters / 1e6 << std::setw(19)
+        << workload.cost.flops_per_sample / 1e9 << std::setw(14) << workload.dataset_size
+        << std::setprecision(4) << std::setw(16) << workload.statistics.final_accuracy << '\n';
+  }
+  out.flags(flags);
+}
+
+}  // namespace dynamix

@@ -1,0 +1,84 @@
+// Workloads (model + dataset): compute cost and the parameters of their statistical model.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/cluster/compute.h"
+
+namespace dynamix {
+
+enum class Optimizer { kSgd, kAdam };
+
+/// How the learning rate follows the global batch B = S·M0. kNone: not scaled ("no LR care").
+enum class LrRule { kNone, kLinear, kSqrt, kAdaScale };
+
+std::string_view to_string(Optimizer optimizer);
+std::string_view to_string(LrRule rule);
+
+/// How training progresses for one workload; every value is sourced in catalog/workloads.yaml.
+struct StatisticalModel {
+  /// Reference global batch M0 of the published run.
+  double reference_batch = 128;
+  /// Epochs the published run takes at M0 to converge; progress 1 is reached there.
+  double reference_epochs = 200;
+  /// Validation accuracy the published SGD run ends at (top-1, or next-token for a LM).
+  double final_accuracy = 0.93;
+  /// The same with Adam (lower on vision, Wilson et al. 2017).
+  double final_accuracy_adam = 0.92;
+  /// Training accuracy at convergence.
+  double final_train_accuracy = 0.999;
+  /// Accuracy of an untrained model (chance).
+  double initial_accuracy = 0.1;
+  /// Training loss (nats) at initialization and at convergence.
+  double initial_loss = 2.3026;
+  double final_loss = 0.01;
+  /// Gradient noise scale B_noise (samples) at initialization and at convergence.
+  double initial_noise_scale = 100;
+  double final_noise_scale = 1000;
+  /// Samples in the validation set (sets the sampling noise of measured accuracy).
+  double validation_size = 10000;
+  /// The usual target accuracy for time-to-accuracy runs.
+  double target_accuracy = 0.9;
+};
+
+struct Workload {
+  /// e.g. "resnet18-cifar10".
+  std::string name;
+  std::string model;
+  std::string dataset;
+  /// Where the figures come from, in one line.
+  std::string source;
+  ModelCost cost;
+  /// Training samples per epoch.
+  std::int64_t dataset_size = 0;
+  StatisticalModel statistics;
+};
+
+class WorkloadCatalog {
+ public:
+  /// Reads a catalog YAML (`workloads: [...]`); unknown keys and bad values are InputErrors.
+  static WorkloadCatalog load(const std::string& path);
+  /// The catalog compiled into the binary, "embedded:/catalog/workloads.yaml".
+  static WorkloadCatalog builtin();
+
+  /// The workload named `name`, or nullptr.
+  const Workload* find(std::string_view name) const;
+  /// The workload named `name`; an InputError naming the known ones otherwise.
+  const Workload& at(std::string_view name) const;
+  const std::vector<Workload>& all() const { return workloads_; }
+  /// "vgg11-cifar10, resnet18-cifar10, ..." for error messages.
+  std::string names() const;
+
+ private:
+  std::vector<Workload> workloads_;
+};
+
+/// The `dynamix workloads` table: name, model, dataset, params_M, gflops_per_sample,
+/// dataset_size, final_accuracy.
+void print_workload_table(const WorkloadCatalog& catalog, std::ostream& out);
+
+}  // namespace dynamix
