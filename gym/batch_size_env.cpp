@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "sim/core/check.h"
@@ -94,20 +95,60 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   done_ = false;
 
   ResetResult result;
-  const int initial = reset_options.initial_batch > 0 ? reset_options.initial_batch
-                      : options_.initial_batch > 0    ? options_.initial_batch
-                                                      : scenario_->batch_size;
+  const int reference = options_.initial_batch > 0 ? options_.initial_batch : scenario_->batch_size;
+  const int initial = reset_options.initial_batch > 0 ? reset_options.initial_batch : reference;
   batches_.resize(p);
   result.info.batches.resize(p);
   result.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
   run_window();
+  window_.train_accuracy_change = 0;
   reward_ = options_.reward;
-  if (reward_.time_scale_s == 0) reward_.time_scale_s = std::max(window_.time_s, 1e-9);
+  resolve_reward_scales(seed, reference, initial == reference);
   builder_.build(window_, result.observation);
   done_ = run_->reached_target() || run_->budget_exhausted();
   fill_info(result.info);
   return result;
+}
+
+void BatchSizeEnv::resolve_reward_scales(std::uint64_t seed, int reference, bool measured) {
+  const std::size_t p = run_->workers();
+  double window_s = window_.time_s;
+  double iteration_s = window_.iteration_s;
+  if (!measured) {
+    // The scales must not depend on where a policy starts, or returns of policies that start
+    // at different batches would not compare: measure the reference batch on a twin run.
+    TrainingRun probe(*scenario_, seed);
+    std::vector<int> batches(p);
+    for (std::size_t w = 0; w < p; ++w) batches[w] = clamp_batch(w, reference);
+    for (int i = 0; i < options_.decision_interval; ++i) probe.step(batches);
+    window_s = to_seconds(probe.now());
+    iteration_s = window_s / options_.decision_interval;
+  }
+  if (reward_.time_scale_s == 0) reward_.time_scale_s = std::max(window_s, 1e-9);
+  if (reward_.miss_time_s != 0) return;
+  // The latest a budget can end: an epoch at global batch G takes D/G·t(G) and t(G)/G falls as
+  // G grows, so the smallest batches take longest per epoch; an iteration takes at most
+  // t(G_ref)·G/G_ref above the reference.
+  double reference_global = 0, smallest_global = 0, largest_global = 0;
+  for (std::size_t w = 0; w < p; ++w) {
+    reference_global += clamp_batch(w, reference);
+    smallest_global += clamp_batch(w, options_.min_batch);
+    largest_global += clamp_batch(w, options_.max_batch);
+  }
+  double latest = std::numeric_limits<double>::infinity();
+  const TrainingOptions& training = scenario_->training;
+  if (training.budget_time_s) latest = std::min(latest, *training.budget_time_s);
+  if (training.budget_epochs) {
+    latest = std::min(latest, *training.budget_epochs *
+                                  static_cast<double>(scenario_->workload.dataset_size) /
+                                  smallest_global * iteration_s);
+  }
+  if (scenario_->max_iterations) {
+    latest = std::min(latest, static_cast<double>(*scenario_->max_iterations) * iteration_s *
+                                  std::max(1.0, largest_global / reference_global));
+  }
+  reward_.miss_time_s = std::isfinite(latest) ? latest : 0;
 }
 
 StepResult BatchSizeEnv::step(std::span<const int> actions) {
@@ -167,13 +208,16 @@ void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
   advance(out);
 }
 
-void BatchSizeEnv::set_batch(std::size_t worker, long long requested, StepInfo& info) {
+int BatchSizeEnv::clamp_batch(std::size_t worker, long long requested) const {
   const long long memory = run_->max_batch(worker);
   const long long upper = std::min<long long>(options_.max_batch, memory);
   const long long lower = std::min<long long>(options_.min_batch, upper);
-  const long long batch = std::clamp(requested, lower, upper);
-  batches_[worker] = static_cast<int>(batch);
-  info.clamped[worker] = batch != requested;
+  return static_cast<int>(std::clamp(requested, lower, upper));
+}
+
+void BatchSizeEnv::set_batch(std::size_t worker, long long requested, StepInfo& info) {
+  batches_[worker] = clamp_batch(worker, requested);
+  info.clamped[worker] = batches_[worker] != requested;
 }
 
 void BatchSizeEnv::run_window() {
@@ -183,13 +227,8 @@ void BatchSizeEnv::run_window() {
     if (observer_) observer_(*run_, record);
     if (run_->reached_target() || run_->budget_exhausted()) break;
   }
-  const double previous = window_.train_accuracy;
-  accumulator_.finish(previous, run_->validation_accuracy().value_or(0.0),
+  accumulator_.finish(window_.train_accuracy, run_->validation_accuracy().value_or(0.0),
                       progress_of(*run_, *scenario_), window_);
-  if (decision_ == 0 && window_.iterations > 0 && previous == 0) {
-    // The first window has no predecessor: report no change rather than the whole accuracy.
-    window_.train_accuracy_change = 0;
-  }
 }
 
 void BatchSizeEnv::fill_info(StepInfo& info) const {
@@ -214,6 +253,10 @@ void BatchSizeEnv::advance(StepResult& out) {
   out.terminated = run_->reached_target();
   out.truncated = !out.terminated && run_->budget_exhausted();
   done_ = out.terminated || out.truncated;
+  if (out.truncated) {
+    const auto penalty = static_cast<float>(miss_penalty(reward_, to_seconds(run_->now())));
+    for (float& reward : out.rewards) reward += penalty;
+  }
   fill_info(out.info);
 }
 

@@ -95,7 +95,7 @@ class BatchSizeEnv {
   /// Workers of the current episode (0 before the first reset).
   std::size_t workers() const;
   const EnvOptions& options() const { return options_; }
-  /// The reward options in force this episode (time_scale_s resolved).
+  /// The reward options in force this episode (time_scale_s and miss_time_s resolved).
   const RewardOptions& reward_options() const { return reward_; }
   const ObservationSchema& schema() const { return builder_.schema(); }
   const ObservationBuilder& observation_builder() const { return builder_; }
@@ -108,7 +108,9 @@ class BatchSizeEnv {
 
  private:
   void check_can_step(std::size_t size, const char* what) const;
+  int clamp_batch(std::size_t worker, long long requested) const;
   void set_batch(std::size_t worker, long long requested, StepInfo& info);
+  void resolve_reward_scales(std::uint64_t seed, int reference, bool measured);
   void run_window();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);

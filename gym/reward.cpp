@@ -49,4 +49,10 @@ void compute_rewards(const RewardOptions& options, Optimizer optimizer,
   }
 }
 
+double miss_penalty(const RewardOptions& options, double time_s) {
+  if (options.kind != RewardKind::kTimeToTarget || !options.charge_miss) return 0;
+  DYNAMIX_CHECK(options.time_scale_s > 0, "time scale " << options.time_scale_s);
+  return -options.time_weight * std::max(0.0, options.miss_time_s - time_s) / options.time_scale_s;
+}
+
 }  // namespace dynamix

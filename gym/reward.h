@@ -39,14 +39,26 @@ struct RewardOptions {
   double accuracy_weight = 1.0;
   /// Time-to-target: penalty per time_scale_s of simulated time.
   double time_weight = 0.01;
-  /// Time-to-target: the time unit of the penalty; 0 means the duration of the episode's first
-  /// window (run by reset), which keeps rewards of slow and fast scenarios alike in size.
+  /// Time-to-target: the time unit of the penalty; 0 means the duration of a window of k
+  /// iterations at the environment's initial batch, measured at reset, which keeps rewards of
+  /// slow and fast scenarios alike in size.
   double time_scale_s = 0;
+  /// Time-to-target: a run whose budget ends before the target is charged, in its last
+  /// reward, the time left until miss_time_s, so that every miss returns less than every run
+  /// that reached the target (the return then orders runs by time to target, misses last).
+  bool charge_miss = true;
+  /// Time-to-target: the time a miss is charged up to; 0 means the latest time the scenario's
+  /// budget can end at batches within the environment's bounds (estimated at reset).
+  double miss_time_s = 0;
 };
 
 /// Per-worker rewards for one window, written into `rewards` (size = workers).
 /// kTimeToTarget needs options.time_scale_s > 0 (the environment resolves 0 at reset).
 void compute_rewards(const RewardOptions& options, Optimizer optimizer,
                      const WindowMetrics& window, std::span<float> rewards);
+/// The extra (negative) reward of a time-to-target run that ended at `time_s` without reaching
+/// its target: time_weight·(miss_time_s − time_s)/time_scale_s; 0 for other kinds or when
+/// charge_miss is off.
+double miss_penalty(const RewardOptions& options, double time_s);
 
 }  // namespace dynamix

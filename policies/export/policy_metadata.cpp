@@ -75,8 +75,8 @@ void compare(const YAML::Node& environment, const YAML::Node& policy, const std:
     for (const auto& entry : policy) {
       const std::string key = entry.first.Scalar();
       if (!environment[key]) {
-        out.push_back({where.empty() ? key : where + "." + key, "no such key",
-                       describe(entry.second)});
+        out.push_back(
+            {where.empty() ? key : where + "." + key, "no such key", describe(entry.second)});
       }
     }
   }

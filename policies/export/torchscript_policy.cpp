@@ -24,7 +24,8 @@ std::string forward_source(std::size_t layers) {
   for (std::size_t i = 0; i < layers; ++i) {
     const std::string affine = "torch.addmm(self.bias" + std::to_string(i) + ", x, self.weight" +
                                std::to_string(i) + ".t())";
-    out << (i + 1 < layers ? "    x = torch.tanh(" + affine + ")\n" : "    return " + affine + "\n");
+    out << (i + 1 < layers ? "    x = torch.tanh(" + affine + ")\n"
+                           : "    return " + affine + "\n");
   }
   out << "def act(self, obs):\n"
          "    return torch.argmax(self.forward(obs), 1)\n";
@@ -44,8 +45,8 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
   DYNAMIX_CHECK(!snapshot.layers.empty() && snapshot.observation_std.size() == features &&
                     snapshot.layers.front().inputs == features &&
                     snapshot.layers.back().outputs == snapshot.metadata.actions.size(),
-                "snapshot of " << features << " features, " << snapshot.layers.size()
-                               << " layers, " << snapshot.metadata.actions.size() << " actions");
+                "snapshot of " << features << " features, " << snapshot.layers.size() << " layers, "
+                               << snapshot.metadata.actions.size() << " actions");
   torch::jit::Module module("dynamix.BatchSizePolicy");
   const auto f = static_cast<std::int64_t>(features);
   module.register_buffer("observation_mean", tensor_of(snapshot.observation_mean, {f}));

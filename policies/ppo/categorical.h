@@ -7,7 +7,9 @@
 namespace dynamix::categorical {
 
 /// log π(a|s) for every action, rows of logits [rows × actions].
-inline torch::Tensor log_probs(const torch::Tensor& logits) { return torch::log_softmax(logits, 1); }
+inline torch::Tensor log_probs(const torch::Tensor& logits) {
+  return torch::log_softmax(logits, 1);
+}
 
 /// log π(a_i|s_i) of the chosen actions (int64 [rows]).
 inline torch::Tensor log_prob(const torch::Tensor& logits, const torch::Tensor& actions) {

@@ -13,9 +13,9 @@ void compute_gae(const GaeInputs& inputs, double gamma, double lambda, std::span
                 "GAE inputs of different lengths");
   for (std::size_t i = n; i-- > 0;) {
     const std::int64_t next = inputs.next[i];
-    DYNAMIX_CHECK(next < 0 || (static_cast<std::size_t>(next) > i &&
-                               static_cast<std::size_t>(next) < n),
-                  "transition " << i << " links to " << next);
+    DYNAMIX_CHECK(
+        next < 0 || (static_cast<std::size_t>(next) > i && static_cast<std::size_t>(next) < n),
+        "transition " << i << " links to " << next);
     const double next_value = next < 0 ? inputs.bootstrap[i] : inputs.values[next];
     const double delta = inputs.rewards[i] + gamma * next_value - inputs.values[i];
     const double carried = next < 0 ? 0.0 : gamma * lambda * advantages[next];

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <sstream>
 
 #include "policies/ppo/categorical.h"
 #include "sim/core/check.h"
@@ -83,10 +84,10 @@ void initialize(ActorCritic& model, std::uint64_t seed) {
 torch::Tensor rows_of(std::span<const float> values, std::size_t features) {
   DYNAMIX_CHECK(values.size() % features == 0,
                 values.size() << " values are not rows of " << features << " features");
-  return torch::from_blob(const_cast<float*>(values.data()),
-                          {static_cast<std::int64_t>(values.size() / features),
-                           static_cast<std::int64_t>(features)},
-                          torch::kFloat32);
+  return torch::from_blob(
+      const_cast<float*>(values.data()),
+      {static_cast<std::int64_t>(values.size() / features), static_cast<std::int64_t>(features)},
+      torch::kFloat32);
 }
 
 std::string first_line(const c10::Error& error) {
@@ -163,20 +164,18 @@ void PpoLearner::values(std::span<const float> observations, std::span<float> va
 
 std::vector<float> PpoLearner::logits(std::span<const float> observations) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor l =
-      impl_->model->logits(rows_of(observations, impl_->features)).contiguous();
+  const torch::Tensor l = impl_->model->logits(rows_of(observations, impl_->features)).contiguous();
   return std::vector<float>(l.data_ptr<float>(), l.data_ptr<float>() + l.numel());
 }
 
 UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rng& rng) {
   const PpoOptions& o = impl_->options;
   const std::int64_t n = static_cast<std::int64_t>(rollout.size());
-  DYNAMIX_CHECK(rollout.observations.size() == rollout.size() * impl_->features &&
-                    rollout.log_probs.size() == rollout.size() &&
-                    rollout.values.size() == rollout.size() &&
-                    rollout.advantages.size() == rollout.size() &&
-                    rollout.returns.size() == rollout.size(),
-                "rollout arrays of different lengths");
+  DYNAMIX_CHECK(
+      rollout.observations.size() == rollout.size() * impl_->features &&
+          rollout.log_probs.size() == rollout.size() && rollout.values.size() == rollout.size() &&
+          rollout.advantages.size() == rollout.size() && rollout.returns.size() == rollout.size(),
+      "rollout arrays of different lengths");
   UpdateLosses losses;
   if (n == 0) return losses;
   for (auto& group : impl_->optimizer->param_groups()) {
@@ -205,10 +204,12 @@ UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rn
       const std::int64_t begin = n * m / minibatches;
       const std::int64_t end = n * (m + 1) / minibatches;
       if (end == begin) continue;
-      const torch::Tensor index = torch::from_blob(order.data() + begin, {end - begin}, torch::kInt64);
+      const torch::Tensor index =
+          torch::from_blob(order.data() + begin, {end - begin}, torch::kInt64);
       const torch::Tensor logits = impl_->model->logits(observations.index_select(0, index));
       const torch::Tensor new_values = impl_->model->value(observations.index_select(0, index));
-      const torch::Tensor new_log_probs = categorical::log_prob(logits, actions.index_select(0, index));
+      const torch::Tensor new_log_probs =
+          categorical::log_prob(logits, actions.index_select(0, index));
       const torch::Tensor entropy = categorical::entropy(logits).mean();
       const torch::Tensor log_ratio = new_log_probs - old_log_probs.index_select(0, index);
       const torch::Tensor ratio = log_ratio.exp();
@@ -233,7 +234,8 @@ UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rn
       torch::Tensor value_loss = (new_values - target).pow(2);
       if (o.clip_value_loss) {
         const torch::Tensor old = old_values.index_select(0, index);
-        const torch::Tensor clipped = old + torch::clamp(new_values - old, -o.clip_range, o.clip_range);
+        const torch::Tensor clipped =
+            old + torch::clamp(new_values - old, -o.clip_range, o.clip_range);
         value_loss = torch::max(value_loss, (clipped - target).pow(2));
       }
       value_loss = 0.5 * value_loss.mean();
@@ -321,7 +323,8 @@ torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file
   try {
     archive.load_from(file.string());
   } catch (const c10::Error& error) {
-    throw InputError(file.string(), 0, "", "a PPO checkpoint", "an unreadable file (" + first_line(error) + ")");
+    throw InputError(file.string(), 0, "", "a PPO checkpoint",
+                     "an unreadable file (" + first_line(error) + ")");
   }
   return archive;
 }
@@ -333,7 +336,22 @@ void PpoLearner::load(const std::filesystem::path& file) {
   try {
     torch::serialize::InputArchive model;
     archive.read("model", model);
-    impl_->model->load(model);
+    // Module::load adopts whatever shapes the file has: stage it and compare before copying.
+    ActorCritic staged(impl_->features, impl_->actions, impl_->options.hidden_sizes);
+    staged.load(model);
+    const std::vector<torch::Tensor> loaded = staged.parameters();
+    std::vector<torch::Tensor> current = impl_->model->parameters();
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      if (loaded[i].sizes() != current[i].sizes()) {
+        std::ostringstream found;
+        found << "a parameter of shape " << loaded[i].sizes() << " where " << current[i].sizes()
+              << " was expected";
+        throw InputError(file.string(), 0, "model", "the network of this trainer's options",
+                         found.str());
+      }
+    }
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < current.size(); ++i) current[i].copy_(loaded[i]);
     torch::serialize::InputArchive optimizer;
     archive.read("optimizer", optimizer);
     impl_->optimizer->load(optimizer);

@@ -11,6 +11,9 @@ struct PpoOptions {
   std::uint64_t seed = 1;
   /// Decisions each environment takes per update (rollout length); one sample per worker each.
   int rollout_steps = 64;
+  /// Updates between fresh resets of every environment (episodes then in progress are cut,
+  /// with a bootstrapped value); bounds what resuming a checkpoint replays. 0: never.
+  int reset_interval = 100;
   /// Optimization passes over each rollout.
   int epochs = 4;
   /// Minibatches per epoch (samples are split as evenly as their count allows).

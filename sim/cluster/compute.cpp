@@ -20,10 +20,9 @@ double usable_bytes(const NodeSpec& node) {
 }
 
 void check_gpus(const NodeSpec& node) {
-  DYNAMIX_CHECK(node.gpus > 0 && node.gpu_spec.peak_tflops > 0 &&
-                    node.gpu_spec.max_efficiency > 0,
-                "host '" << node.name << "' has " << node.gpus << " GPUs of type '" << node.gpu
-                         << "'");
+  DYNAMIX_CHECK(
+      node.gpus > 0 && node.gpu_spec.peak_tflops > 0 && node.gpu_spec.max_efficiency > 0,
+      "host '" << node.name << "' has " << node.gpus << " GPUs of type '" << node.gpu << "'");
 }
 
 }  // namespace
@@ -55,7 +54,7 @@ int max_batch(const NodeSpec& node, const ModelCost& cost) {
   const double per_gpu = std::floor(free_bytes / cost.activation_bytes_per_sample);
   const double total = per_gpu * node.gpus;
   return total >= std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
-                                                   : static_cast<int>(total);
+                                                  : static_cast<int>(total);
 }
 
 double memory_bytes(const NodeSpec& node, const ModelCost& cost, int batch) {
@@ -68,7 +67,8 @@ double memory_utilization(const NodeSpec& node, const ModelCost& cost, int batch
 }
 
 double load_seconds(const NodeSpec& node, const ModelCost& cost, int batch) {
-  DYNAMIX_CHECK(node.cpu_cores > 0, "host '" << node.name << "' has " << node.cpu_cores << " cores");
+  DYNAMIX_CHECK(node.cpu_cores > 0,
+                "host '" << node.name << "' has " << node.cpu_cores << " cores");
   DYNAMIX_CHECK(batch >= 0, "batch " << batch);
   return batch * cost.cpu_seconds_per_sample / node.cpu_cores;
 }

@@ -14,7 +14,8 @@ namespace dynamix {
 class ConfigNode;
 
 /// One GPU type. A batch of b samples of F FLOPs each takes
-/// t(b) = fixed_overhead + b·F / (peak·u(b)), u(b) = max_efficiency·b / (b + half_efficiency_batch).
+/// t(b) = fixed_overhead + b·F / (peak·u(b)), u(b) = max_efficiency·b / (b +
+/// half_efficiency_batch).
 struct GpuSpec {
   std::string name;
   /// Dense FP16/BF16 tensor-core peak (mixed-precision training), in TFLOP/s.

@@ -2,13 +2,13 @@
 #include "sim/cluster/topology.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <set>
-
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/connected_components.hpp>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
 
 #include "sim/core/check.h"
 #include "sim/core/random.h"
@@ -75,12 +75,23 @@ std::vector<std::string> expand_names(const ConfigNode& entry) {
   return names;
 }
 
-/// Reads a topology document into hosts, switches and links, resolving names as it goes.
+/// A topology document with every name resolved. Vertices are hosts, then switches.
+struct ParsedTopology {
+  std::string name;
+  std::vector<NodeSpec> hosts;
+  std::vector<std::string> switches;
+  /// The entry that declared each vertex, for errors about it.
+  std::vector<ConfigNode> declarations;
+  std::vector<std::tuple<std::size_t, std::size_t, LinkSpec>> links;
+};
+
+/// Reads a topology document, resolving names as it goes.
 class TopologyReader {
  public:
-  TopologyReader(const ConfigNode& root, const GpuCatalog& gpus) : gpus_(gpus) {
+  explicit TopologyReader(const GpuCatalog& gpus) : gpus_(gpus) {}
+
+  ParsedTopology read(const ConfigNode& root) {
     root.reject_unknown({"name", "switches", "nodes", "links"});
-    name_ = root.text_or("name", root.source());
     if (const auto switches = root.find("switches")) {
       for (const ConfigNode& entry : switches->items()) read_switch(entry);
     }
@@ -90,35 +101,26 @@ class TopologyReader {
     if (const auto links = root.find("links")) {
       for (const ConfigNode& entry : links->items()) read_links(entry);
     }
-  }
-
-  std::string name_;
-  std::vector<NodeSpec> hosts_;
-  std::vector<std::string> switches_;
-  /// The entry that declared each vertex (hosts, then switches), for errors.
-  std::vector<ConfigNode> host_entries_;
-  std::vector<ConfigNode> switch_entries_;
-
-  /// Edges with switch vertices numbered from 0 and flagged; see vertex().
-  struct PendingEdge {
-    std::size_t a;
-    std::size_t b;
-    LinkSpec spec;
-  };
-  std::vector<PendingEdge> edges_;
-
-  static constexpr std::size_t kSwitchFlag = std::size_t{1} << 62;
-  std::size_t vertex(std::size_t ref) const {
-    return (ref & kSwitchFlag) != 0 ? hosts_.size() + (ref & ~kSwitchFlag) : ref;
+    ParsedTopology parsed{root.text_or("name", root.source()),
+                          std::move(hosts_),
+                          std::move(switches_),
+                          std::move(host_entries_),
+                          {}};
+    parsed.declarations.insert(parsed.declarations.end(), switch_entries_.begin(),
+                               switch_entries_.end());
+    for (const auto& [a, b, spec] : edges_) {
+      parsed.links.emplace_back(vertex(a, parsed.hosts.size()), vertex(b, parsed.hosts.size()),
+                                spec);
+    }
+    return parsed;
   }
 
  private:
   void declare(const ConfigNode& name_node, const std::string& name, std::size_t ref) {
     const auto [it, inserted] = refs_.emplace(name, Declared{ref, name_node.line()});
     if (!inserted) {
-      name_node.fail("a unique name",
-                     quoted(name) + " (already defined at line " + std::to_string(it->second.line) +
-                         ")");
+      name_node.fail("a unique name", quoted(name) + " (already defined at line " +
+                                          std::to_string(it->second.line) + ")");
     }
   }
 
@@ -213,12 +215,21 @@ class TopologyReader {
   }
 
   void add_edge(const ConfigNode& entry, std::size_t a, std::size_t b, const LinkSpec& spec) {
-    if (a == b) entry.fail("a link between two different vertices", "one from " + quoted(ref_name(a)) + " to itself");
+    if (a == b) {
+      entry.fail("a link between two different vertices",
+                 "one from " + quoted(ref_name(a)) + " to itself");
+    }
     if (!linked_.insert(std::minmax(a, b)).second) {
       entry.fail("one link between " + quoted(ref_name(a)) + " and " + quoted(ref_name(b)),
                  "a second one");
     }
-    edges_.push_back({a, b, spec});
+    edges_.emplace_back(a, b, spec);
+  }
+
+  // Switches are numbered from 0 with this flag until the host count is known.
+  static constexpr std::size_t kSwitchFlag = std::size_t{1} << 62;
+  static std::size_t vertex(std::size_t ref, std::size_t host_count) {
+    return (ref & kSwitchFlag) != 0 ? host_count + (ref & ~kSwitchFlag) : ref;
   }
 
   struct Declared {
@@ -226,6 +237,11 @@ class TopologyReader {
     int line;
   };
   const GpuCatalog& gpus_;
+  std::vector<NodeSpec> hosts_;
+  std::vector<std::string> switches_;
+  std::vector<ConfigNode> host_entries_;
+  std::vector<ConfigNode> switch_entries_;
+  std::vector<std::tuple<std::size_t, std::size_t, LinkSpec>> edges_;
   std::map<std::string, Declared, std::less<>> refs_;
   std::map<std::string, std::vector<std::size_t>, std::less<>> groups_;
   std::set<std::pair<std::size_t, std::size_t>> linked_;
@@ -246,21 +262,16 @@ NodeSpec worker_node(std::string name, const GpuSpec& gpu, int gpus, int cpu_cor
 Topology::Topology() : graph_(std::make_shared<const Graph>()) {}
 
 Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus) {
-  TopologyReader reader(root, gpus);
+  ParsedTopology parsed = TopologyReader(gpus).read(root);
   std::vector<Edge> edges;
-  edges.reserve(reader.edges_.size());
-  for (const auto& edge : reader.edges_) {
-    edges.push_back({reader.vertex(edge.a), reader.vertex(edge.b), edge.spec});
-  }
-  Topology topology = assemble(reader.name_, std::move(reader.hosts_), std::move(reader.switches_),
-                               edges);
+  edges.reserve(parsed.links.size());
+  for (const auto& [a, b, spec] : parsed.links) edges.push_back({a, b, spec});
+  Topology topology =
+      assemble(std::move(parsed.name), std::move(parsed.hosts), std::move(parsed.switches), edges);
   if (const auto unreachable = topology.unreachable_vertex()) {
-    const std::size_t hosts = topology.hosts_.size();
-    const ConfigNode& entry = *unreachable < hosts ? reader.host_entries_[*unreachable]
-                                                   : reader.switch_entries_[*unreachable - hosts];
-    entry.fail("a connected topology", quoted(topology.vertex_names_[*unreachable]) +
-                                           " unreachable from " +
-                                           quoted(topology.vertex_names_[0]));
+    parsed.declarations[*unreachable].fail(
+        "a connected topology", quoted(topology.vertex_names_[*unreachable]) +
+                                    " unreachable from " + quoted(topology.vertex_names_[0]));
   }
   return topology;
 }
@@ -405,8 +416,7 @@ std::size_t Topology::route_root(std::size_t from_host) const {
   return *boost::adjacent_vertices(from_host, adjacency).first;
 }
 
-void Topology::precompute_routes(
-    std::span<const std::pair<std::size_t, std::size_t>> host_pairs) {
+void Topology::precompute_routes(std::span<const std::pair<std::size_t, std::size_t>> host_pairs) {
   const std::size_t host_count = hosts_.size();
   std::map<std::size_t, std::vector<std::pair<std::size_t, std::size_t>>> by_root;
   for (const auto& [from, to] : host_pairs) {
@@ -427,9 +437,9 @@ void Topology::precompute_routes(
   for (const auto& [root, pairs] : by_root) {
     std::fill(hops.begin(), hops.end(), kUnreached);
     hops[root] = 0;
-    boost::breadth_first_search(
-        adjacency, root,
-        boost::visitor(boost::make_bfs_visitor(boost::record_distances(hop_map, boost::on_tree_edge()))));
+    boost::breadth_first_search(adjacency, root,
+                                boost::visitor(boost::make_bfs_visitor(
+                                    boost::record_distances(hop_map, boost::on_tree_edge()))));
     for (const auto& [from, to] : pairs) {
       routes_.emplace(pair_key(from, to, host_count), trace_route(from, to, root, hops));
     }

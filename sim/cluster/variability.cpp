@@ -21,24 +21,25 @@ VariabilityOptions VariabilityOptions::none() {
 
 VariabilityOptions VariabilityOptions::load(const ConfigNode& node) {
   node.reject_unknown({"gpu_spread", "outlier_probability", "outlier_slowdown", "jitter_sigma",
-                       "straggler_rate_per_hour", "straggler_slowdown",
-                       "straggler_mean_duration_s", "minimum_factor"});
+                       "straggler_rate_per_hour", "straggler_slowdown", "straggler_mean_duration_s",
+                       "minimum_factor"});
   VariabilityOptions options;
   options.gpu_spread = node.at_least_or("gpu_spread", 0, options.gpu_spread);
-  options.outlier_probability = node.fraction_or("outlier_probability", options.outlier_probability);
+  options.outlier_probability =
+      node.fraction_or("outlier_probability", options.outlier_probability);
   options.outlier_slowdown = node.at_least_or("outlier_slowdown", 1, options.outlier_slowdown);
   options.jitter_sigma = node.at_least_or("jitter_sigma", 0, options.jitter_sigma);
   options.straggler_rate_per_hour =
       node.at_least_or("straggler_rate_per_hour", 0, options.straggler_rate_per_hour);
-  options.straggler_slowdown = node.at_least_or("straggler_slowdown", 1, options.straggler_slowdown);
+  options.straggler_slowdown =
+      node.at_least_or("straggler_slowdown", 1, options.straggler_slowdown);
   options.straggler_mean_duration_s =
       node.positive_or("straggler_mean_duration_s", options.straggler_mean_duration_s);
   options.minimum_factor = node.positive_or("minimum_factor", options.minimum_factor);
   return options;
 }
 
-Variability::Variability(const VariabilityOptions& options, std::size_t workers,
-                         std::uint64_t seed)
+Variability::Variability(const VariabilityOptions& options, std::size_t workers, std::uint64_t seed)
     : options_(options) {
   DYNAMIX_CHECK(options.minimum_factor > 0 && options.straggler_mean_duration_s > 0,
                 "minimum_factor " << options.minimum_factor << " straggler_mean_duration_s "
@@ -79,8 +80,7 @@ bool Variability::in_straggler_episode(std::size_t worker, TimePoint now) {
   DYNAMIX_CHECK(worker < workers_.size(), "worker " << worker << " of " << workers_.size());
   Worker& state = workers_[worker];
   DYNAMIX_CHECK(now >= state.last_query, "worker " << worker << " queried at "
-                                                   << now.time_since_epoch().count()
-                                                   << " ns after "
+                                                   << now.time_since_epoch().count() << " ns after "
                                                    << state.last_query.time_since_epoch().count());
   state.last_query = now;
   advance_episodes(state, now);

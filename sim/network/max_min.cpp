@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/core/check.h"
 
@@ -13,6 +14,15 @@ constexpr std::uint32_t kNoResource = std::numeric_limits<std::uint32_t>::max();
 // Resources whose fill level is within this relative distance of the lowest saturate together,
 // so that rounding never splits one bottleneck into two filling rounds.
 constexpr double kLevelTolerance = 1e-12;
+
+// Min-heap order on fill levels; ties by resource, so the fill order never depends on the heap.
+struct Later {
+  template <typename Entry>
+  bool operator()(const Entry& a, const Entry& b) const {
+    if (a.level != b.level) return a.level > b.level;
+    return a.local > b.local;
+  }
+};
 
 }  // namespace
 
@@ -74,11 +84,6 @@ void MaxMinSolver::collect_resources(const MaxMinProblem& problem) {
   }
   for (std::size_t local = count; local > 0; --local) first_user_[local] = first_user_[local - 1];
   first_user_[0] = 0;
-
-  active_.resize(count);
-  for (std::size_t local = 0; local < count; ++local) {
-    active_[local] = static_cast<std::uint32_t>(local);
-  }
 }
 
 void MaxMinSolver::fix(const MaxMinProblem& problem, std::size_t variable, double rate) {
@@ -90,7 +95,24 @@ void MaxMinSolver::fix(const MaxMinProblem& problem, std::size_t variable, doubl
     if (std::isfinite(rate)) remaining_[local] -= usage.coefficient * rate;
     weight_[local] -= usage.coefficient;
     --unfixed_users_[local];
+    if (unfixed_users_[local] > 0) {
+      heap_.push_back({level(local), local});
+      std::push_heap(heap_.begin(), heap_.end(), Later{});
+    }
   }
+}
+
+double MaxMinSolver::level(std::uint32_t local) const {
+  return std::max(0.0, remaining_[local]) / weight_[local];
+}
+
+bool MaxMinSolver::current(const LevelEntry& entry) const {
+  return unfixed_users_[entry.local] > 0 && entry.level == level(entry.local);
+}
+
+void MaxMinSolver::pop_level() {
+  std::pop_heap(heap_.begin(), heap_.end(), Later{});
+  heap_.pop_back();
 }
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
@@ -111,53 +133,52 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
       fix(problem, variable, bound);
       --unfixed;
     } else if (bound < kUnbounded) {
-      by_bound_.push_back(static_cast<std::uint32_t>(variable));
+      by_bound_.push_back({bound, static_cast<std::uint32_t>(variable)});
     }
   }
-  std::sort(by_bound_.begin(), by_bound_.end(), [&](std::uint32_t a, std::uint32_t b) {
-    if (problem.bounds[a] != problem.bounds[b]) return problem.bounds[a] < problem.bounds[b];
-    return a < b;
-  });
+  // Bounds are consumed smallest first, and usually few bind: a heap beats sorting them all.
+  std::make_heap(by_bound_.begin(), by_bound_.end(), std::greater<>{});
 
-  std::size_t next_bound = 0;
+  heap_.clear();
+  for (std::uint32_t local = 0; local < resources_.size(); ++local) {
+    heap_.push_back({level(local), local});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), Later{});
+
   while (unfixed > 0) {
-    double level = kUnbounded;
-    std::size_t kept = 0;
-    for (const std::uint32_t local : active_) {
-      if (unfixed_users_[local] == 0) continue;
-      active_[kept++] = local;
-      level = std::min(level, std::max(0.0, remaining_[local]) / weight_[local]);
-    }
-    active_.resize(kept);
+    while (!heap_.empty() && !current(heap_.front())) pop_level();
+    const double lowest = heap_.empty() ? kUnbounded : heap_.front().level;
 
-    if (next_bound < by_bound_.size() && problem.bounds[by_bound_[next_bound]] <= level) {
+    if (!by_bound_.empty() && by_bound_.front().first <= lowest) {
       // Variables capped below the level free capacity for the others, which only raises the
-      // levels of the resources they share: every bound up to `level` is final.
-      for (; next_bound < by_bound_.size(); ++next_bound) {
-        const std::uint32_t variable = by_bound_[next_bound];
+      // levels of the resources they share: every bound up to `lowest` is final.
+      while (!by_bound_.empty() && by_bound_.front().first <= lowest) {
+        const auto [bound, variable] = by_bound_.front();
+        std::pop_heap(by_bound_.begin(), by_bound_.end(), std::greater<>{});
+        by_bound_.pop_back();
         if (fixed_[variable]) continue;
-        if (problem.bounds[variable] > level) break;
-        fix(problem, variable, problem.bounds[variable]);
+        fix(problem, variable, bound);
         --unfixed;
       }
       continue;
     }
 
-    if (!std::isfinite(level)) {
+    if (!std::isfinite(lowest)) {
       for (std::size_t variable = 0; variable < count; ++variable) {
         if (!fixed_[variable]) fix(problem, variable, kUnbounded);
       }
       break;
     }
 
-    const double saturated = level * (1 + kLevelTolerance);
-    for (const std::uint32_t local : active_) {
-      if (unfixed_users_[local] == 0) continue;
-      if (std::max(0.0, remaining_[local]) > saturated * weight_[local]) continue;
-      for (std::size_t i = first_user_[local]; i < first_user_[local + 1]; ++i) {
+    const double saturated = lowest * (1 + kLevelTolerance);
+    while (unfixed > 0 && !heap_.empty() && heap_.front().level <= saturated) {
+      const LevelEntry entry = heap_.front();
+      pop_level();
+      if (!current(entry)) continue;
+      for (std::size_t i = first_user_[entry.local]; i < first_user_[entry.local + 1]; ++i) {
         const std::uint32_t variable = users_[i];
         if (fixed_[variable]) continue;
-        fix(problem, variable, level);
+        fix(problem, variable, lowest);
         --unfixed;
       }
     }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace dynamix {
@@ -37,8 +38,8 @@ struct MaxMinProblem {
 };
 
 /// Progressive filling: every unfixed variable grows at one level until a resource saturates
-/// (fixing the variables that use it) or a variable reaches its bound. Cost is linear in the
-/// usages per filling round; buffers are kept between calls.
+/// (fixing the variables that use it) or a variable reaches its bound. Resources wait in a heap
+/// by fill level, so a solve costs O(U log U) for U usages; buffers are kept between calls.
 class MaxMinSolver {
  public:
   /// The max-min fair rate of each variable (kUnbounded for one that uses nothing and has no
@@ -46,8 +47,16 @@ class MaxMinSolver {
   const std::vector<double>& solve(const MaxMinProblem& problem);
 
  private:
+  /// A resource's fill level when it last changed; entries made stale by later changes are skipped.
+  struct LevelEntry {
+    double level;
+    std::uint32_t local;
+  };
   void collect_resources(const MaxMinProblem& problem);
   void fix(const MaxMinProblem& problem, std::size_t variable, double rate);
+  double level(std::uint32_t local) const;
+  bool current(const LevelEntry& entry) const;
+  void pop_level();
 
   std::vector<double> rates_;
   std::vector<char> fixed_;
@@ -58,8 +67,8 @@ class MaxMinSolver {
   std::vector<std::size_t> unfixed_users_;
   std::vector<std::size_t> first_user_;
   std::vector<std::uint32_t> users_;
-  std::vector<std::uint32_t> active_;
-  std::vector<std::uint32_t> by_bound_;
+  std::vector<LevelEntry> heap_;
+  std::vector<std::pair<double, std::uint32_t>> by_bound_;
 };
 
 /// One-shot convenience for tests and tools.

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "sim/cluster/compute.h"
 #include "sim/cluster/gpu_catalog.h"
@@ -56,8 +57,9 @@ TEST_CASE("ResNet-50 mixed-precision training throughput matches published singl
   for (const ThroughputAnchor& anchor : kResNet50Anchors) {
     CAPTURE(anchor.source);
     const double simulated = simulated_samples_per_s(catalog, anchor.gpu, anchor.batch);
-    MESSAGE(anchor.gpu << " batch " << anchor.batch << ": published "
-                       << anchor.published_samples_per_s << " img/s, simulated " << simulated);
+    MESSAGE(std::string(anchor.gpu)
+            << " batch " << anchor.batch << ": published " << anchor.published_samples_per_s
+            << " img/s, simulated " << simulated);
     CHECK(std::abs(simulated / anchor.published_samples_per_s - 1) <= anchor.tolerance);
   }
 }

@@ -92,8 +92,9 @@ TEST_CASE("Catalog errors name the file, line and key") {
           "g.yaml:14: gpus.1.name: expected a GPU name not already in the catalog, found 'X1'");
   }
   SUBCASE("a missing file") {
-    CHECK(error_of([] { GpuCatalog::load(std::string("/nonexistent/gpus.yaml")); })
-              .starts_with("/nonexistent/gpus.yaml: expected a readable file"));
+    CHECK(error_of([] {
+            GpuCatalog::load(std::string("/nonexistent/gpus.yaml"));
+          }).starts_with("/nonexistent/gpus.yaml: expected a readable file"));
   }
 }
 

@@ -173,7 +173,7 @@ TEST_CASE("Routes are computed once and the same for the same pair") {
 TEST_CASE("Star and leaf-spine builders give 4096-host clusters with ring routes") {
   const GpuSpec& a100 = *catalog().find("A100");
   std::vector<NodeSpec> hosts;
-  for (int i = 0; i < 4096; ++i) hosts.push_back(worker_node("n" + std::to_string(i), a100));
+  for (int i = 0; i < 4096; ++i) hosts.push_back(worker_node(std::to_string(i) + "n", a100));
   std::vector<std::pair<std::size_t, std::size_t>> ring;
   for (std::size_t i = 0; i < hosts.size(); ++i) ring.emplace_back(i, (i + 1) % hosts.size());
 

@@ -105,7 +105,8 @@ TEST_CASE("Straggler episodes start mid-run and cover the expected share of time
   // Alternating renewal: busy share = mean duration / (mean gap + mean duration).
   const double expected_share = 60.0 / (1800.0 + 60.0);
   CHECK(static_cast<double>(covered) / samples == doctest::Approx(expected_share).epsilon(0.2));
-  CHECK(static_cast<double>(episodes) / workers == doctest::Approx(10 * 3600 / 1860.0).epsilon(0.2));
+  CHECK(static_cast<double>(episodes) / workers ==
+        doctest::Approx(10 * 3600 / 1860.0).epsilon(0.2));
 }
 
 TEST_CASE("Variability options load from YAML with defaults and checked ranges") {

@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
+#include "sim/core/random.h"
+
 namespace dynamix {
 namespace {
 
@@ -133,6 +137,49 @@ TEST_CASE("MaxMinSolver gives the same rates when reused on a different problem"
   REQUIRE(second.size() == 2);
   CHECK(second[0] == doctest::Approx(3.0));
   CHECK(solver.solve(large) == first);
+}
+
+TEST_CASE("max-min rates are feasible and every variable has a bottleneck, on random problems") {
+  // The bottleneck characterization (Bertsekas & Gallager §6.5.2): rates are max-min fair iff
+  // each variable is at its bound or uses a saturated resource where no user has a higher rate.
+  Rng rng(7, stream_id("max_min_test"));
+  for (int trial = 0; trial < 200; ++trial) {
+    MaxMinProblem problem;
+    const auto resources = 1 + rng.below(12);
+    for (std::uint64_t r = 0; r < resources; ++r) problem.capacities.push_back(rng.uniform(1, 10));
+    const auto variables = 1 + rng.below(20);
+    for (std::uint64_t v = 0; v < variables; ++v) {
+      problem.add_variable(rng.bernoulli(0.3) ? rng.uniform(0.1, 5) : kUnbounded);
+      const auto usages = 1 + rng.below(4);
+      for (std::uint64_t u = 0; u < usages; ++u) {
+        problem.add_usage(static_cast<std::uint32_t>(rng.below(resources)),
+                          static_cast<double>(1 + rng.below(3)));
+      }
+    }
+    const auto rates = solve_max_min(problem);
+    std::vector<double> load(resources, 0.0);
+    std::vector<double> highest(resources, 0.0);
+    for (std::size_t v = 0; v < variables; ++v) {
+      for (std::size_t u = problem.first_usage[v]; u < problem.first_usage[v + 1]; ++u) {
+        load[problem.usages[u].resource] += problem.usages[u].coefficient * rates[v];
+        highest[problem.usages[u].resource] =
+            std::max(highest[problem.usages[u].resource], rates[v]);
+      }
+    }
+    for (std::size_t r = 0; r < resources; ++r) {
+      CHECK(load[r] <= problem.capacities[r] * (1 + 1e-9));
+    }
+    for (std::size_t v = 0; v < variables; ++v) {
+      bool bottlenecked = rates[v] >= problem.bounds[v] * (1 - 1e-9);
+      for (std::size_t u = problem.first_usage[v]; u < problem.first_usage[v + 1]; ++u) {
+        const auto r = problem.usages[u].resource;
+        if (load[r] >= problem.capacities[r] * (1 - 1e-9) && rates[v] >= highest[r] * (1 - 1e-9)) {
+          bottlenecked = true;
+        }
+      }
+      CHECK(bottlenecked);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+// Policies by name for the command line: the baselines and ppo:PATH (a TorchScript policy.pt).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gym/batch_size_env.h"
+#include "policies/policy.h"
+
+namespace dynamix {
+
+/// "static:B", "random", "proportional", "goodput", "goodput+proportional", "gns" or
+/// "ppo:PATH"; an InputError listing the valid names otherwise, or naming what differs when a
+/// policy.pt does not fit `env_options`.
+std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
+                                    const EnvOptions& env_options);
+std::string policy_names();
+
+}  // namespace dynamix

@@ -1,0 +1,26 @@
+// The learned policy behind the common Policy interface.
+#include "policies/ppo/ppo_policy.h"
+
+#include "sim/core/check.h"
+
+namespace dynamix {
+
+PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
+                     const EnvOptions& options)
+    : module_(file) {
+  require_compatible(module_.metadata(), schema.to_json(), options.actions, file.string());
+}
+
+std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {
+  const std::vector<int> actions = module_.greedy_actions(observation);
+  const std::vector<int>& current = env.batches();
+  DYNAMIX_CHECK(current.size() == actions.size(),
+                current.size() << " batches for " << actions.size() << " workers");
+  std::vector<int> batches(actions.size());
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    batches[i] = current[i] + module_.metadata().actions[static_cast<std::size_t>(actions[i])];
+  }
+  return batches;
+}
+
+}  // namespace dynamix

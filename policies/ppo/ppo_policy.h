@@ -1,0 +1,29 @@
+// The learned policy behind the common Policy interface: a TorchScript policy.pt, greedy.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "policies/export/torchscript_policy.h"
+#include "policies/policy.h"
+
+namespace dynamix {
+
+class PpoPolicy : public Policy {
+ public:
+  /// Loads policy.pt and refuses it (PolicyFileError naming what differs) unless it was trained
+  /// with this environment's observation schema and action set.
+  PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
+            const EnvOptions& options);
+
+  std::string name() const override { return "ppo"; }
+  /// Each worker's current batch plus the change of its most likely action.
+  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  const TorchScriptPolicy& module() const { return module_; }
+
+ private:
+  TorchScriptPolicy module_;
+};
+
+}  // namespace dynamix

@@ -1,0 +1,415 @@
+// PPO rollouts on a VectorEnv, GAE over per-(environment, worker) streams, and resumable state.
+#include "policies/ppo/ppo_trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <span>
+
+#include "policies/export/torchscript_policy.h"
+#include "policies/ppo/checkpoint.h"
+#include "policies/ppo/gae.h"
+#include "policies/ppo/running_mean_std.h"
+#include "sim/core/check.h"
+#include "sim/core/random.h"
+
+namespace dynamix {
+
+namespace {
+
+struct EnvironmentState {
+  Observation observation;
+  double episode_return = 0;
+  std::int64_t episode_length = 0;
+  /// The episode ended on the last step: VectorEnv resets it on the next one.
+  bool awaiting_reset = false;
+  /// First sample of the previous decision, still waiting for its successor; -1 if none.
+  std::int64_t pending = -1;
+};
+
+/// Samples of one rollout plus their links in time, for GAE.
+struct RolloutBuffer {
+  Rollout rollout;
+  std::vector<float> rewards;
+  std::vector<std::int64_t> next;
+  std::vector<float> bootstrap;
+
+  std::int64_t append(const std::vector<float>& normalized_rows, std::size_t first_row,
+                      std::size_t rows, std::size_t features) {
+    const auto offset = static_cast<std::int64_t>(rollout.actions.size());
+    rollout.observations.insert(rollout.observations.end(),
+                                normalized_rows.begin() + first_row * features,
+                                normalized_rows.begin() + (first_row + rows) * features);
+    rollout.actions.resize(rollout.actions.size() + rows);
+    rollout.log_probs.resize(rollout.log_probs.size() + rows);
+    rollout.values.resize(rollout.values.size() + rows);
+    rewards.resize(rewards.size() + rows);
+    next.resize(next.size() + rows, -1);
+    bootstrap.resize(bootstrap.size() + rows, 0.0f);
+    return offset;
+  }
+};
+
+double explained_variance(const std::vector<float>& values, const std::vector<float>& returns) {
+  const double n = static_cast<double>(values.size());
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double mean_return = 0;
+  double mean_error = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    mean_return += returns[i] / n;
+    mean_error += (returns[i] - values[i]) / n;
+  }
+  double variance_return = 0;
+  double variance_error = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    variance_return += std::pow(returns[i] - mean_return, 2) / n;
+    variance_error += std::pow(returns[i] - values[i] - mean_error, 2) / n;
+  }
+  return variance_return == 0 ? std::numeric_limits<double>::quiet_NaN()
+                              : 1 - variance_error / variance_return;
+}
+
+}  // namespace
+
+struct PpoTrainer::Impl {
+  VectorEnv& envs;
+  PpoOptions options;
+  std::size_t features;
+  std::unique_ptr<PpoLearner> learner;
+  RunningMeanStd statistics;
+  std::vector<EnvironmentState> environments;
+  VectorReplay replay;
+  bool started = false;
+  std::int64_t updates = 0;
+  std::int64_t env_steps = 0;
+
+  Impl(VectorEnv& vector_env, PpoOptions ppo_options)
+      : envs(vector_env),
+        options(std::move(ppo_options)),
+        features(envs.env(0).schema().features_per_worker()),
+        learner(
+            std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(), options)),
+        statistics(features),
+        environments(envs.size()) {}
+
+  PolicyMetadata environment_metadata() const {
+    const BatchSizeEnv& env = envs.env(0);
+    return {.schema_json = env.schema().to_json(),
+            .actions = env.options().actions,
+            .min_batch = env.options().min_batch,
+            .max_batch = env.options().max_batch,
+            .decision_interval = env.options().decision_interval};
+  }
+
+  void reset_all(std::uint64_t seed) {
+    std::vector<ResetResult> resets = envs.reset(seed);
+    for (std::size_t i = 0; i < environments.size(); ++i) {
+      environments[i] = {.observation = std::move(resets[i].observation)};
+    }
+    replay = {.seed = seed, .actions = {}};
+    started = true;
+  }
+
+  void reset_if_due() {
+    const bool due = options.reset_interval > 0 && updates % options.reset_interval == 0;
+    if (started && !due) return;
+    reset_all(
+        Rng(options.seed, stream_id("ppo.reset", static_cast<std::uint64_t>(updates))).next());
+  }
+
+  struct EpisodeEnd {
+    double episode_return;
+    std::int64_t length;
+    double time_s;
+  };
+
+  /// Folds one VectorEnv result into environment i's state; the episode's summary if it ended.
+  std::optional<EpisodeEnd> advance(std::size_t i, StepResult& result) {
+    EnvironmentState& state = environments[i];
+    if (result.info.autoreset) {
+      state = {.observation = std::move(result.observation)};
+      return std::nullopt;
+    }
+    double mean_reward = 0;
+    for (float reward : result.rewards) {
+      mean_reward += reward / static_cast<double>(result.rewards.size());
+    }
+    state.episode_return += mean_reward;
+    ++state.episode_length;
+    if (result.terminated || result.truncated) {
+      state.awaiting_reset = true;
+      return EpisodeEnd{state.episode_return, state.episode_length, result.info.time_s};
+    }
+    state.observation = std::move(result.observation);
+    return std::nullopt;
+  }
+
+  void record(std::span<const std::vector<int>> actions) {
+    for (const std::vector<int>& env_actions : actions) {
+      replay.actions.push_back(static_cast<int>(env_actions.size()));
+      replay.actions.insert(replay.actions.end(), env_actions.begin(), env_actions.end());
+    }
+  }
+
+  std::vector<float> normalize(const std::vector<float>& raw) const {
+    std::vector<float> out(raw.size());
+    statistics.normalize(raw, out, static_cast<float>(options.observation_clip));
+    return out;
+  }
+
+  UpdateStats update(std::int64_t total_updates) {
+    Rng rng(options.seed, stream_id("ppo.update", static_cast<std::uint64_t>(updates)));
+    RolloutBuffer buffer;
+    UpdateStats stats;
+    double return_sum = 0;
+    double time_sum = 0;
+    double length_sum = 0;
+    for (int step = 0; step < options.rollout_steps; ++step) {
+      std::vector<float> raw;
+      std::vector<std::size_t> first_row(environments.size());
+      std::size_t rows = 0;
+      for (std::size_t i = 0; i < environments.size(); ++i) {
+        first_row[i] = rows;
+        if (environments[i].awaiting_reset) continue;
+        const Observation& observation = environments[i].observation;
+        DYNAMIX_CHECK(observation.features == features,
+                      "environment " << i << " gives " << observation.features << " features, not "
+                                     << features);
+        rows += observation.workers;
+        raw.insert(raw.end(), observation.values.begin(), observation.values.end());
+      }
+      std::vector<float> normalized;
+      std::vector<int> actions(rows);
+      std::vector<float> log_probs(rows);
+      std::vector<float> values(rows);
+      if (rows > 0) {
+        statistics.update(raw, rows);
+        normalized = normalize(raw);
+        learner->act(normalized, rng, actions, log_probs, values);
+      }
+
+      std::vector<std::vector<int>> env_actions(environments.size());
+      std::vector<std::size_t> workers(environments.size(), 0);
+      for (std::size_t i = 0; i < environments.size(); ++i) {
+        if (environments[i].awaiting_reset) continue;
+        workers[i] = environments[i].observation.workers;
+        env_actions[i].assign(actions.begin() + first_row[i],
+                              actions.begin() + first_row[i] + workers[i]);
+      }
+      std::vector<StepResult> results = envs.step(env_actions);
+      record(env_actions);
+
+      std::vector<float> truncated_raw;
+      std::vector<std::int64_t> truncated_samples;
+      for (std::size_t i = 0; i < environments.size(); ++i) {
+        EnvironmentState& state = environments[i];
+        StepResult& result = results[i];
+        if (result.info.autoreset) {
+          advance(i, result);
+          continue;
+        }
+        ++env_steps;
+        DYNAMIX_CHECK(result.rewards.size() == workers[i],
+                      result.rewards.size() << " rewards for " << workers[i] << " workers");
+        const std::int64_t offset = buffer.append(normalized, first_row[i], workers[i], features);
+        for (std::size_t w = 0; w < workers[i]; ++w) {
+          const std::size_t row = first_row[i] + w;
+          const std::size_t sample = static_cast<std::size_t>(offset) + w;
+          buffer.rollout.actions[sample] = actions[row];
+          buffer.rollout.log_probs[sample] = log_probs[row];
+          buffer.rollout.values[sample] = values[row];
+          buffer.rewards[sample] = result.rewards[w];
+          if (state.pending >= 0)
+            buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
+        }
+        state.pending = offset;
+        if (result.truncated && !result.terminated) {
+          truncated_raw.insert(truncated_raw.end(), result.observation.values.begin(),
+                               result.observation.values.end());
+          for (std::size_t w = 0; w < workers[i]; ++w) truncated_samples.push_back(offset + w);
+        }
+        if (const std::optional<EpisodeEnd> end = advance(i, result)) {
+          ++stats.episodes;
+          return_sum += end->episode_return;
+          time_sum += end->time_s;
+          length_sum += static_cast<double>(end->length);
+          state.pending = -1;
+        }
+      }
+      if (!truncated_samples.empty()) {
+        std::vector<float> final_values(truncated_samples.size());
+        learner->values(normalize(truncated_raw), final_values);
+        for (std::size_t k = 0; k < truncated_samples.size(); ++k) {
+          buffer.bootstrap[truncated_samples[k]] = final_values[k];
+        }
+      }
+    }
+    std::vector<float> last_raw;
+    std::vector<std::int64_t> last_samples;
+    for (EnvironmentState& state : environments) {
+      if (state.pending < 0) continue;
+      last_raw.insert(last_raw.end(), state.observation.values.begin(),
+                      state.observation.values.end());
+      for (std::size_t w = 0; w < state.observation.workers; ++w) {
+        last_samples.push_back(state.pending + static_cast<std::int64_t>(w));
+      }
+      state.pending = -1;
+    }
+    if (!last_samples.empty()) {
+      std::vector<float> last_values(last_samples.size());
+      learner->values(normalize(last_raw), last_values);
+      for (std::size_t k = 0; k < last_samples.size(); ++k) {
+        buffer.bootstrap[last_samples[k]] = last_values[k];
+      }
+    }
+
+    Rollout& rollout = buffer.rollout;
+    rollout.advantages.resize(rollout.size());
+    rollout.returns.resize(rollout.size());
+    compute_gae({buffer.rewards, rollout.values, buffer.next, buffer.bootstrap}, options.gamma,
+                options.gae_lambda, rollout.advantages, rollout.returns);
+    const double progress = static_cast<double>(updates) /
+                            static_cast<double>(std::max<std::int64_t>(1, total_updates));
+    stats.learning_rate = options.anneal_learning_rate
+                              ? options.learning_rate * std::max(0.0, 1.0 - progress)
+                              : options.learning_rate;
+    stats.losses = learner->update(rollout, stats.learning_rate, rng);
+    ++updates;
+
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double episodes = static_cast<double>(stats.episodes);
+    stats.update = updates;
+    stats.env_steps = env_steps;
+    stats.samples = static_cast<std::int64_t>(rollout.size());
+    stats.mean_return = stats.episodes ? return_sum / episodes : nan;
+    stats.mean_episode_time_s = stats.episodes ? time_sum / episodes : nan;
+    stats.mean_episode_length = stats.episodes ? length_sum / episodes : nan;
+    stats.explained_variance = explained_variance(rollout.values, rollout.returns);
+    return stats;
+  }
+
+  void replay_from(const VectorReplay& saved, const std::string& source) {
+    reset_all(saved.seed);
+    const std::size_t m = environments.size();
+    std::size_t at = 0;
+    while (at < saved.actions.size()) {
+      std::vector<std::vector<int>> step_actions(m);
+      for (std::size_t i = 0; i < m; ++i) {
+        const std::size_t count =
+            at < saved.actions.size() ? static_cast<std::size_t>(saved.actions[at]) : 0;
+        if (at + 1 + count > saved.actions.size()) {
+          throw PolicyFileError(source, 0, "replay_actions", "whole steps of every environment",
+                                "a history cut short");
+        }
+        step_actions[i].assign(saved.actions.begin() + static_cast<std::ptrdiff_t>(at + 1),
+                               saved.actions.begin() + static_cast<std::ptrdiff_t>(at + 1 + count));
+        at += 1 + count;
+      }
+      std::vector<StepResult> results;
+      try {
+        results = envs.step(step_actions);
+      } catch (const EnvError& error) {
+        throw PolicyFileError(source, 0, "replay_actions", "a history these environments replay",
+                              error.what());
+      }
+      record(step_actions);
+      for (std::size_t i = 0; i < m; ++i) advance(i, results[i]);
+    }
+  }
+};
+
+PpoTrainer::PpoTrainer(VectorEnv& envs, PpoOptions options) {
+  DYNAMIX_CHECK(envs.size() > 0, "a VectorEnv without environments");
+  DYNAMIX_CHECK(options.rollout_steps > 0 && options.epochs > 0 && options.minibatches > 0,
+                "rollout_steps " << options.rollout_steps << ", epochs " << options.epochs
+                                 << ", minibatches " << options.minibatches);
+  impl_ = std::make_unique<Impl>(envs, std::move(options));
+}
+
+PpoTrainer::~PpoTrainer() = default;
+
+void PpoTrainer::train(std::int64_t total_steps, const Callback& callback) {
+  const auto per_update =
+      static_cast<std::int64_t>(impl_->environments.size()) * impl_->options.rollout_steps;
+  const std::int64_t total_updates = (total_steps + per_update - 1) / per_update;
+  const auto began = std::chrono::steady_clock::now();
+  while (impl_->updates < total_updates) {
+    impl_->reset_if_due();
+    UpdateStats stats = impl_->update(total_updates);
+    stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (callback && !callback(stats)) break;
+  }
+}
+
+std::int64_t PpoTrainer::updates() const { return impl_->updates; }
+std::int64_t PpoTrainer::env_steps() const { return impl_->env_steps; }
+const PpoOptions& PpoTrainer::options() const { return impl_->options; }
+std::vector<float> PpoTrainer::parameters() const { return impl_->learner->parameters(); }
+
+void PpoTrainer::save_checkpoint(const std::filesystem::path& file) const {
+  TrainerState state{.environment = impl_->environment_metadata(),
+                     .features = impl_->features,
+                     .hidden_sizes = impl_->options.hidden_sizes,
+                     .seed = impl_->options.seed,
+                     .updates = impl_->updates,
+                     .env_steps = impl_->env_steps,
+                     .observation_statistics = impl_->statistics.serialize(),
+                     .observation_clip = static_cast<float>(impl_->options.observation_clip),
+                     .environments = impl_->environments.size(),
+                     .replay = impl_->replay};
+  impl_->learner->save(file, to_extras(state));
+}
+
+void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
+  const std::string source = file.string();
+  const TrainerState state = from_extras(PpoLearner::read_extras(file), source);
+  const PolicyMetadata environment = impl_->environment_metadata();
+  require_compatible(state.environment, environment.schema_json, environment.actions, source);
+  if (state.environments != impl_->environments.size()) {
+    throw PolicyFileError(source, 0, "environments",
+                          std::to_string(impl_->environments.size()) + " (this VectorEnv)",
+                          std::to_string(state.environments));
+  }
+  auto sizes = [](const std::vector<int>& hidden) {
+    std::string text;
+    for (int width : hidden) text += (text.empty() ? "" : " ") + std::to_string(width);
+    return "hidden sizes [" + text + "]";
+  };
+  if (state.hidden_sizes != impl_->options.hidden_sizes) {
+    throw PolicyFileError(source, 0, "hidden_sizes",
+                          sizes(impl_->options.hidden_sizes) + " (these options)",
+                          sizes(state.hidden_sizes));
+  }
+  impl_->learner->load(file);
+  if (!impl_->statistics.deserialize(state.observation_statistics)) {
+    throw PolicyFileError(source, 0, "observation_statistics",
+                          "statistics of " + std::to_string(impl_->features) + " features",
+                          "unreadable text");
+  }
+  impl_->options.seed = state.seed;
+  impl_->updates = state.updates;
+  impl_->env_steps = state.env_steps;
+  const bool reset_due =
+      impl_->options.reset_interval > 0 && state.updates % impl_->options.reset_interval == 0;
+  if (reset_due || (state.updates == 0 && state.replay.actions.empty())) {
+    impl_->started = false;
+  } else {
+    impl_->replay_from(state.replay, source);
+  }
+}
+
+PolicySnapshot PpoTrainer::policy_snapshot() const {
+  return {.metadata = impl_->environment_metadata(),
+          .observation_mean = impl_->statistics.float_mean(),
+          .observation_std = impl_->statistics.float_std(),
+          .observation_clip = static_cast<float>(impl_->options.observation_clip),
+          .layers = impl_->learner->actor_layers()};
+}
+
+void PpoTrainer::export_policy(const std::filesystem::path& file) const {
+  save_torchscript_policy(policy_snapshot(), file);
+}
+
+}  // namespace dynamix

@@ -1,0 +1,172 @@
+// BatchSizeEnv: Gymnasium semantics, determinism, clamping and misuse.
+#include "gym/batch_size_env.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides = {}) {
+  return std::make_shared<FixedScenario>(
+      std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
+}
+
+std::string env_error(const std::function<void()>& misuse) {
+  try {
+    misuse();
+  } catch (const EnvError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST_CASE("reset with the same seed gives the same observation; another seed another") {
+  BatchSizeEnv a(quickstart()), b(quickstart());
+  const ResetResult first = a.reset(11);
+  const ResetResult again = b.reset(11);
+  CHECK(first.observation.values == again.observation.values);
+  CHECK(first.info.time_s == again.info.time_s);
+  CHECK(first.info.iteration == 10);
+  CHECK(first.info.decision == 0);
+  CHECK(a.reset(12).observation.values != first.observation.values);
+  CHECK(a.reset(11).observation.values == first.observation.values);
+}
+
+TEST_CASE("step with the same seed and actions gives the same results") {
+  BatchSizeEnv a(quickstart()), b(quickstart());
+  a.reset(4);
+  b.reset(4);
+  std::vector<int> actions(a.workers());
+  for (int decision = 0; decision < 25; ++decision) {
+    for (std::size_t w = 0; w < actions.size(); ++w) actions[w] = (decision + static_cast<int>(w)) % 5;
+    const StepResult x = a.step(actions);
+    const StepResult y = b.step(actions);
+    REQUIRE(x.observation.values == y.observation.values);
+    REQUIRE(x.rewards == y.rewards);
+    REQUIRE(x.info.batches == y.info.batches);
+    REQUIRE(x.info.time_s == y.info.time_s);
+    CHECK(x.info.decision == decision + 1);
+  }
+}
+
+TEST_CASE("A decision moves each worker's batch by its action and runs k iterations") {
+  EnvOptions options;
+  options.decision_interval = 7;
+  BatchSizeEnv env(quickstart(), options);
+  env.reset(1, {.initial_batch = 200});
+  CHECK(env.run().iterations() == 7);
+  std::vector<int> actions(env.workers(), 2);
+  actions[0] = 0;
+  actions[1] = 4;
+  actions[2] = 1;
+  const StepResult step = env.step(actions);
+  CHECK(step.info.iteration == 14);
+  CHECK(step.info.batches[0] == 100);
+  CHECK(step.info.batches[1] == 300);
+  CHECK(step.info.batches[2] == 175);
+  CHECK(step.info.batches[3] == 200);
+  CHECK(step.rewards.size() == env.workers());
+  CHECK(env.window().workers[1].batch_size == 300);
+}
+
+TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
+  BatchSizeEnv env(quickstart());
+  env.reset(1, {.initial_batch = 50});
+  std::vector<int> down(env.workers(), 0);
+  StepResult step = env.step(down);
+  for (std::size_t w = 0; w < env.workers(); ++w) {
+    CHECK(step.info.batches[w] == 32);
+    CHECK(step.info.clamped[w]);
+  }
+  const std::vector<int> stay(env.workers(), 2);
+  step = env.step(stay);
+  CHECK_FALSE(step.info.clamped[0]);
+
+  EnvOptions huge;
+  huge.max_batch = 1 << 20;
+  huge.actions = {1 << 20};
+  BatchSizeEnv unbounded(quickstart(), huge);
+  unbounded.reset(1);
+  step = unbounded.step(std::vector<int>(unbounded.workers(), 0));
+  for (std::size_t w = 0; w < unbounded.workers(); ++w) {
+    CHECK(step.info.batches[w] == unbounded.run().max_batch(w));
+    CHECK(step.info.clamped[w]);
+  }
+}
+
+TEST_CASE("Reaching the target terminates; a spent budget truncates") {
+  BatchSizeEnv easy(quickstart({"training.target_accuracy=0.3"}));
+  easy.reset(2);
+  StepResult step;
+  const std::vector<int> stay(easy.workers(), 2);
+  while (!easy.episode_over()) easy.step(stay, step);
+  CHECK(step.terminated);
+  CHECK_FALSE(step.truncated);
+  REQUIRE(step.info.time_to_target_s.has_value());
+  CHECK(*step.info.time_to_target_s == doctest::Approx(step.info.time_s));
+  CHECK(step.info.validation_accuracy >= 0.3);
+
+  BatchSizeEnv hard(quickstart({"training.target_accuracy=0.99", "training.budget_epochs=2"}));
+  hard.reset(2);
+  while (!hard.episode_over()) hard.step(stay, step);
+  CHECK(step.truncated);
+  CHECK_FALSE(step.terminated);
+  CHECK_FALSE(step.info.time_to_target_s.has_value());
+  CHECK(step.info.epochs >= 2);
+  // The miss is charged: the last reward is far below the ones before it.
+  CHECK(step.rewards[0] < -0.1);
+}
+
+TEST_CASE("Misuse of the environment is an EnvError with a clear message") {
+  BatchSizeEnv env(quickstart({"training.budget_epochs=1"}));
+  CHECK(env_error([&] { env.step(std::vector<int>(8, 2)); }) ==
+        "step: the environment has not been reset; call reset(seed) first");
+  env.reset(1);
+  CHECK(env_error([&] { env.step(std::vector<int>(7, 2)); }) ==
+        "step: expected 8 action indices (one per worker), found 7");
+  std::vector<int> actions(8, 2);
+  actions[3] = 5;
+  CHECK(env_error([&] { env.step(actions); }) ==
+        "step: action index 5 for worker 3 is outside the action set [0, 5)");
+  actions[3] = -1;
+  CHECK(env_error([&] { env.step(actions); }).starts_with("step: action index -1 for worker 3"));
+  CHECK(env_error([&] { env.step_batches(std::vector<int>(8, 0)); }) ==
+        "step_batches: batch 0 for worker 0: expected >= 1 sample");
+  CHECK(env_error([&] { env.reset(1, {.initial_batch = -4}); }).starts_with("reset: initial_batch"));
+  while (!env.episode_over()) env.step(std::vector<int>(8, 2));
+  CHECK(env_error([&] { env.step(std::vector<int>(8, 2)); }) ==
+        "step: the episode has ended (terminated or truncated); call reset(seed)");
+  env.reset(2);
+  CHECK_NOTHROW(env.step(std::vector<int>(8, 2)));
+}
+
+TEST_CASE("Invalid options are an EnvError naming the option") {
+  const auto make = [](EnvOptions options) {
+    return env_error([&] { BatchSizeEnv env(quickstart(), options); });
+  };
+  CHECK(make({.decision_interval = 0}) == "decision_interval: expected k >= 1 iterations, found 0");
+  CHECK(make({.actions = {}}) == "actions: expected at least one batch change");
+  CHECK(make({.min_batch = 0}) == "min_batch: expected >= 1, found 0");
+  CHECK(make({.min_batch = 64, .max_batch = 32}) == "max_batch: expected >= min_batch (64), found 32");
+  CHECK(make({.initial_batch = -1}).starts_with("initial_batch"));
+  EnvOptions bad_scale;
+  bad_scale.reward.time_scale_s = -1;
+  CHECK(make(bad_scale).starts_with("reward.time_scale_s"));
+  CHECK(env_error([] { BatchSizeEnv env(nullptr); }).starts_with("BatchSizeEnv: expected a scenario"));
+}
+
+TEST_CASE("Reward scales do not depend on the batch an episode starts at") {
+  BatchSizeEnv env(quickstart());
+  env.reset(3);
+  const RewardOptions reference = env.reward_options();
+  CHECK(reference.time_scale_s > 0);
+  CHECK(reference.miss_time_s > 0);
+  env.reset(3, {.initial_batch = 1024});
+  CHECK(env.reward_options().time_scale_s == reference.time_scale_s);
+  CHECK(env.reward_options().miss_time_s == reference.miss_time_s);
+}
+
+}  // namespace
+}  // namespace dynamix

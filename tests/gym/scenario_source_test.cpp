@@ -1,0 +1,92 @@
+// ScenarioSampler: seeded domain randomization within the declared ranges.
+#include "gym/scenario_source.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "gym/batch_size_env.h"
+
+namespace dynamix {
+namespace {
+
+std::vector<std::string> gpu_names(const Scenario& scenario) {
+  std::vector<std::string> names;
+  for (std::size_t host : scenario.worker_hosts) names.push_back(scenario.topology.hosts()[host].gpu);
+  return names;
+}
+
+TEST_CASE("The sampler gives the same scenario for the same seed") {
+  const ScenarioSampler sampler({});
+  const auto a = sampler.scenario_for(9);
+  const auto b = sampler.scenario_for(9);
+  CHECK(a->worker_hosts.size() == b->worker_hosts.size());
+  CHECK(gpu_names(*a) == gpu_names(*b));
+  CHECK(a->topology.links()[0].bandwidth_gbps == b->topology.links()[0].bandwidth_gbps);
+  CHECK(a->traces.size() == b->traces.size());
+  CHECK(a->name == b->name);
+}
+
+TEST_CASE("Samples vary within the declared ranges") {
+  const ScenarioSampler sampler({.min_workers = 2,
+                                 .max_workers = 6,
+                                 .gpu_types = {"A100", "T4"},
+                                 .min_bandwidth_gbps = 10,
+                                 .max_bandwidth_gbps = 40,
+                                 .max_loss_rate = 1e-3,
+                                 .background_probability = 0.5,
+                                 .workloads = {"resnet18-cifar10", "vgg11-cifar10"},
+                                 .optimizers = {"sgd", "adam"}});
+  std::set<std::size_t> sizes;
+  std::set<std::string> gpus, workloads;
+  std::set<Optimizer> optimizers;
+  std::size_t with_background = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const auto scenario = sampler.scenario_for(seed);
+    const std::size_t workers = scenario->worker_hosts.size();
+    CHECK(workers >= 2);
+    CHECK(workers <= 6);
+    sizes.insert(workers);
+    for (const std::string& gpu : gpu_names(*scenario)) gpus.insert(gpu);
+    for (const LinkSpec& link : scenario->topology.links()) {
+      CHECK(link.bandwidth_gbps >= 10);
+      CHECK(link.bandwidth_gbps <= 40);
+      CHECK(link.loss_rate <= 1e-3);
+    }
+    with_background += scenario->traces.empty() ? 0 : 1;
+    workloads.insert(scenario->workload.name);
+    optimizers.insert(scenario->training.optimizer);
+  }
+  CHECK(sizes.size() == 5);
+  CHECK(gpus == std::set<std::string>{"A100", "T4"});
+  CHECK(with_background > 10);
+  CHECK(with_background < 50);
+  CHECK(workloads.size() == 2);
+  CHECK(optimizers.size() == 2);
+}
+
+TEST_CASE("An environment over the sampler runs episodes of different cluster sizes") {
+  const auto sampler = std::make_shared<ScenarioSampler>(SamplerOptions{.min_workers = 2, .max_workers = 9});
+  BatchSizeEnv env(sampler);
+  std::set<std::size_t> sizes;
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const ResetResult reset = env.reset(seed);
+    CHECK(reset.observation.workers == env.workers());
+    sizes.insert(env.workers());
+    const StepResult step = env.step(std::vector<int>(env.workers(), 3));
+    CHECK(step.rewards.size() == env.workers());
+  }
+  CHECK(sizes.size() > 1);
+}
+
+TEST_CASE("Sampler options out of range are an EnvError") {
+  CHECK_THROWS_WITH_AS(ScenarioSampler({.min_workers = 5, .max_workers = 4}),
+                       "sampler: expected 1 <= min_workers <= max_workers, found 5 and 4", EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.gpu_types = {"A100", "Z80"}}), EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.workloads = {"nope"}}), EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.optimizers = {"lion"}}), EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.max_loss_rate = 1}), EnvError);
+}
+
+}  // namespace
+}  // namespace dynamix

@@ -1,0 +1,96 @@
+// VectorEnv: seeds per environment, next-step autoreset, the same results for any thread count.
+#include "gym/vector_env.h"
+
+#include <doctest/doctest.h>
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const ScenarioSource> short_episodes() {
+  return std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
+      load_scenario(kDefaultScenario, {"training.budget_epochs=1"})));
+}
+
+std::vector<std::vector<int>> actions_for(const VectorEnv& vector_env, int decision) {
+  std::vector<std::vector<int>> actions(vector_env.size());
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    actions[i].assign(vector_env.env(i).workers(), static_cast<int>((decision + i) % 5));
+  }
+  return actions;
+}
+
+// Every step's rewards and flags, flattened.
+std::vector<double> trajectory(std::size_t threads) {
+  VectorEnv vector_env(short_episodes(), {}, 3, threads);
+  CHECK(vector_env.threads() == threads);
+  std::vector<double> trace;
+  for (const ResetResult& reset : vector_env.reset(100)) trace.push_back(reset.info.time_s);
+  std::vector<StepResult> results;
+  for (int decision = 0; decision < 30; ++decision) {
+    vector_env.step(actions_for(vector_env, decision), results);
+    for (const StepResult& step : results) {
+      trace.insert(trace.end(), step.rewards.begin(), step.rewards.end());
+      trace.insert(trace.end(), step.observation.values.begin(), step.observation.values.end());
+      trace.push_back(step.terminated + 2 * step.truncated + 4 * step.info.autoreset);
+    }
+  }
+  return trace;
+}
+
+TEST_CASE("VectorEnv gives identical results for 1, 2 and 3 threads") {
+  const std::vector<double> one = trajectory(1);
+  CHECK(trajectory(2) == one);
+  CHECK(trajectory(3) == one);
+}
+
+TEST_CASE("Environment i's episode e uses seed + i + e·M, reset on the step after it ended") {
+  const std::size_t m = 2;
+  VectorEnv vector_env(short_episodes(), {}, m, 2);
+  const std::vector<ResetResult> resets = vector_env.reset(50);
+  BatchSizeEnv reference(short_episodes());
+  CHECK(resets[1].observation.values == reference.reset(51).observation.values);
+
+  std::vector<StepResult> results;
+  std::vector<bool> ended(m, false);
+  std::vector<std::uint64_t> episode(m, 0);
+  int episodes_checked = 0;
+  for (int decision = 0; decision < 40; ++decision) {
+    const auto actions = actions_for(vector_env, decision);
+    vector_env.step(actions, results);
+    for (std::size_t i = 0; i < m; ++i) {
+      if (ended[i]) {
+        CHECK(results[i].info.autoreset);
+        CHECK_FALSE(results[i].terminated);
+        CHECK_FALSE(results[i].truncated);
+        for (float reward : results[i].rewards) CHECK(reward == 0);
+        ++episode[i];
+        CHECK(results[i].observation.values ==
+              reference.reset(50 + i + episode[i] * m).observation.values);
+        ++episodes_checked;
+      } else {
+        CHECK_FALSE(results[i].info.autoreset);
+      }
+      ended[i] = results[i].terminated || results[i].truncated;
+    }
+  }
+  CHECK(episodes_checked >= 4);
+}
+
+TEST_CASE("VectorEnv misuse is an EnvError naming the environment") {
+  VectorEnv vector_env(short_episodes(), {}, 2, 2);
+  CHECK_THROWS_WITH_AS(vector_env.step(actions_for(vector_env, 0)),
+                       "VectorEnv::step: call reset(seed) first", EnvError);
+  vector_env.reset(1);
+  CHECK_THROWS_WITH_AS(vector_env.step(std::vector<std::vector<int>>(3)),
+                       "VectorEnv::step: expected 2 action vectors (one per environment), found 3",
+                       EnvError);
+  auto actions = actions_for(vector_env, 0);
+  actions[1].pop_back();
+  CHECK_THROWS_WITH_AS(
+      vector_env.step(actions),
+      "environment 1: step: expected 8 action indices (one per worker), found 7", EnvError);
+  CHECK_THROWS_AS(VectorEnv(short_episodes(), {}, 0), EnvError);
+}
+
+}  // namespace
+}  // namespace dynamix

@@ -1,0 +1,226 @@
+// TorchScript export: same logits in C++ and in Python's torch.jit.load, metadata, bad files.
+#include "policies/export/torchscript_policy.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "policies/ppo/ppo_learner.h"
+#include "policies/ppo/running_mean_std.h"
+#include "sim/core/random.h"
+
+namespace dynamix {
+
+namespace {
+
+constexpr std::size_t kWorkers = 32;
+constexpr const char* kSchema =
+    R"({"version": 1, "local": [{"name": "batch_size", "unit": "samples"}, )"
+    R"({"name": "throughput_gbps", "unit": "Gb/s"}, {"name": "retransmit_rate", "unit": "1"}], )"
+    R"("global": [{"name": "validation_accuracy", "unit": "1"}, {"name": "progress", "unit": "1"}]})";
+constexpr std::size_t kFeatures = 5;
+const std::vector<int> kActionSet = {-100, -25, 0, 25, 100};
+
+std::filesystem::path temporary(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("dynamix_export_test_" + name);
+}
+
+Observation random_observation(std::uint64_t seed) {
+  Rng rng(seed, stream_id("test.observation"));
+  Observation observation{kWorkers, kFeatures, {}};
+  for (std::size_t i = 0; i < kWorkers * kFeatures; ++i) {
+    observation.values.push_back(static_cast<float>(rng.uniform(-3, 300)));
+  }
+  return observation;
+}
+
+/// A randomly initialized learner with observation statistics, as the trainer would export it.
+struct ExportedPolicy {
+  PpoLearner learner{kFeatures, kActionSet.size(), {.seed = 21}};
+  RunningMeanStd statistics{kFeatures};
+  PolicySnapshot snapshot;
+
+  ExportedPolicy() {
+    statistics.update(random_observation(1).values, kWorkers);
+    snapshot.metadata = {.schema_json = kSchema,
+                         .actions = kActionSet,
+                         .min_batch = 32,
+                         .max_batch = 1024,
+                         .decision_interval = 10};
+    snapshot.observation_mean = statistics.float_mean();
+    snapshot.observation_std = statistics.float_std();
+    snapshot.observation_clip = 10;
+    snapshot.layers = learner.actor_layers();
+  }
+
+  std::vector<float> learner_logits(const Observation& observation) {
+    std::vector<float> normalized(observation.values.size());
+    statistics.normalize(observation.values, normalized, snapshot.observation_clip);
+    return learner.logits(normalized);
+  }
+};
+
+bool python_has_torch() {
+  return std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") == 0;
+}
+
+std::vector<float> hex_floats(std::istringstream& line) {
+  std::vector<float> values;
+  std::string word;
+  while (line >> word) values.push_back(std::strtof(word.c_str(), nullptr));
+  return values;
+}
+
+std::string message_of(const std::filesystem::path& file) {
+  try {
+    TorchScriptPolicy policy(file);
+  } catch (const PolicyFileError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("Exported policy computes the trainer's logits with normalization inside") {
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("same.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  const TorchScriptPolicy policy(file);
+  const Observation observation = random_observation(2);
+  CHECK(policy.logits(observation) == exported.learner_logits(observation));
+
+  const PolicyMetadata& metadata = policy.metadata();
+  CHECK(metadata.schema_json == kSchema);
+  CHECK(metadata.actions == kActionSet);
+  CHECK(metadata.min_batch == 32);
+  CHECK(metadata.max_batch == 1024);
+  CHECK(metadata.decision_interval == 10);
+  CHECK(metadata.version == PolicyMetadata::kFormatVersion);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("Python's torch.jit.load gives the same logits and greedy actions as C++") {
+  if (!python_has_torch()) {
+    MESSAGE("skipped: /usr/bin/python3 cannot import torch (apt install python3-torch)");
+    return;
+  }
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("python.pt");
+  const std::filesystem::path observations = temporary("python_observations.txt");
+  const std::filesystem::path output = temporary("python_output.txt");
+  save_torchscript_policy(exported.snapshot, file);
+  const Observation observation = random_observation(3);
+  {
+    std::ofstream out(observations);
+    for (std::size_t w = 0; w < kWorkers; ++w) {
+      for (std::size_t f = 0; f < kFeatures; ++f) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%a ", observation.values[w * kFeatures + f]);
+        out << text;
+      }
+      out << '\n';
+    }
+  }
+  const std::string command = std::string("/usr/bin/python3 ") + DYNAMIX_SOURCE_DIR +
+                              "/tests/policies/export/check_policy.py " + file.string() + " " +
+                              observations.string() + " " + output.string();
+  REQUIRE(std::system(command.c_str()) == 0);
+
+  const TorchScriptPolicy policy(file);
+  const std::vector<float> logits = policy.logits(observation);
+  const std::vector<int> greedy = policy.greedy_actions(observation);
+  std::ifstream in(output);
+  std::string line;
+  std::string label;
+  REQUIRE(std::getline(in, line));
+  std::istringstream actions_line(line);
+  actions_line >> label;
+  CHECK(label == "actions");
+  std::vector<int> python_greedy;
+  for (int a; actions_line >> a;) python_greedy.push_back(a);
+  CHECK(python_greedy == greedy);
+
+  REQUIRE(std::getline(in, line));
+  CHECK(line == "action_set -100 -25 0 25 100");
+  REQUIRE(std::getline(in, line));
+  CHECK(line == "decision_interval 10");
+
+  std::vector<float> python_logits;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    const std::vector<float> values = hex_floats(row);
+    python_logits.insert(python_logits.end(), values.begin(), values.end());
+  }
+  REQUIRE(python_logits.size() == logits.size());
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    CAPTURE(i);
+    CHECK(python_logits[i] == doctest::Approx(logits[i]).epsilon(1e-6));
+  }
+  std::filesystem::remove(file);
+  std::filesystem::remove(observations);
+  std::filesystem::remove(output);
+}
+
+TEST_CASE("Missing and corrupt policy files are refused with what is wrong") {
+  const std::filesystem::path file = temporary("corrupt.pt");
+  std::filesystem::remove(file);
+  CHECK(message_of(file).find("no such file") != std::string::npos);
+
+  std::ofstream(file) << "definitely not a zip archive";
+  const std::string corrupt = message_of(file);
+  CAPTURE(corrupt);
+  CHECK(corrupt.find(file.string()) == 0);
+  CHECK(corrupt.find("expected a TorchScript policy archive, found an unreadable file") !=
+        std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE(
+    "A policy for another observation schema or action set is refused naming the difference") {
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("compatible.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  const PolicyMetadata metadata = TorchScriptPolicy(file).metadata();
+  CHECK(incompatibilities(metadata, kSchema, kActionSet).empty());
+  std::filesystem::remove(file);
+
+  std::string renamed = kSchema;
+  renamed.replace(renamed.find("retransmit_rate"), 15, "cpu_time_ratio");
+  auto refusal = [&](const std::string& schema, const std::vector<int>& actions) {
+    try {
+      require_compatible(metadata, schema, actions, "policy.pt");
+    } catch (const PolicyFileError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refusal(renamed, kActionSet) ==
+        "policy.pt: schema.json: local[2].name: expected 'cpu_time_ratio' (this environment), "
+        "found 'retransmit_rate'");
+
+  std::string shorter = kSchema;
+  shorter.replace(shorter.find(R"(, {"name": "progress", "unit": "1"})"), 35, "");
+  CHECK(refusal(shorter, kActionSet) ==
+        "policy.pt: schema.json: global: expected 1 entries (this environment), found 2 entries");
+
+  CHECK(refusal(kSchema, {-50, 0, 50}) ==
+        "policy.pt: actions.json: expected [-50, 0, 50] (this environment's action set), found "
+        "[-100, -25, 0, 25, 100]");
+  CHECK(refusal(renamed, {0}).find("(and 1 more differences)") != std::string::npos);
+}
+
+TEST_CASE("A TorchScript archive without dynamix metadata is refused") {
+  ExportedPolicy exported;
+  exported.snapshot.metadata.version = 99;
+  const std::filesystem::path file = temporary("future.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  CHECK(message_of(file).find("version: expected policy format 1, found 99") != std::string::npos);
+  std::filesystem::remove(file);
+}
+
+}  // namespace dynamix

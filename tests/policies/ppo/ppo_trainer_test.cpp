@@ -1,0 +1,156 @@
+// PPO training on the VectorEnv: determinism, exact resume, refusals, export of the result.
+#include "policies/ppo/ppo_trainer.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "policies/ppo/checkpoint.h"
+#include "policies/ppo/ppo_policy.h"
+
+namespace dynamix {
+
+namespace {
+
+constexpr std::size_t kEnvironments = 2;
+const PpoOptions kOptions{
+    .seed = 5, .rollout_steps = 8, .epochs = 2, .minibatches = 2, .hidden_sizes = {16, 16}};
+// Two updates of 2 environments × 8 decisions each.
+constexpr std::int64_t kTwoUpdates = 2 * kEnvironments * 8;
+
+std::shared_ptr<const ScenarioSource> short_episodes() {
+  return std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
+      load_scenario(kDefaultScenario, {"training.budget_epochs=1"})));
+}
+
+std::filesystem::path temporary(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("dynamix_ppo_trainer_test_" + name);
+}
+
+std::string refusal(PpoTrainer& trainer, const std::filesystem::path& file) {
+  try {
+    trainer.load_checkpoint(file);
+  } catch (const PolicyFileError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("PpoTrainer with the same seed gives the same weights, episodes included") {
+  VectorEnv first_envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv second_envs(short_episodes(), {}, kEnvironments, 2);
+  PpoTrainer first(first_envs, kOptions);
+  PpoTrainer second(second_envs, kOptions);
+  std::int64_t episodes = 0;
+  first.train(2 * kTwoUpdates, [&](const UpdateStats& stats) {
+    episodes += stats.episodes;
+    CHECK(stats.samples > 0);
+    CHECK(std::isfinite(stats.losses.value_loss));
+    return true;
+  });
+  second.train(2 * kTwoUpdates);
+  CHECK(episodes > 0);
+  CHECK(first.updates() == 4);
+  CHECK(first.parameters() == second.parameters());
+}
+
+TEST_CASE("PpoTrainer resumed from a checkpoint ends exactly like an uninterrupted run") {
+  const std::filesystem::path file = temporary("resume.ckpt");
+  VectorEnv uninterrupted_envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer uninterrupted(uninterrupted_envs, kOptions);
+  uninterrupted.train(3 * kTwoUpdates);
+  {
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer interrupted(envs, kOptions);
+    interrupted.train(3 * kTwoUpdates, [](const UpdateStats& stats) { return stats.update < 3; });
+    CHECK(interrupted.updates() == 3);
+    interrupted.save_checkpoint(file);
+  }
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer resumed(envs, kOptions);
+  resumed.load_checkpoint(file);
+  CHECK(resumed.updates() == 3);
+  resumed.train(3 * kTwoUpdates);
+  CHECK(resumed.updates() == 6);
+  CHECK(resumed.env_steps() == uninterrupted.env_steps());
+  CHECK(resumed.parameters() == uninterrupted.parameters());
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("PpoTrainer refuses a checkpoint of another action set, size or network") {
+  const std::filesystem::path file = temporary("mismatch.ckpt");
+  {
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer trainer(envs, kOptions);
+    trainer.save_checkpoint(file);
+  }
+  VectorEnv other_actions(short_episodes(), {.actions = {-50, 0, 50}}, kEnvironments, 1);
+  PpoTrainer with_other_actions(other_actions, kOptions);
+  CHECK(refusal(with_other_actions, file) ==
+        file.string() +
+            ": actions.json: expected [-50, 0, 50] (this environment's action set), "
+            "found [-100, -25, 0, 25, 100]");
+
+  VectorEnv three(short_episodes(), {}, 3, 1);
+  PpoTrainer with_three(three, kOptions);
+  CHECK(refusal(with_three, file) ==
+        file.string() + ": environments: expected 3 (this VectorEnv), found 2");
+
+  VectorEnv same(short_episodes(), {}, kEnvironments, 1);
+  PpoOptions wider = kOptions;
+  wider.hidden_sizes = {32};
+  PpoTrainer with_wider(same, wider);
+  CHECK(refusal(with_wider, file).find("hidden_sizes: expected hidden sizes [32]") !=
+        std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides batches") {
+  const std::filesystem::path checkpoint = temporary("export.ckpt");
+  const std::filesystem::path exported = temporary("trained.pt");
+  const std::filesystem::path reexported = temporary("reexported.pt");
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer trainer(envs, kOptions);
+  trainer.train(kTwoUpdates);
+  trainer.save_checkpoint(checkpoint);
+  trainer.export_policy(exported);
+  export_checkpoint(checkpoint, reexported);
+
+  BatchSizeEnv env(short_episodes(), {});
+  const ResetResult reset = env.reset(77);
+  PpoPolicy policy(exported, env.schema(), env.options());
+  const TorchScriptPolicy again(reexported);
+  CHECK(policy.module().logits(reset.observation) == again.logits(reset.observation));
+
+  policy.begin_episode(env);
+  const std::vector<int> batches = policy.decide(env, reset.observation);
+  const std::vector<int> greedy = policy.module().greedy_actions(reset.observation);
+  REQUIRE(batches.size() == env.workers());
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    CHECK(batches[i] == env.batches()[i] + env.options().actions[greedy[i]]);
+  }
+
+  CHECK_THROWS_WITH_AS(PpoPolicy(exported, env.schema(), {.actions = {-1, 1}}),
+                       doctest::Contains("actions.json: expected [-1, 1]"), PolicyFileError);
+  std::filesystem::remove(checkpoint);
+  std::filesystem::remove(exported);
+  std::filesystem::remove(reexported);
+}
+
+TEST_CASE("PpoTrainer learns from environments with different worker counts") {
+  SamplerOptions sampler{.min_workers = 2, .max_workers = 6};
+  VectorEnv envs(std::make_shared<ScenarioSampler>(sampler), {}, 3, 1);
+  PpoTrainer trainer(envs, {.seed = 2, .rollout_steps = 3, .epochs = 1, .minibatches = 2});
+  std::int64_t samples = 0;
+  trainer.train(2 * 3 * 3, [&](const UpdateStats& stats) {
+    samples += stats.samples;
+    return true;
+  });
+  CHECK(trainer.updates() == 2);
+  CHECK(samples >= 2 * 3 * 3 * 2);
+}
+
+}  // namespace dynamix
