@@ -29,7 +29,7 @@ struct EnvOptions {
   int max_batch = 1024;
   /// Batch at reset; 0 means the scenario's batch_size.
   int initial_batch = 0;
-  RewardOptions reward;
+  RewardOptions reward = {};
 };
 
 /// Gymnasium's reset options.

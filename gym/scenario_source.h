@@ -45,8 +45,8 @@ struct SamplerOptions {
   double background_probability = 0.3;
   /// Workloads and optimizers ("sgd", "adam") to draw from (catalog names; empty: keep the
   /// base's).
-  std::vector<std::string> workloads;
-  std::vector<std::string> optimizers;
+  std::vector<std::string> workloads = {};
+  std::vector<std::string> optimizers = {};
 };
 
 /// Domain randomization over cluster size, GPU mix, bandwidth, loss, background, workload.

@@ -13,7 +13,7 @@ namespace dynamix {
 
 /// One worker over one window of k iterations (means over the window unless noted).
 struct WorkerWindow {
-  std::string gpu_type;
+  std::string gpu_type = {};
   /// Batch the worker ran during the window, samples.
   double batch_size = 0;
   double compute_s = 0;

@@ -80,14 +80,13 @@ Schedule static_batch(std::size_t workers, int per_worker) {
   return [=](const TrainingDynamics&) { return std::vector<int>(workers, per_worker); };
 }
 
-/// Doubles the per-worker batch from `first` to `last` in equal steps of progress over the
-/// first half of training (Smith et al. 2018 grow the batch where they would decay the LR).
-Schedule doubling_schedule(std::size_t workers, int first, int last) {
+/// Doubles the per-worker batch from `first` every `epochs` epochs up to `last` (Smith et al.
+/// 2018 grow the batch where they would decay the LR).
+Schedule doubling_schedule(std::size_t workers, int first, int last, double epochs) {
   return [=](const TrainingDynamics& dynamics) {
-    const int doublings = static_cast<int>(std::round(std::log2(double(last) / first)));
-    const double fraction = std::min(1.0, dynamics.progress() / 0.5);
-    const int step = std::min(doublings, static_cast<int>(fraction * (doublings + 1)));
-    return std::vector<int>(workers, first << step);
+    int batch = first;
+    for (double at = epochs; at <= dynamics.epochs() && batch < last; at += epochs) batch *= 2;
+    return std::vector<int>(workers, batch);
   };
 }
 
@@ -162,7 +161,7 @@ double increasing_schedule_speedup(bool against_best_static) {
   const double baseline_s =
       against_best_static ? sweep_static(workload, options, throughput).best_time_s : reference_s;
   const double schedule_s =
-      run(workload, options, kWorkers, doubling_schedule(kWorkers, 16, 128), throughput, length)
+      run(workload, options, kWorkers, doubling_schedule(kWorkers, 16, 128, 10), throughput, length)
           .time_to_target_s;
   return baseline_s / schedule_s;
 }
@@ -258,14 +257,15 @@ TEST_CASE("A static batch sweep shows the practitioner's trade-off between time 
   CHECK(sweep.best_accuracy - sweep.best_time_accuracy > 0.005);
 }
 
-TEST_CASE(
-    "An increasing schedule is at least as fast as the best static batch, not faster by 10%") {
-  // Reported, not tuned: with B_noise following the loss, it grows fastest early in training, so
-  // a well-chosen static batch stays close to the best batch over most of the run.
-  const double speedup = increasing_schedule_speedup(true);
-  std::printf("increasing schedule vs best static batch: %.3fx\n", speedup);
-  CHECK(speedup >= 0.98);
-  CHECK(speedup < 1.10);
+TEST_CASE("An increasing schedule beats the reference batch but not the best static one by 10%") {
+  // Reported, not tuned: B_noise follows the loss, so it grows fastest early in training and a
+  // well-chosen static batch stays near the best batch for most of the run.
+  const double versus_reference = increasing_schedule_speedup(false);
+  const double versus_best = increasing_schedule_speedup(true);
+  std::printf("increasing schedule: %.3fx vs static batch 128, %.3fx vs the best static batch\n",
+              versus_reference, versus_best);
+  CHECK(versus_reference > 1.1);
+  CHECK(versus_best < 1.1);
 }
 
 TEST_CASE("A heterogeneity-aware split beats the best uniform static batch by more than 10%") {
@@ -276,9 +276,10 @@ TEST_CASE("A heterogeneity-aware split beats the best uniform static batch by mo
   Throughput mixed;
   mixed.slowdown = {1, 1, 1, 1, 2, 2, 2, 2};
   const StaticSweep sweep = sweep_static(workload, options, mixed);
+  // Equal compute time: t0 + c·(fast + h) = t0 + 2c·(slow + h), fast + slow = 2·per_worker.
   const int per_worker = sweep.best_time_batch;
-  const int fast = per_worker * 4 / 3;
-  const int slow = 2 * per_worker - fast;
+  const int slow = static_cast<int>(std::lround((2.0 * per_worker - mixed.half_batch) / 3.0));
+  const int fast = 2 * per_worker - slow;
   const Schedule split = [=](const TrainingDynamics&) {
     return std::vector<int>{fast, fast, fast, fast, slow, slow, slow, slow};
   };

@@ -1,0 +1,180 @@
+// Training dynamics: efficiency, noise scale, progress, generalization penalty, SGD vs Adam.
+#include "sim/training/dynamics.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+namespace dynamix {
+namespace {
+
+const Workload& resnet18() {
+  static const WorkloadCatalog kCatalog = WorkloadCatalog::builtin();
+  return kCatalog.at("resnet18-cifar10");
+}
+
+TrainingOptions options_with(Optimizer optimizer, LrRule rule) {
+  return {.optimizer = optimizer, .lr_rule = rule, .target_accuracy = 0.9};
+}
+
+/// Runs `epochs` epochs (0: to convergence) with every one of `workers` at `batch`.
+TrainingDynamics train(const TrainingOptions& options, int batch, double epochs,
+                       std::size_t workers = 1, std::uint64_t seed = 1) {
+  TrainingDynamics dynamics(resnet18(), options, workers, seed);
+  const std::vector<int> batches(workers, batch);
+  std::vector<double> std_norm(workers), var_norm(workers);
+  while (epochs > 0 ? dynamics.epochs() < epochs : dynamics.progress() < 1.0) {
+    dynamics.step(batches, std_norm, var_norm);
+  }
+  return dynamics;
+}
+
+TEST_CASE("Statistical efficiency falls with the batch and rises with the noise scale") {
+  CHECK(statistical_efficiency(128, 128, 500) == doctest::Approx(1.0));
+  CHECK(statistical_efficiency(1024, 128, 500) < statistical_efficiency(512, 128, 500));
+  CHECK(statistical_efficiency(1024, 128, 5000) > statistical_efficiency(1024, 128, 500));
+  CHECK(adascale_gain(1024, 128, 1e9) == doctest::Approx(8.0).epsilon(1e-6));
+  CHECK(adascale_gain(1e9, 128, 500) == doctest::Approx(1.0 + 500.0 / 128).epsilon(1e-6));
+}
+
+TEST_CASE("The noise scale grows as the loss falls, from its initial to its final value") {
+  const StatisticalModel& model = resnet18().statistics;
+  CHECK(noise_scale_at_loss(model, model.initial_loss) ==
+        doctest::Approx(model.initial_noise_scale));
+  CHECK(noise_scale_at_loss(model, model.final_loss) == doctest::Approx(model.final_noise_scale));
+  TrainingDynamics dynamics(resnet18(), options_with(Optimizer::kSgd, LrRule::kLinear), 1, 1);
+  std::vector<int> batch{128};
+  std::vector<double> std_norm(1), var_norm(1);
+  double loss = dynamics.train_loss();
+  double noise_scale = dynamics.noise_scale();
+  for (int i = 0; i < 2000; ++i) {
+    const IterationStats stats = dynamics.step(batch, std_norm, var_norm);
+    CHECK(dynamics.train_loss() < loss);
+    CHECK(stats.noise_scale >= noise_scale);
+    loss = dynamics.train_loss();
+    noise_scale = stats.noise_scale;
+  }
+}
+
+TEST_CASE("A larger batch makes more progress per step but less per sample") {
+  const TrainingOptions options = options_with(Optimizer::kSgd, LrRule::kLinear);
+  std::vector<double> progress_per_step, progress_per_sample;
+  for (const int batch : {32, 128, 512, 2048}) {
+    TrainingDynamics dynamics(resnet18(), options, 1, 1);
+    std::vector<double> std_norm(1), var_norm(1);
+    const IterationStats stats = dynamics.step(std::vector<int>{batch}, std_norm, var_norm);
+    progress_per_step.push_back(stats.progress);
+    progress_per_sample.push_back(stats.progress / batch);
+  }
+  for (std::size_t i = 1; i < progress_per_step.size(); ++i) {
+    CHECK(progress_per_step[i] > progress_per_step[i - 1]);
+    CHECK(progress_per_sample[i] < progress_per_sample[i - 1]);
+  }
+}
+
+TEST_CASE("Only the global batch matters for progress, however it is split") {
+  const TrainingOptions options = options_with(Optimizer::kSgd, LrRule::kLinear);
+  TrainingDynamics even(resnet18(), options, 4, 1);
+  TrainingDynamics uneven(resnet18(), options, 4, 1);
+  std::vector<double> std_norm(4), var_norm(4);
+  for (int i = 0; i < 100; ++i) {
+    even.step(std::vector<int>{64, 64, 64, 64}, std_norm, var_norm);
+    uneven.step(std::vector<int>{128, 64, 32, 32}, std_norm, var_norm);
+  }
+  CHECK(even.progress() == uneven.progress());
+  CHECK(even.validation_accuracy() == uneven.validation_accuracy());
+}
+
+TEST_CASE("A worker's gradient variance grows as its batch shrinks") {
+  TrainingDynamics dynamics(resnet18(), options_with(Optimizer::kSgd, LrRule::kLinear), 3, 5);
+  std::vector<double> std_norm(3), var_norm(3);
+  const IterationStats stats = dynamics.step(std::vector<int>{256, 64, 16}, std_norm, var_norm);
+  CHECK(var_norm[0] < var_norm[1]);
+  CHECK(var_norm[1] < var_norm[2]);
+  CHECK(var_norm[2] == doctest::Approx(stats.noise_scale / 16).epsilon(0.25));
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(std_norm[i] * std_norm[i] == doctest::Approx(var_norm[i]));
+}
+
+TEST_CASE("The same seed gives the same numbers and another seed other noise") {
+  const TrainingOptions options = options_with(Optimizer::kAdam, LrRule::kSqrt);
+  const auto trace = [&](std::uint64_t seed) {
+    TrainingDynamics dynamics(resnet18(), options, 2, seed);
+    std::vector<double> std_norm(2), var_norm(2), values;
+    for (int i = 0; i < 50; ++i) {
+      const IterationStats stats = dynamics.step(std::vector<int>{32, 96}, std_norm, var_norm);
+      values.insert(values.end(), {stats.train_loss, stats.train_accuracy, std_norm[0], var_norm[1],
+                                   dynamics.validate()});
+    }
+    return values;
+  };
+  CHECK(trace(42) == trace(42));
+  CHECK(trace(42) != trace(43));
+}
+
+TEST_CASE("Reference training reaches the published accuracy; measured accuracy is noisy") {
+  TrainingDynamics dynamics = train(options_with(Optimizer::kSgd, LrRule::kLinear), 128, 200);
+  CHECK(dynamics.progress() == doctest::Approx(1.0));
+  CHECK(dynamics.validation_accuracy() == doctest::Approx(0.9302));
+  double spread = 0;
+  for (int i = 0; i < 100; ++i) spread = std::max(spread, std::abs(dynamics.validate() - 0.9302));
+  CHECK(spread > 0.001);
+  CHECK(spread < 0.02);
+}
+
+TEST_CASE("A large batch without LR care loses accuracy; linear and AdaScale much less") {
+  const double reference =
+      train(options_with(Optimizer::kSgd, LrRule::kLinear), 128, 200).validation_accuracy();
+  const auto loss_at_4096 = [&](LrRule rule) {
+    return reference - train(options_with(Optimizer::kSgd, rule), 4096, 200).validation_accuracy();
+  };
+  const double none = loss_at_4096(LrRule::kNone);
+  const double linear = loss_at_4096(LrRule::kLinear);
+  const double adascale = loss_at_4096(LrRule::kAdaScale);
+  CHECK(none > 0.05);
+  CHECK(linear < 0.7 * none);
+  CHECK(adascale <= linear);
+}
+
+TEST_CASE("Large batches harm generalization early in training, not late") {
+  const TrainingOptions options = options_with(Optimizer::kSgd, LrRule::kNone);
+  const auto penalty = [&](bool large_first) {
+    TrainingDynamics dynamics(resnet18(), options, 1, 1);
+    std::vector<double> std_norm(1), var_norm(1);
+    while (dynamics.progress() < 1.0) {
+      const bool early = dynamics.progress() < 0.5;
+      dynamics.step(std::vector<int>{early == large_first ? 2048 : 128}, std_norm, var_norm);
+    }
+    return dynamics.generalization_penalty();
+  };
+  CHECK(penalty(true) > 2 * penalty(false));
+  CHECK(train(options, 128, 0).generalization_penalty() == 0);
+}
+
+TEST_CASE("Adam gets going faster than SGD but ends lower on vision; its rule is square root") {
+  const TrainingOptions sgd = options_with(Optimizer::kSgd, LrRule::kLinear);
+  const TrainingOptions adam = options_with(Optimizer::kAdam, LrRule::kSqrt);
+  CHECK(train(adam, 128, 2).validation_accuracy() > train(sgd, 128, 2).validation_accuracy());
+  CHECK(train(adam, 128, 200).validation_accuracy() < train(sgd, 128, 200).validation_accuracy());
+  CHECK(effective_lr_scale(LrRule::kSqrt, Optimizer::kAdam, 4, 3) ==
+        doctest::Approx(effective_lr_scale(LrRule::kLinear, Optimizer::kSgd, 4, 3)));
+  const double adam_linear_loss =
+      train(adam, 128, 200).validation_accuracy() -
+      train(options_with(Optimizer::kAdam, LrRule::kLinear), 2048, 200).validation_accuracy();
+  const double adam_sqrt_loss =
+      train(adam, 128, 200).validation_accuracy() - train(adam, 2048, 200).validation_accuracy();
+  CHECK(adam_linear_loss > adam_sqrt_loss);
+}
+
+TEST_CASE("Epoch boundaries are reported once per epoch") {
+  TrainingDynamics dynamics(resnet18(), options_with(Optimizer::kSgd, LrRule::kLinear), 2, 1);
+  std::vector<double> std_norm(2), var_norm(2);
+  int completed = 0;
+  while (dynamics.epochs() < 3.0) {
+    completed += dynamics.step(std::vector<int>{100, 100}, std_norm, var_norm).epoch_completed;
+  }
+  CHECK(completed == 3);
+}
+
+}  // namespace
+}  // namespace dynamix

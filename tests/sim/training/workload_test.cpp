@@ -1,0 +1,141 @@
+// Workload catalog and the scenario `training:` map: contents, defaults and bad input.
+#include "sim/training/workload.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/io/config_node.h"
+#include "sim/io/input_error.h"
+#include "sim/training/training_options.h"
+
+namespace dynamix {
+namespace {
+
+std::string error_of(auto&& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TrainingSetup setup_from(const std::string& yaml) {
+  const ConfigNode root = ConfigNode::parse(yaml, "scenario.yaml");
+  return load_training(root.at("training"), WorkloadCatalog::builtin());
+}
+
+TEST_CASE("The builtin workload catalog has every required workload with positive figures") {
+  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+  for (const char* name :
+       {"vgg11-cifar10", "resnet18-cifar10", "resnet34-cifar10", "resnet50-cifar10",
+        "vgg11-cifar100", "resnet18-cifar100", "resnet34-cifar100", "resnet50-cifar100",
+        "resnet50-imagenet", "gpt2small-wikitext103"}) {
+    CAPTURE(name);
+    const Workload* workload = catalog.find(name);
+    REQUIRE(workload != nullptr);
+    CHECK(workload->cost.parameters > 1e6);
+    CHECK(workload->cost.flops_per_sample > 1e8);
+    CHECK(workload->cost.activation_bytes_per_sample > 0);
+    CHECK(workload->cost.cpu_seconds_per_sample > 0);
+    CHECK(workload->dataset_size > 0);
+    const StatisticalModel& model = workload->statistics;
+    CHECK(model.final_accuracy > model.initial_accuracy);
+    CHECK(model.final_noise_scale > model.initial_noise_scale);
+    CHECK(model.target_accuracy < model.final_accuracy);
+  }
+  CHECK(catalog.find("resnet19-cifar10") == nullptr);
+  CHECK(catalog.at("resnet18-cifar10").cost.parameters == 11173962);
+}
+
+TEST_CASE("The workload table lists one row per workload with its figures") {
+  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+  std::ostringstream out;
+  print_workload_table(catalog, out);
+  const std::string table = out.str();
+  CHECK(table.starts_with("name"));
+  CHECK(table.find("resnet50-imagenet") != std::string::npos);
+  CHECK(table.find("25.56") != std::string::npos);
+  CHECK(std::count(table.begin(), table.end(), '\n') ==
+        static_cast<std::ptrdiff_t>(catalog.all().size() + 1));
+}
+
+TEST_CASE("A training map picks the optimizer's LR rule, target and budget by default") {
+  const TrainingSetup sgd = setup_from("training: {workload: resnet18-cifar10}\n");
+  CHECK(sgd.workload->name == "resnet18-cifar10");
+  CHECK(sgd.options.optimizer == Optimizer::kSgd);
+  CHECK(sgd.options.lr_rule == LrRule::kLinear);
+  CHECK(sgd.options.target_accuracy == 0.90);
+  CHECK(sgd.options.budget_epochs == 200);
+  CHECK(!sgd.options.budget_time_s);
+  CHECK(sgd.cost.optimizer_state_bytes_per_parameter == 4);
+
+  const TrainingSetup adam = setup_from(
+      "training:\n  workload: vgg11-cifar10\n  optimizer: adam\n  target_accuracy: 0.85\n"
+      "  budget_time_s: 3600\n");
+  CHECK(adam.options.lr_rule == LrRule::kSqrt);
+  CHECK(adam.options.target_accuracy == 0.85);
+  CHECK(adam.options.budget_time_s == 3600);
+  CHECK(!adam.options.budget_epochs);
+  CHECK(adam.cost.optimizer_state_bytes_per_parameter == 8);
+}
+
+TEST_CASE("Bad training input names the value and what was expected") {
+  CHECK(error_of([] { setup_from("training: {workload: resnet19-cifar10}\n"); })
+            .starts_with("scenario.yaml:1: training.workload: expected one of vgg11-cifar10, "
+                         "resnet18-cifar10,"));
+  CHECK(error_of([] {
+          setup_from("training: {workload: resnet19-cifar10}\n");
+        }).ends_with("found unknown workload 'resnet19-cifar10'"));
+  CHECK(error_of([] { setup_from("training: {workload: resnet18-cifar10, optimizer: lamb}\n"); }) ==
+        "scenario.yaml:1: training.optimizer: expected one of sgd, adam, found unknown optimizer "
+        "'lamb'");
+  CHECK(error_of([] { setup_from("training: {workload: resnet18-cifar10, lr_rule: cubic}\n"); }) ==
+        "scenario.yaml:1: training.lr_rule: expected one of none, linear, sqrt, adascale, found "
+        "unknown LR rule 'cubic'");
+  CHECK(error_of(
+            [] { setup_from("training: {workload: resnet18-cifar10, target_accuracy: 1.5}\n"); }) ==
+        "scenario.yaml:1: training.target_accuracy: expected a number in (0, 1), found '1.5'");
+  CHECK(error_of([] {
+          setup_from("training: {workload: resnet18-cifar10, target_accuracy: 0}\n");
+        }) == "scenario.yaml:1: training.target_accuracy: expected a number in (0, 1), found '0'");
+  CHECK(error_of([] {
+          setup_from("training: {workload: resnet18-cifar10, epochs: 3}\n");
+        }).starts_with("scenario.yaml:1: training.epochs: expected one of the known keys"));
+  CHECK(error_of([] {
+          TrainingOptions options;
+          options.target_accuracy = 1.0;
+          make_training_setup(WorkloadCatalog::builtin().at("resnet18-cifar10"), options);
+        }) == "training: target_accuracy: expected a number in (0, 1), found 1.000000");
+}
+
+std::string load_error(const std::string& entry) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "dynamix_workloads_test.yaml";
+  std::ofstream(path) << "workloads:\n  - name: tiny\n" << entry;
+  const std::string message = error_of([&] { WorkloadCatalog::load(path.string()); });
+  std::filesystem::remove(path);
+  return message.substr(message.find(".yaml") + 5);
+}
+
+TEST_CASE("A catalog file with an unknown key or a bad value is rejected with its line") {
+  CHECK(load_error("    modle: x\n") ==
+        ":3: workloads.0.modle: expected one of the known keys (name, model, dataset, source, "
+        "parameters, flops_per_sample, activation_bytes_per_sample, cpu_seconds_per_sample, "
+        "dataset_size, validation_size, classes, reference_batch, reference_epochs, "
+        "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
+        "initial_noise_scale, final_noise_scale, target_accuracy), found unknown key 'modle'");
+  CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
+        ":5: workloads.0.parameters: expected a number > 0, found '-1'");
+  CHECK(error_of([] {
+          WorkloadCatalog::builtin().at("bert");
+        }).ends_with("found unknown workload 'bert'"));
+}
+
+}  // namespace
+}  // namespace dynamix
