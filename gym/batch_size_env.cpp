@@ -29,8 +29,8 @@ void validate(const EnvOptions& options) {
                    std::to_string(options.initial_batch));
   }
   const RewardOptions& reward = options.reward;
-  for (double weight : {reward.alpha, reward.beta, reward.delta, reward.eta,
-                        reward.accuracy_weight, reward.time_weight}) {
+  for (double weight : {reward.alpha, reward.beta, reward.delta, reward.eta, reward.accuracy_weight,
+                        reward.time_weight}) {
     if (!std::isfinite(weight)) throw EnvError("reward: expected finite weights");
   }
   if (!(reward.time_scale_s >= 0) || !std::isfinite(reward.time_scale_s)) {
@@ -85,8 +85,8 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   for (std::size_t w = 0; w < p; ++w) {
     if (run_->max_batch(w) < 1) {
       throw EnvError("scenario " + scenario_->name + ": worker " + run_->node(w).name + " (" +
-                     run_->node(w).gpu + ") cannot hold one sample of " +
-                     scenario_->workload.name + " in memory");
+                     run_->node(w).gpu + ") cannot hold one sample of " + scenario_->workload.name +
+                     " in memory");
     }
   }
   accumulator_ = WindowAccumulator(*run_, scenario_->network.mss_bytes);
@@ -238,9 +238,8 @@ void BatchSizeEnv::fill_info(StepInfo& info) const {
   info.iteration = run_->iterations();
   info.validation_accuracy = run_->validation_accuracy().value_or(0.0);
   info.epochs = run_->epochs();
-  info.time_to_target_s = run_->time_to_target()
-                              ? std::optional(to_seconds(*run_->time_to_target()))
-                              : std::nullopt;
+  info.time_to_target_s =
+      run_->time_to_target() ? std::optional(to_seconds(*run_->time_to_target())) : std::nullopt;
   info.autoreset = false;
 }
 

@@ -37,7 +37,9 @@ struct GlobalFeature {
   double (*value)(const WindowMetrics&, const Aggregates&);
 };
 
-double share(double part_s, double iteration_s) { return iteration_s > 0 ? part_s / iteration_s : 0; }
+double share(double part_s, double iteration_s) {
+  return iteration_s > 0 ? part_s / iteration_s : 0;
+}
 
 // Rates span decades (1e-6 to 1 for retransmissions, 0.1 to 400 Gb/s), hence log scales.
 constexpr LocalFeature kLocal[] = {
@@ -85,11 +87,17 @@ constexpr GlobalFeature kGlobal[] = {
     {"validation_accuracy", "1", "x", 0, 1,
      [](const WindowMetrics& m, const Aggregates&) { return m.validation_accuracy; }},
     {"train_loss", "nats", "log(1+x)/3", 0, 2,
-     [](const WindowMetrics& m, const Aggregates&) { return std::log1p(std::max(m.train_loss, 0.0)) / 3; }},
+     [](const WindowMetrics& m, const Aggregates&) {
+       return std::log1p(std::max(m.train_loss, 0.0)) / 3;
+     }},
     {"grad_std_norm", "1", "log(1+mean(x))", 0, 5,
-     [](const WindowMetrics&, const Aggregates& a) { return std::log1p(std::max(a.mean_grad_std, 0.0)); }},
+     [](const WindowMetrics&, const Aggregates& a) {
+       return std::log1p(std::max(a.mean_grad_std, 0.0));
+     }},
     {"grad_var_norm", "1", "log(1+mean(x))", 0, 10,
-     [](const WindowMetrics&, const Aggregates& a) { return std::log1p(std::max(a.mean_grad_var, 0.0)); }},
+     [](const WindowMetrics&, const Aggregates& a) {
+       return std::log1p(std::max(a.mean_grad_var, 0.0));
+     }},
     {"progress", "1", "x", 0, 1,
      [](const WindowMetrics& m, const Aggregates&) { return m.progress; }},
     {"iteration_time", "s", "(log10(x)+3)/5", 0, 1,
@@ -97,7 +105,9 @@ constexpr GlobalFeature kGlobal[] = {
        return (std::log10(std::max(m.iteration_s, 1e-9)) + 3) / 5;
      }},
     {"workers", "workers", "log2(x)/10", 0, 1,
-     [](const WindowMetrics&, const Aggregates& a) { return std::log2(std::max(a.workers, 1.0)) / 10; }},
+     [](const WindowMetrics&, const Aggregates& a) {
+       return std::log2(std::max(a.workers, 1.0)) / 10;
+     }},
 };
 
 // NaN counts as the low bound so that a missing metric from a real worker stays inside bounds.

@@ -24,8 +24,8 @@ RewardKind parse_reward_kind(std::string_view name) {
   throw EnvError("reward: expected time_to_target or dynamix, found '" + std::string(name) + "'");
 }
 
-void compute_rewards(const RewardOptions& options, Optimizer optimizer,
-                     const WindowMetrics& window, std::span<float> rewards) {
+void compute_rewards(const RewardOptions& options, Optimizer optimizer, const WindowMetrics& window,
+                     std::span<float> rewards) {
   DYNAMIX_CHECK(rewards.size() == window.workers.size(),
                 rewards.size() << " rewards for " << window.workers.size() << " workers");
   if (options.kind == RewardKind::kTimeToTarget) {

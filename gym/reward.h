@@ -27,14 +27,15 @@ RewardKind parse_reward_kind(std::string_view name);
 struct RewardOptions {
   /// Which reward the environment pays.
   RewardKind kind = RewardKind::kTimeToTarget;
-  /// DYNAMIX: weight of accuracy improvement (α).
-  double alpha = 1.0;
+  /// DYNAMIX: weight of accuracy improvement (α). The paper's weights are not public; these
+  /// are assumed, reasons in docs/environment.md.
+  double alpha = 10.0;
   /// DYNAMIX: weight of the mean iteration time (β), per second.
   double beta = 1.0;
   /// DYNAMIX: weight of the batch-size term (δ), per doubling above 32.
-  double delta = 0.01;
+  double delta = 0.02;
   /// DYNAMIX: weight of the gradient-noise term for Adam (η).
-  double eta = 0.01;
+  double eta = 0.05;
   /// Time-to-target: weight of the change of mean train accuracy (potential-based shaping).
   double accuracy_weight = 1.0;
   /// Time-to-target: penalty per time_scale_s of simulated time.
@@ -54,8 +55,8 @@ struct RewardOptions {
 
 /// Per-worker rewards for one window, written into `rewards` (size = workers).
 /// kTimeToTarget needs options.time_scale_s > 0 (the environment resolves 0 at reset).
-void compute_rewards(const RewardOptions& options, Optimizer optimizer,
-                     const WindowMetrics& window, std::span<float> rewards);
+void compute_rewards(const RewardOptions& options, Optimizer optimizer, const WindowMetrics& window,
+                     std::span<float> rewards);
 /// The extra (negative) reward of a time-to-target run that ended at `time_s` without reaching
 /// its target: time_weight·(miss_time_s − time_s)/time_scale_s; 0 for other kinds or when
 /// charge_miss is off.

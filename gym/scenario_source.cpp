@@ -98,8 +98,8 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
   auto scenario = std::make_shared<Scenario>(*base_);
   const auto span = static_cast<std::uint64_t>(options_.max_workers - options_.min_workers + 1);
   const std::size_t workers = static_cast<std::size_t>(options_.min_workers) + rng.below(span);
-  const double bandwidth_gbps = std::exp(rng.uniform(std::log(options_.min_bandwidth_gbps),
-                                                     std::log(options_.max_bandwidth_gbps)));
+  const double bandwidth_gbps = std::exp(
+      rng.uniform(std::log(options_.min_bandwidth_gbps), std::log(options_.max_bandwidth_gbps)));
   const double loss_rate = rng.uniform(0, options_.max_loss_rate);
 
   std::vector<NodeSpec> hosts;
@@ -115,7 +115,8 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
   // Parameter servers sit on the first workers (BytePS colocated mode).
   scenario->server_hosts.clear();
   if (scenario->sync.architecture == SyncArchitecture::kParameterServer) {
-    const auto servers = std::min<std::size_t>(static_cast<std::size_t>(scenario->sync.servers), workers);
+    const auto servers =
+        std::min<std::size_t>(static_cast<std::size_t>(scenario->sync.servers), workers);
     for (std::size_t s = 0; s < servers; ++s) scenario->server_hosts.push_back(s);
   }
 

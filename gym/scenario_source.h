@@ -21,7 +21,8 @@ class ScenarioSource {
 /// Always the same scenario.
 class FixedScenario : public ScenarioSource {
  public:
-  explicit FixedScenario(std::shared_ptr<const Scenario> scenario) : scenario_(std::move(scenario)) {}
+  explicit FixedScenario(std::shared_ptr<const Scenario> scenario)
+      : scenario_(std::move(scenario)) {}
   std::shared_ptr<const Scenario> scenario_for(std::uint64_t) const override { return scenario_; }
 
  private:

@@ -13,13 +13,29 @@
 namespace dynamix {
 namespace {
 
-const std::vector<std::string_view> kColumns = {
-    "window",          "iterations",      "time_s",         "iteration_s",
-    "train_loss",      "train_accuracy",  "train_accuracy_change",
-    "validation_accuracy", "progress",     "epochs",         "worker",
-    "gpu_type",        "batch_size",      "compute_s",      "comm_s",
-    "wait_s",          "throughput_gbps", "retransmit_rate", "cpu_time_ratio",
-    "memory_util",     "samples_per_s",   "grad_std_norm",  "grad_var_norm"};
+const std::vector<std::string_view> kColumns = {"window",
+                                                "iterations",
+                                                "time_s",
+                                                "iteration_s",
+                                                "train_loss",
+                                                "train_accuracy",
+                                                "train_accuracy_change",
+                                                "validation_accuracy",
+                                                "progress",
+                                                "epochs",
+                                                "worker",
+                                                "gpu_type",
+                                                "batch_size",
+                                                "compute_s",
+                                                "comm_s",
+                                                "wait_s",
+                                                "throughput_gbps",
+                                                "retransmit_rate",
+                                                "cpu_time_ratio",
+                                                "memory_util",
+                                                "samples_per_s",
+                                                "grad_std_norm",
+                                                "grad_var_norm"};
 constexpr std::size_t kWindowFields = 10;
 
 double ratio(double numerator, double denominator) {
@@ -124,8 +140,8 @@ void WindowAccumulator::add(const IterationRecord& record) {
   }
 }
 
-WindowMetrics WindowAccumulator::finish(double previous_train_accuracy,
-                                        double validation_accuracy, double progress) {
+WindowMetrics WindowAccumulator::finish(double previous_train_accuracy, double validation_accuracy,
+                                        double progress) {
   WindowMetrics window;
   finish(previous_train_accuracy, validation_accuracy, progress, window);
   return window;
@@ -192,10 +208,10 @@ void write_window_metrics_csv(std::ostream& out, const std::vector<WindowMetrics
         write_number(out, value);
       }
       out << ',' << w << ',' << worker.gpu_type;
-      for (double value : {worker.batch_size, worker.compute_s, worker.comm_s, worker.wait_s,
-                           worker.throughput_gbps, worker.retransmit_rate, worker.cpu_time_ratio,
-                           worker.memory_util, worker.samples_per_s, worker.grad_std_norm,
-                           worker.grad_var_norm}) {
+      for (double value :
+           {worker.batch_size, worker.compute_s, worker.comm_s, worker.wait_s,
+            worker.throughput_gbps, worker.retransmit_rate, worker.cpu_time_ratio,
+            worker.memory_util, worker.samples_per_s, worker.grad_std_norm, worker.grad_var_norm}) {
         out << ',';
         write_number(out, value);
       }
@@ -211,7 +227,8 @@ std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::
     if (c > 0) expected_header += ',';
     expected_header += kColumns[c];
   }
-  if (!std::getline(in, line)) throw InputError(source, 1, "", "the header " + expected_header, "an empty file");
+  if (!std::getline(in, line))
+    throw InputError(source, 1, "", "the header " + expected_header, "an empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line != expected_header) {
     throw InputError(source, 1, "", "the header " + expected_header, "'" + line + "'");
@@ -231,7 +248,8 @@ std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::
     const RowReader row(source, line_number, fields);
     const std::int64_t index = row.integer(0);
     const std::int64_t worker = row.integer(10);
-    const bool new_window = windows.empty() || index != static_cast<std::int64_t>(windows.size()) - 1;
+    const bool new_window =
+        windows.empty() || index != static_cast<std::int64_t>(windows.size()) - 1;
     if (new_window) {
       if (index != static_cast<std::int64_t>(windows.size())) {
         row.fail(0, "window " + std::to_string(windows.size()) + " (windows numbered in order)");

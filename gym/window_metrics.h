@@ -59,8 +59,7 @@ class WindowAccumulator {
 
   void add(const IterationRecord& record);
   /// The window so far; resets the accumulator. `previous_train_accuracy` gives the change.
-  WindowMetrics finish(double previous_train_accuracy, double validation_accuracy,
-                       double progress);
+  WindowMetrics finish(double previous_train_accuracy, double validation_accuracy, double progress);
   /// The same into `out`, reusing its storage.
   void finish(double previous_train_accuracy, double validation_accuracy, double progress,
               WindowMetrics& out);

@@ -20,6 +20,7 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
 class TorchScriptPolicy {
  public:
   /// PolicyFileError if the file is missing, is not a TorchScript archive, or lacks metadata.
+  /// Sets LibTorch to one intra-op thread (process-wide), the fastest for this network.
   explicit TorchScriptPolicy(const std::filesystem::path& file);
   ~TorchScriptPolicy();
   TorchScriptPolicy(TorchScriptPolicy&&) noexcept;

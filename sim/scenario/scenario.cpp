@@ -79,7 +79,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   scenario.name = root.text_or("name", std::filesystem::path(path).stem().string());
   scenario.topology = Topology::load(topology_doc ? *topology_doc : root.at("topology"),
                                      GpuCatalog::builtin());
-  const TrainingSetup setup = load_training(root.at("training"), WorkloadCatalog::builtin());
+  // setup.workload points into the catalog, which must outlive it.
+  const WorkloadCatalog workloads = WorkloadCatalog::builtin();
+  const TrainingSetup setup = load_training(root.at("training"), workloads);
   scenario.workload = *setup.workload;
   scenario.cost = setup.cost;
   scenario.training = setup.options;

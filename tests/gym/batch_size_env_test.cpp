@@ -40,7 +40,8 @@ TEST_CASE("step with the same seed and actions gives the same results") {
   b.reset(4);
   std::vector<int> actions(a.workers());
   for (int decision = 0; decision < 25; ++decision) {
-    for (std::size_t w = 0; w < actions.size(); ++w) actions[w] = (decision + static_cast<int>(w)) % 5;
+    for (std::size_t w = 0; w < actions.size(); ++w)
+      actions[w] = (decision + static_cast<int>(w)) % 5;
     const StepResult x = a.step(actions);
     const StepResult y = b.step(actions);
     REQUIRE(x.observation.values == y.observation.values);
@@ -134,7 +135,8 @@ TEST_CASE("Misuse of the environment is an EnvError with a clear message") {
   CHECK(env_error([&] { env.step(actions); }).starts_with("step: action index -1 for worker 3"));
   CHECK(env_error([&] { env.step_batches(std::vector<int>(8, 0)); }) ==
         "step_batches: batch 0 for worker 0: expected >= 1 sample");
-  CHECK(env_error([&] { env.reset(1, {.initial_batch = -4}); }).starts_with("reset: initial_batch"));
+  CHECK(
+      env_error([&] { env.reset(1, {.initial_batch = -4}); }).starts_with("reset: initial_batch"));
   while (!env.episode_over()) env.step(std::vector<int>(8, 2));
   CHECK(env_error([&] { env.step(std::vector<int>(8, 2)); }) ==
         "step: the episode has ended (terminated or truncated); call reset(seed)");
@@ -149,12 +151,15 @@ TEST_CASE("Invalid options are an EnvError naming the option") {
   CHECK(make({.decision_interval = 0}) == "decision_interval: expected k >= 1 iterations, found 0");
   CHECK(make({.actions = {}}) == "actions: expected at least one batch change");
   CHECK(make({.min_batch = 0}) == "min_batch: expected >= 1, found 0");
-  CHECK(make({.min_batch = 64, .max_batch = 32}) == "max_batch: expected >= min_batch (64), found 32");
+  CHECK(make({.min_batch = 64, .max_batch = 32}) ==
+        "max_batch: expected >= min_batch (64), found 32");
   CHECK(make({.initial_batch = -1}).starts_with("initial_batch"));
   EnvOptions bad_scale;
   bad_scale.reward.time_scale_s = -1;
   CHECK(make(bad_scale).starts_with("reward.time_scale_s"));
-  CHECK(env_error([] { BatchSizeEnv env(nullptr); }).starts_with("BatchSizeEnv: expected a scenario"));
+  CHECK(env_error([] {
+          BatchSizeEnv env(nullptr);
+        }).starts_with("BatchSizeEnv: expected a scenario"));
 }
 
 TEST_CASE("Reward scales do not depend on the batch an episode starts at") {

@@ -19,9 +19,9 @@ std::shared_ptr<const ScenarioSource> short_quickstart() {
 TEST_CASE("--policy accepts static:B and random and rejects anything else") {
   CHECK(RolloutPolicy::parse("static:256", 1).description() == "static:256");
   CHECK(RolloutPolicy::parse("random", 1).description() == "random");
-  CHECK_THROWS_WITH_AS(RolloutPolicy::parse("static:0", 1),
-                       "--policy: expected static:B with B >= 1 samples, or random, found 'static:0'",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      RolloutPolicy::parse("static:0", 1),
+      "--policy: expected static:B with B >= 1 samples, or random, found 'static:0'", InputError);
   CHECK_THROWS_AS(RolloutPolicy::parse("static:12x", 1), InputError);
   CHECK_THROWS_AS(RolloutPolicy::parse("ppo", 1), InputError);
 }

@@ -60,11 +60,11 @@ TEST_CASE("The schema declares each feature once with a unit, a normalization an
       CHECK(feature.low < feature.high);
     }
   }
-  for (const char* name : {"throughput", "retransmit_rate", "cpu_time_ratio", "memory_util",
-                           "compute_share", "comm_share", "wait_share", "batch_size",
-                           "relative_speed", "train_accuracy", "train_accuracy_change",
-                           "validation_accuracy", "train_loss", "grad_std_norm", "grad_var_norm",
-                           "progress", "iteration_time"}) {
+  for (const char* name :
+       {"throughput", "retransmit_rate", "cpu_time_ratio", "memory_util", "compute_share",
+        "comm_share", "wait_share", "batch_size", "relative_speed", "train_accuracy",
+        "train_accuracy_change", "validation_accuracy", "train_loss", "grad_std_norm",
+        "grad_var_norm", "progress", "iteration_time"}) {
     CHECK_MESSAGE(names.count(name) == 1, name);
   }
 }

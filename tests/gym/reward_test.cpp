@@ -66,10 +66,8 @@ TEST_CASE("The time-to-target reward is accuracy gained minus window time in tim
 }
 
 TEST_CASE("A time-to-target miss is charged the time left until miss_time_s") {
-  RewardOptions options{.kind = RewardKind::kTimeToTarget,
-                        .time_weight = 0.1,
-                        .time_scale_s = 2,
-                        .miss_time_s = 100};
+  RewardOptions options{
+      .kind = RewardKind::kTimeToTarget, .time_weight = 0.1, .time_scale_s = 2, .miss_time_s = 100};
   CHECK(miss_penalty(options, 60) == doctest::Approx(-0.1 * 40 / 2));
   CHECK(miss_penalty(options, 120) == 0);
   options.charge_miss = false;

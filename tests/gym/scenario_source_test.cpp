@@ -12,7 +12,8 @@ namespace {
 
 std::vector<std::string> gpu_names(const Scenario& scenario) {
   std::vector<std::string> names;
-  for (std::size_t host : scenario.worker_hosts) names.push_back(scenario.topology.hosts()[host].gpu);
+  for (std::size_t host : scenario.worker_hosts)
+    names.push_back(scenario.topology.hosts()[host].gpu);
   return names;
 }
 
@@ -66,7 +67,8 @@ TEST_CASE("Samples vary within the declared ranges") {
 }
 
 TEST_CASE("An environment over the sampler runs episodes of different cluster sizes") {
-  const auto sampler = std::make_shared<ScenarioSampler>(SamplerOptions{.min_workers = 2, .max_workers = 9});
+  const auto sampler =
+      std::make_shared<ScenarioSampler>(SamplerOptions{.min_workers = 2, .max_workers = 9});
   BatchSizeEnv env(sampler);
   std::set<std::size_t> sizes;
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
@@ -81,7 +83,8 @@ TEST_CASE("An environment over the sampler runs episodes of different cluster si
 
 TEST_CASE("Sampler options out of range are an EnvError") {
   CHECK_THROWS_WITH_AS(ScenarioSampler({.min_workers = 5, .max_workers = 4}),
-                       "sampler: expected 1 <= min_workers <= max_workers, found 5 and 4", EnvError);
+                       "sampler: expected 1 <= min_workers <= max_workers, found 5 and 4",
+                       EnvError);
   CHECK_THROWS_AS(ScenarioSampler({.gpu_types = {"A100", "Z80"}}), EnvError);
   CHECK_THROWS_AS(ScenarioSampler({.workloads = {"nope"}}), EnvError);
   CHECK_THROWS_AS(ScenarioSampler({.optimizers = {"lion"}}), EnvError);

@@ -86,9 +86,9 @@ TEST_CASE("VectorEnv misuse is an EnvError naming the environment") {
                        EnvError);
   auto actions = actions_for(vector_env, 0);
   actions[1].pop_back();
-  CHECK_THROWS_WITH_AS(
-      vector_env.step(actions),
-      "environment 1: step: expected 8 action indices (one per worker), found 7", EnvError);
+  CHECK_THROWS_WITH_AS(vector_env.step(actions),
+                       "environment 1: step: expected 8 action indices (one per worker), found 7",
+                       EnvError);
   CHECK_THROWS_AS(VectorEnv(short_episodes(), {}, 0), EnvError);
 }
 

@@ -93,10 +93,11 @@ TEST_CASE("Malformed window metrics name the file, line and column") {
   write_window_metrics_csv(good, {window});
   const std::string text = good.str();
   const std::string header = text.substr(0, text.find('\n') + 1);
-  const std::string row0 = text.substr(header.size(), text.find('\n', header.size()) + 1 - header.size());
+  const std::string row0 =
+      text.substr(header.size(), text.find('\n', header.size()) + 1 - header.size());
 
-  CHECK(replay_error("") == "worker.csv:1: expected the header " + header.substr(0, header.size() - 1) +
-                                ", found an empty file");
+  CHECK(replay_error("") == "worker.csv:1: expected the header " +
+                                header.substr(0, header.size() - 1) + ", found an empty file");
   CHECK(replay_error("time,x\n").starts_with("worker.csv:1: expected the header"));
   std::string bad_number = row0;
   bad_number.replace(bad_number.find(",0,0,0,0,0,0,0,0,0,"), 4, ",0,x");

@@ -1,0 +1,480 @@
+// Scenario loading: shipped and embedded scenarios, --set overrides, and errors that name the
+// file (or --set), the key or line, and what was expected.
+#include "sim/scenario/scenario.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/io/input_error.h"
+#include "sim/io/sources.h"
+
+namespace dynamix {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSourceDir = DYNAMIX_SOURCE_DIR;
+
+/// A fresh directory under the system temporary directory, removed with everything in it.
+class TempDirectory {
+ public:
+  TempDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "dynamix-scenario-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  TempDirectory(const TempDirectory&) = delete;
+  TempDirectory& operator=(const TempDirectory&) = delete;
+  ~TempDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+
+  /// Writes `text` to `name` inside the directory and returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path file = path_ / name;
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+    REQUIRE(out.good());
+    return file.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+// Line numbers below refer to these texts.
+const std::string kTopology =
+    "name: tiny\n"                                               // 1
+    "switches:\n"                                                // 2
+    "  - tor\n"                                                  // 3
+    "nodes:\n"                                                   // 4
+    "  - name: w-{i}\n"                                          // 5
+    "    count: 2\n"                                             // 6
+    "    gpu: A100\n"                                            // 7
+    "    cpu_cores: 8\n"                                         // 8
+    "    link: {to: tor, bandwidth_gbps: 25, latency_us: 2}\n";  // 9
+
+const std::string kScenario =
+    "name: tiny\n"                    // 1
+    "topology: topology.yaml\n"       // 2
+    "training:\n"                     // 3
+    "  workload: resnet18-cifar10\n"  // 4
+    "  optimizer: sgd\n"              // 5
+    "  lr_rule: linear\n"             // 6
+    "  target_accuracy: 0.9\n"        // 7
+    "  budget_epochs: 5\n"            // 8
+    "sync:\n"                         // 9
+    "  architecture: ring\n"          // 10
+    "batch_size: 64\n"                // 11
+    "traces:\n"                       // 12
+    "  - from: w-0\n"                 // 13
+    "    to: tor\n"                   // 14
+    "    file: trace.csv\n";          // 15
+
+const std::string kTrace = "time_s,background_gbps\n0,1\n10,5\n20,0\n";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "'" << from << "' not in the test text");
+  return text.replace(at, from.size(), to);
+}
+
+/// A scenario, its topology and its trace written side by side, each replaceable.
+struct ScenarioFiles {
+  std::string scenario = kScenario;
+  std::string topology = kTopology;
+  std::string trace = kTrace;
+
+  TempDirectory directory;
+  std::string scenario_path;
+  std::string topology_path;
+  std::string trace_path;
+
+  void write() {
+    scenario_path = directory.write("scenario.yaml", scenario);
+    topology_path = directory.write("topology.yaml", topology);
+    trace_path = directory.write("trace.csv", trace);
+  }
+  Scenario load(const std::vector<std::string>& overrides = {}) {
+    write();
+    return load_scenario(scenario_path, overrides);
+  }
+};
+
+/// What an InputError must say: where it points and phrases its one line must contain.
+struct ExpectedError {
+  std::string source;
+  /// 0: the error need not name a line; -1: it must name some line.
+  int line = 0;
+  std::string where;
+  std::vector<std::string> phrases;
+};
+
+void check_rejected(ScenarioFiles& files, const ExpectedError& expected,
+                    const std::vector<std::string>& overrides = {}) {
+  files.write();
+  std::optional<InputError> error;
+  try {
+    load_scenario(files.scenario_path, overrides);
+  } catch (const InputError& caught) {
+    error = caught;
+  }
+  REQUIRE_MESSAGE(error.has_value(), "the scenario loaded without an InputError");
+  const std::string message = error->what();
+  CAPTURE(message);
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(error->source() == expected.source);
+  CHECK(message.starts_with(expected.source));
+  if (expected.line > 0) CHECK(error->line() == expected.line);
+  if (expected.line < 0) CHECK(error->line() > 0);
+  if (error->line() > 0) {
+    CHECK(message.starts_with(expected.source + ":" + std::to_string(error->line())));
+  }
+  CHECK(error->where() == expected.where);
+  if (!expected.where.empty()) CHECK(message.find(expected.where) != std::string::npos);
+  CHECK(message.find("expected ") != std::string::npos);
+  for (const std::string& phrase : expected.phrases) {
+    CAPTURE(phrase);
+    CHECK(message.find(phrase) != std::string::npos);
+  }
+}
+
+TEST_CASE("every shipped scenario loads") {
+  std::vector<fs::path> scenarios;
+  for (const auto& entry : fs::directory_iterator(kSourceDir / "scenarios")) {
+    if (entry.path().extension() == ".yaml") scenarios.push_back(entry.path());
+  }
+  REQUIRE(scenarios.size() >= 5);
+  for (const fs::path& path : scenarios) {
+    CAPTURE(path);
+    const Scenario scenario = load_scenario(path.string());
+    CHECK(scenario.name == path.stem().string());
+    CHECK(scenario.source == path.string());
+    CHECK_FALSE(scenario.worker_hosts.empty());
+    CHECK(scenario.batch_size >= 1);
+    CHECK(scenario.cost.parameters > 0);
+    CHECK(scenario.workload.name == scenario.resolved["training"]["workload"].as<std::string>());
+    CHECK(scenario.workload.dataset_size > 0);
+    CHECK(scenario.training.target_accuracy > 0);
+    CHECK(scenario.training.target_accuracy < 1);
+    if (scenario.sync.architecture == SyncArchitecture::kParameterServer) {
+      CHECK_FALSE(scenario.server_hosts.empty());
+    }
+    for (const TraceAttachment& attachment : scenario.traces) {
+      CHECK_FALSE(attachment.trace.steps.empty());
+      CHECK(attachment.link < scenario.topology.links().size());
+    }
+    // The copy compiled into the binary is the same scenario.
+    const Scenario embedded =
+        load_scenario(std::string(kEmbeddedPrefix) + "scenarios/" + path.filename().string());
+    CHECK(embedded.name == scenario.name);
+    CHECK(embedded.worker_hosts == scenario.worker_hosts);
+    CHECK(embedded.topology.links().size() == scenario.topology.links().size());
+  }
+}
+
+TEST_CASE("the embedded default scenario loads as the quick-start cluster") {
+  const Scenario scenario = load_scenario(kDefaultScenario);
+  CHECK(scenario.name == "quickstart");
+  CHECK(scenario.worker_hosts.size() == 8);
+  CHECK(scenario.sync.architecture == SyncArchitecture::kRing);
+  CHECK(scenario.workload.name == "resnet18-cifar10");
+  CHECK(scenario.batch_size == 128);
+  CHECK(scenario.training.target_accuracy == doctest::Approx(0.92));
+}
+
+TEST_CASE("a scenario file references its topology and traces relative to itself") {
+  ScenarioFiles files;
+  const Scenario scenario = files.load();
+  CHECK(scenario.name == "tiny");
+  CHECK(scenario.worker_hosts.size() == 2);
+  CHECK(scenario.batch_size == 64);
+  CHECK(scenario.training.budget_epochs == 5);
+  REQUIRE(scenario.traces.size() == 1);
+  CHECK(scenario.traces[0].file == files.trace_path);
+  CHECK(scenario.traces[0].link == scenario.topology.find_link("w-0", "tor"));
+  CHECK(scenario.traces[0].trace.steps.size() == 3);
+}
+
+TEST_CASE("--set overrides reach the topology file the scenario references") {
+  const std::string quickstart = (kSourceDir / "scenarios" / "quickstart.yaml").string();
+  const Scenario plain = load_scenario(quickstart);
+  const Scenario scenario = load_scenario(quickstart, {"topology.nodes.0.link.bandwidth_gbps=10"});
+  const Topology& topology = scenario.topology;
+  for (const std::string host : {"a100-0", "a100-3"}) {
+    CAPTURE(host);
+    CHECK(topology.links()[*topology.find_link(host, "tor")].bandwidth_gbps == 10);
+    CHECK(topology.links()[*topology.find_link("tor", host)].bandwidth_gbps == 10);
+  }
+  CHECK(topology.links()[*topology.find_link("v100-0", "tor")].bandwidth_gbps == 25);
+  CHECK(plain.topology.links()[*plain.topology.find_link("a100-0", "tor")].bandwidth_gbps == 25);
+  // The resolved configuration records the override.
+  CHECK(scenario.resolved["topology"]["nodes"][0]["link"]["bandwidth_gbps"].as<double>() == 10);
+}
+
+TEST_CASE("--set overrides reach the scenario itself") {
+  const std::string quickstart = (kSourceDir / "scenarios" / "quickstart.yaml").string();
+  const Scenario scenario = load_scenario(quickstart, {"sync.architecture=ps", "batch_size=32"});
+  CHECK(scenario.sync.architecture == SyncArchitecture::kParameterServer);
+  CHECK(scenario.batch_size == 32);
+  // Without server hosts the one server is colocated on the first worker.
+  REQUIRE(scenario.server_hosts.size() == 1);
+  CHECK(scenario.server_hosts[0] == scenario.worker_hosts[0]);
+  CHECK(scenario.resolved["sync"]["architecture"].as<std::string>() == "ps");
+
+  const Scenario more = load_scenario(quickstart, {"sync.architecture=ps", "sync.servers=3"});
+  CHECK(more.server_hosts.size() == 3);
+
+  const Scenario with_new_key = load_scenario(quickstart, {"seed=7"});
+  CHECK(with_new_key.seed == 7);
+}
+
+TEST_CASE("a YAML syntax error names the file and the line") {
+  SUBCASE("in the scenario") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "  optimizer: sgd\n", "  optimizer: [sgd\n");
+    files.write();
+    check_rejected(files, {files.scenario_path, -1, "", {"valid YAML"}});
+  }
+  SUBCASE("in the topology") {
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, "    count: 2\n", "    count: 2\n  bad: {\n");
+    files.write();
+    check_rejected(files, {files.topology_path, -1, "", {"valid YAML"}});
+  }
+}
+
+TEST_CASE("an unknown key names the file, line and key and lists the known ones") {
+  SUBCASE("in the scenario") {
+    ScenarioFiles files;
+    files.scenario = kScenario + "batchsize: 64\n";
+    files.write();
+    check_rejected(
+        files, {files.scenario_path, 16, "batchsize", {"unknown key 'batchsize'", "batch_size"}});
+  }
+  SUBCASE("in the training map") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "  optimizer: sgd\n", "  optimiser: sgd\n");
+    files.write();
+    check_rejected(files,
+                   {files.scenario_path, 5, "training.optimiser", {"unknown key 'optimiser'"}});
+  }
+  SUBCASE("in a topology link") {
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, "latency_us: 2", "latency_ms: 2");
+    files.write();
+    check_rejected(
+        files, {files.topology_path, 9, "nodes.0.link.latency_ms", {"unknown key 'latency_ms'"}});
+  }
+}
+
+TEST_CASE("a missing required key names the file and the key") {
+  SUBCASE("the workload") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "  workload: resnet18-cifar10\n", "");
+    files.write();
+    check_rejected(files,
+                   {files.scenario_path, -1, "training.workload", {"required key 'workload'"}});
+  }
+  SUBCASE("the training map") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario,
+                              "training:\n  workload: resnet18-cifar10\n  optimizer: sgd\n"
+                              "  lr_rule: linear\n  target_accuracy: 0.9\n  budget_epochs: 5\n",
+                              "");
+    files.write();
+    check_rejected(files, {files.scenario_path, 0, "training", {"required key 'training'"}});
+  }
+  SUBCASE("a link's bandwidth") {
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, " bandwidth_gbps: 25,", "");
+    files.write();
+    check_rejected(files,
+                   {files.topology_path, 9, "nodes.0.link.bandwidth_gbps", {"'bandwidth_gbps'"}});
+  }
+}
+
+TEST_CASE("a value of the wrong type names the file, line and key") {
+  SUBCASE("a word for the batch size") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "batch_size: 64", "batch_size: lots");
+    files.write();
+    check_rejected(files, {files.scenario_path, 11, "batch_size", {"an integer", "lots"}});
+  }
+  SUBCASE("a word for the epoch budget") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "budget_epochs: 5", "budget_epochs: many");
+    files.write();
+    check_rejected(files, {files.scenario_path, 8, "training.budget_epochs", {"a number", "many"}});
+  }
+  SUBCASE("a list for the node count") {
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, "count: 2", "count: [2]");
+    files.write();
+    check_rejected(files, {files.topology_path, 6, "nodes.0.count", {"an integer"}});
+  }
+}
+
+TEST_CASE("a zero or negative bandwidth is rejected with the file, line and key") {
+  for (const std::string value : {"0", "-5"}) {
+    CAPTURE(value);
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, "bandwidth_gbps: 25", "bandwidth_gbps: " + value);
+    files.write();
+    check_rejected(files, {files.topology_path,
+                           9,
+                           "nodes.0.link.bandwidth_gbps",
+                           {"a number > 0", "found '" + value + "'"}});
+  }
+}
+
+TEST_CASE("a loss rate outside [0, 1) is rejected with the file, line and key") {
+  for (const std::string value : {"1", "1.5", "-0.1"}) {
+    CAPTURE(value);
+    ScenarioFiles files;
+    files.topology =
+        replaced(kTopology, "latency_us: 2}", "latency_us: 2, loss_rate: " + value + "}");
+    files.write();
+    check_rejected(files, {files.topology_path,
+                           9,
+                           "nodes.0.link.loss_rate",
+                           {"a number in [0, 1)", "found '" + value + "'"}});
+  }
+}
+
+TEST_CASE("an unknown GPU type is rejected, listing the catalog") {
+  SUBCASE("in the topology file") {
+    ScenarioFiles files;
+    files.topology = replaced(kTopology, "gpu: A100", "gpu: Z100");
+    files.write();
+    check_rejected(files, {files.topology_path, 7, "nodes.0.gpu", {"Z100", "A100", "V100", "T4"}});
+  }
+  SUBCASE("through --set") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {files.topology_path, 0, "nodes.0.gpu", {"Z100", "A100"}},
+                   {"topology.nodes.0.gpu=Z100"});
+  }
+}
+
+TEST_CASE("a disconnected topology is rejected, naming the unreachable vertex") {
+  ScenarioFiles files;
+  files.topology = replaced(kTopology, "  - tor\n", "  - tor\n  - tor2\n") +
+                   "  - name: island\n"                                          // 11
+                   "    gpu: V100\n"                                             // 12
+                   "    cpu_cores: 8\n"                                          // 13
+                   "    link: {to: tor2, bandwidth_gbps: 25, latency_us: 2}\n";  // 14
+  files.write();
+  check_rejected(files,
+                 {files.topology_path, -1, "nodes.1", {"a connected topology", "unreachable"}});
+}
+
+TEST_CASE("an empty trace is rejected, naming the trace file") {
+  SUBCASE("no header") {
+    ScenarioFiles files;
+    files.trace = "";
+    files.write();
+    check_rejected(files, {files.trace_path, 1, "", {"an empty file"}});
+  }
+  SUBCASE("a header without rows") {
+    ScenarioFiles files;
+    files.trace = "time_s,background_gbps\n";
+    files.write();
+    check_rejected(files, {files.trace_path, -1, "", {"at least one row"}});
+  }
+}
+
+TEST_CASE("a trace whose times do not increase is rejected at the offending row") {
+  ScenarioFiles files;
+  files.trace = "time_s,background_gbps\n0,1\n10,2\n5,3\n";
+  files.write();
+  check_rejected(files,
+                 {files.trace_path, 4, "time_s", {"a time after the previous row", "found 5"}});
+
+  ScenarioFiles repeated;
+  repeated.trace = "time_s,background_gbps\n0,1\n10,2\n10,3\n";
+  repeated.write();
+  check_rejected(repeated, {repeated.trace_path, 4, "time_s", {"a time after the previous row"}});
+}
+
+TEST_CASE("a bad --set path names --set, the key and the file it was looked up in") {
+  SUBCASE("a key that does not exist below the scenario") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {"--set", 0, "sync.nosuch", {"an existing key", files.scenario_path}},
+                   {"sync.nosuch.deep=1"});
+  }
+  SUBCASE("an index past the end of a topology list") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {"--set", 0, "nodes.5", {"an index below 1", files.topology_path}},
+                   {"topology.nodes.5.gpu=T4"});
+  }
+  SUBCASE("descending into a scalar") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {"--set", 0, "batch_size.x", {"a map or list"}}, {"batch_size.x.y=1"});
+  }
+  SUBCASE("no equals sign") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {"--set", 0, "", {"KEY=VALUE", "'batch_size'"}}, {"batch_size"});
+  }
+  SUBCASE("a key the scenario does not know") {
+    ScenarioFiles files;
+    files.write();
+    check_rejected(files, {files.scenario_path, 0, "batchsize", {"unknown key 'batchsize'"}},
+                   {"batchsize=3"});
+  }
+}
+
+TEST_CASE("an unknown workload, optimizer or LR rule is rejected, listing the choices") {
+  SUBCASE("workload") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "resnet18-cifar10", "resnet19-cifar10");
+    files.write();
+    check_rejected(files, {files.scenario_path,
+                           4,
+                           "training.workload",
+                           {"unknown workload 'resnet19-cifar10'", "resnet18-cifar10"}});
+  }
+  SUBCASE("optimizer") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "optimizer: sgd", "optimizer: lamb");
+    files.write();
+    check_rejected(
+        files,
+        {files.scenario_path, 5, "training.optimizer", {"unknown optimizer 'lamb'", "sgd, adam"}});
+  }
+  SUBCASE("LR rule") {
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "lr_rule: linear", "lr_rule: cosine");
+    files.write();
+    check_rejected(
+        files,
+        {files.scenario_path, 6, "training.lr_rule", {"unknown LR rule 'cosine'", "adascale"}});
+  }
+}
+
+TEST_CASE("a target accuracy outside (0, 1) is rejected") {
+  for (const std::string value : {"0", "1", "1.5", "-0.2"}) {
+    CAPTURE(value);
+    ScenarioFiles files;
+    files.scenario = replaced(kScenario, "target_accuracy: 0.9", "target_accuracy: " + value);
+    files.write();
+    check_rejected(files, {files.scenario_path,
+                           7,
+                           "training.target_accuracy",
+                           {"a number in (0, 1)", "found '" + value + "'"}});
+  }
+}
+
+}  // namespace
+}  // namespace dynamix
