@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "apps/command_line.h"
+#include "apps/evaluate.h"
 #include "apps/simulate.h"
+#include "apps/train.h"
 #include "apps/workloads.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
@@ -20,6 +22,9 @@ struct Command {
 
 const Command kCommands[] = {
     {"simulate", "run one training job on a simulated cluster", dynamix::run_simulate},
+    {"train", "pretrain a PPO batch-size policy offline", dynamix::run_train},
+    {"evaluate", "compare policies on scenarios over seeds", dynamix::run_evaluate},
+    {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
 };
 

@@ -11,12 +11,13 @@
 
 namespace dynamix {
 
-RunDirectory::RunDirectory(std::filesystem::path final_path) : final_(std::move(final_path)) {
+RunDirectory::RunDirectory(std::filesystem::path final_path, Staging staging)
+    : final_(std::move(final_path)), mode_(staging) {
   if (final_.filename().empty()) final_ = final_.parent_path();
   staging_ = final_;
-  staging_ += ".partial-" + std::to_string(::getpid());
+  staging_ += mode_ == kTemporary ? ".partial-" + std::to_string(::getpid()) : ".partial";
   std::error_code error;
-  std::filesystem::remove_all(staging_, error);
+  if (mode_ != kResume) std::filesystem::remove_all(staging_, error);
   std::filesystem::create_directories(staging_, error);
   if (error) {
     throw InputError("--out", 0, "", "a directory that can be created", final_.string() + " (" +
@@ -25,7 +26,7 @@ RunDirectory::RunDirectory(std::filesystem::path final_path) : final_(std::move(
 }
 
 RunDirectory::~RunDirectory() {
-  if (committed_) return;
+  if (committed_ || mode_ != kTemporary) return;
   std::error_code ignored;
   std::filesystem::remove_all(staging_, ignored);
 }

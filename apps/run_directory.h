@@ -14,7 +14,15 @@ namespace dynamix {
 /// or failed run never leaves a directory that looks complete.
 class RunDirectory {
  public:
-  explicit RunDirectory(std::filesystem::path final_path);
+  enum Staging {
+    /// A private staging name, removed unless committed.
+    kTemporary,
+    /// "DIR.partial", started afresh and kept after an interruption so a run can resume.
+    kResumable,
+    /// "DIR.partial" as an interrupted run left it.
+    kResume,
+  };
+  explicit RunDirectory(std::filesystem::path final_path, Staging staging = kTemporary);
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
   ~RunDirectory();
@@ -28,6 +36,7 @@ class RunDirectory {
  private:
   std::filesystem::path final_;
   std::filesystem::path staging_;
+  Staging mode_;
   bool committed_ = false;
 };
 

@@ -106,7 +106,7 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   reward_ = options_.reward;
   resolve_reward_scales(seed, reference, initial == reference);
   builder_.build(window_, result.observation);
-  done_ = run_->reached_target() || run_->budget_exhausted();
+  done_ = target_ends_episode() || run_->budget_exhausted();
   fill_info(result.info);
   return result;
 }
@@ -220,12 +220,16 @@ void BatchSizeEnv::set_batch(std::size_t worker, long long requested, StepInfo& 
   info.clamped[worker] = batches_[worker] != requested;
 }
 
+bool BatchSizeEnv::target_ends_episode() const {
+  return options_.stop_at_target && run_->reached_target();
+}
+
 void BatchSizeEnv::run_window() {
   for (int i = 0; i < options_.decision_interval; ++i) {
     const IterationRecord& record = run_->step(batches_);
     accumulator_.add(record);
     if (observer_) observer_(*run_, record);
-    if (run_->reached_target() || run_->budget_exhausted()) break;
+    if (target_ends_episode() || run_->budget_exhausted()) break;
   }
   accumulator_.finish(window_.train_accuracy, run_->validation_accuracy().value_or(0.0),
                       progress_of(*run_, *scenario_), window_);
@@ -249,10 +253,10 @@ void BatchSizeEnv::advance(StepResult& out) {
   builder_.build(window_, out.observation);
   out.rewards.resize(run_->workers());
   compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards);
-  out.terminated = run_->reached_target();
+  out.terminated = target_ends_episode();
   out.truncated = !out.terminated && run_->budget_exhausted();
   done_ = out.terminated || out.truncated;
-  if (out.truncated) {
+  if (out.truncated && !run_->reached_target()) {
     const auto penalty = static_cast<float>(miss_penalty(reward_, to_seconds(run_->now())));
     for (float& reward : out.rewards) reward += penalty;
   }

@@ -29,6 +29,9 @@ struct EnvOptions {
   int max_batch = 1024;
   /// Batch at reset; 0 means the scenario's batch_size.
   int initial_batch = 0;
+  /// End the episode (terminated) when the target is reached; false runs on to the budget
+  /// (evaluation of final accuracy), info.time_to_target_s still set.
+  bool stop_at_target = true;
   RewardOptions reward = {};
 };
 
@@ -111,6 +114,7 @@ class BatchSizeEnv {
   int clamp_batch(std::size_t worker, long long requested) const;
   void set_batch(std::size_t worker, long long requested, StepInfo& info);
   void resolve_reward_scales(std::uint64_t seed, int reference, bool measured);
+  bool target_ends_episode() const;
   void run_window();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);

@@ -120,6 +120,25 @@ TEST_CASE("Reaching the target terminates; a spent budget truncates") {
   CHECK(step.rewards[0] < -0.1);
 }
 
+TEST_CASE("Without stop_at_target the episode runs on to the budget and is not charged a miss") {
+  EnvOptions options;
+  options.stop_at_target = false;
+  BatchSizeEnv env(quickstart({"training.target_accuracy=0.3", "training.budget_epochs=3"}),
+                   options);
+  env.reset(2);
+  StepResult step;
+  const std::vector<int> stay(env.workers(), 2);
+  while (!env.episode_over()) {
+    env.step(stay, step);
+    CHECK_FALSE(step.terminated);
+  }
+  CHECK(step.truncated);
+  CHECK(step.info.epochs >= 3);
+  REQUIRE(step.info.time_to_target_s.has_value());
+  CHECK(*step.info.time_to_target_s < step.info.time_s);
+  CHECK(step.rewards[0] > -0.1);
+}
+
 TEST_CASE("Misuse of the environment is an EnvError with a clear message") {
   BatchSizeEnv env(quickstart({"training.budget_epochs=1"}));
   CHECK(env_error([&] { env.step(std::vector<int>(8, 2)); }) ==

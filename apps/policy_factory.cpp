@@ -1,0 +1,19 @@
+// make_policy: baselines by name, ppo:PATH through the TorchScript policy.
+#include "apps/policy_factory.h"
+
+#include "policies/baselines/baselines.h"
+#include "policies/ppo/ppo_policy.h"
+
+namespace dynamix {
+
+std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
+                                    const EnvOptions& env_options) {
+  if (name.starts_with("ppo:")) {
+    return std::make_unique<PpoPolicy>(name.substr(4), ObservationBuilder().schema(), env_options);
+  }
+  return make_baseline(name, seed);
+}
+
+std::string policy_names() { return baseline_names() + ", ppo:PATH"; }
+
+}  // namespace dynamix

@@ -1,0 +1,224 @@
+// `dynamix train`: PPO on a VectorEnv over one scenario or its randomized family, with a
+// progress line, train_curve.csv, checkpoints that resume, and policy.pt; `dynamix export`.
+#include "apps/train.h"
+
+#include <csignal>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/command_line.h"
+#include "apps/run_directory.h"
+#include "gym/scenario_source.h"
+#include "gym/vector_env.h"
+#include "policies/evaluation.h"
+#include "policies/ppo/checkpoint.h"
+#include "policies/ppo/ppo_policy.h"
+#include "policies/ppo/ppo_trainer.h"
+#include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
+
+namespace dynamix {
+namespace {
+
+namespace po = boost::program_options;
+
+// Set from the SIGINT handler; the only state a handler may touch.
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void on_interrupt(int) { interrupted = 1; }
+
+struct Evaluation {
+  std::optional<double> time_to_target_s;
+  double final_accuracy = 0;
+};
+
+/// The greedy policy on the evaluation scenario over a few seeds: mean time to target (runs
+/// that miss count with their total time) and mean final accuracy.
+Evaluation evaluate_policy(const std::filesystem::path& policy_file,
+                           const std::shared_ptr<const Scenario>& scenario,
+                           const EnvOptions& env_options, int seeds) {
+  EnvOptions options = env_options;
+  options.stop_at_target = false;
+  BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), options);
+  PpoPolicy policy(policy_file, env.schema(), options);
+  Evaluation evaluation;
+  double time_sum = 0;
+  bool all_reached = true;
+  for (int i = 0; i < seeds; ++i) {
+    const EpisodeResult result = run_episode(env, policy, 9000 + static_cast<std::uint64_t>(i));
+    time_sum += result.time_to_target_s.value_or(result.total_time_s);
+    all_reached = all_reached && result.time_to_target_s.has_value();
+    evaluation.final_accuracy += result.final_accuracy / seeds;
+  }
+  if (all_reached) evaluation.time_to_target_s = time_sum / seeds;
+  return evaluation;
+}
+
+std::string progress_bar(double fraction) {
+  const int width = 24;
+  const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  std::string scenario_path = kDefaultScenario;
+  std::vector<std::string> overrides;
+  std::string out;
+  std::int64_t steps = 20000;
+  int environments = 8;
+  int threads = 0;
+  int eval_every = 10;
+  int eval_seeds = 2;
+  int checkpoint_every = 10;
+  bool randomize = false;
+  bool resume = false;
+  PpoOptions ppo;
+  EnvOptions env_options;
+  po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("randomize", po::bool_switch(&randomize),
+       "train on the scenario's randomized family (cluster size, GPU mix, network)")
+      ("seed", po::value(&ppo.seed), "root seed (default 1)")
+      ("steps", po::value(&steps), "environment decisions to train on, all environments together (default 20000)")
+      ("envs", po::value(&environments), "parallel environments (default 8)")
+      ("threads", po::value(&threads), "environment threads, 0 = one per core (default 0)")
+      ("decision-interval", po::value(&env_options.decision_interval), "iterations between decisions, k (default 10)")
+      ("learning-rate", po::value(&ppo.learning_rate), "Adam learning rate (default 3e-4)")
+      ("rollout-steps", po::value(&ppo.rollout_steps), "decisions per environment per update (default 64)")
+      ("eval-every", po::value(&eval_every), "updates between evaluations of the greedy policy (default 10)")
+      ("eval-seeds", po::value(&eval_seeds), "seeds per evaluation (default 2)")
+      ("checkpoint-every", po::value(&checkpoint_every), "updates between checkpoints (default 10)")
+      ("resume", po::bool_switch(&resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
+      ("out", po::value(&out)->required(), "run directory to write");
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (steps < 1) throw InputError("--steps", 0, "", "an integer >= 1", std::to_string(steps));
+  if (environments < 1) throw InputError("--envs", 0, "", "an integer >= 1", std::to_string(environments));
+  if (eval_every < 1) throw InputError("--eval-every", 0, "", "an integer >= 1", std::to_string(eval_every));
+  if (checkpoint_every < 1) {
+    throw InputError("--checkpoint-every", 0, "", "an integer >= 1", std::to_string(checkpoint_every));
+  }
+
+  const auto scenario = std::make_shared<const Scenario>(load_scenario(scenario_path, overrides));
+  std::shared_ptr<const ScenarioSource> source;
+  if (randomize) {
+    SamplerOptions sampler;
+    sampler.base = scenario_path;
+    sampler.overrides = overrides;
+    source = std::make_shared<ScenarioSampler>(sampler);
+  } else {
+    source = std::make_shared<FixedScenario>(scenario);
+  }
+  VectorEnv envs(source, env_options, static_cast<std::size_t>(environments),
+                 static_cast<std::size_t>(threads));
+  PpoTrainer trainer(envs, ppo);
+
+  RunDirectory directory(out, resume ? RunDirectory::kResume : RunDirectory::kResumable);
+  const std::filesystem::path checkpoint = directory.file("checkpoint.pt");
+  const std::filesystem::path curve_path = directory.file("train_curve.csv");
+  if (resume) {
+    if (!std::filesystem::exists(checkpoint)) {
+      throw InputError("--resume", 0, "", "a checkpoint of an interrupted run", checkpoint.string() + " missing");
+    }
+    trainer.load_checkpoint(checkpoint);
+  }
+  // The curve keeps the rows of the updates the checkpoint holds and appends the rest.
+  std::vector<std::string> kept_rows;
+  if (resume && std::filesystem::exists(curve_path)) {
+    std::ifstream previous(curve_path);
+    std::string line;
+    std::getline(previous, line);
+    while (std::getline(previous, line)) {
+      if (std::stoll(line.substr(0, line.find(','))) <= trainer.updates()) kept_rows.push_back(line);
+    }
+  }
+  std::ofstream curve(curve_path, std::ios::trunc);
+  curve << "update,env_steps,wall_s,mean_return,eval_time_to_target_s,eval_final_accuracy\n";
+  for (const std::string& row : kept_rows) curve << row << '\n';
+
+  interrupted = 0;
+  const auto previous_handler = std::signal(SIGINT, on_interrupt);
+  const std::filesystem::path policy_file = directory.file("policy.pt");
+  double last_return = std::nan("");
+  std::string last_eval = "-";
+  trainer.train(steps, [&](const UpdateStats& stats) {
+    if (!std::isnan(stats.mean_return)) last_return = stats.mean_return;
+    std::optional<Evaluation> evaluation;
+    if (stats.update % eval_every == 0) {
+      trainer.export_policy(policy_file);
+      evaluation = evaluate_policy(policy_file, scenario, env_options, eval_seeds);
+      last_eval = evaluation->time_to_target_s ? format_number(*evaluation->time_to_target_s) + " s"
+                                               : "not reached";
+    }
+    curve << stats.update << ',' << stats.env_steps << ',' << format_number(stats.wall_s) << ','
+          << (std::isnan(stats.mean_return) ? "" : format_number(stats.mean_return)) << ','
+          << (evaluation && evaluation->time_to_target_s ? format_number(*evaluation->time_to_target_s) : "")
+          << ',' << (evaluation ? format_number(evaluation->final_accuracy) : "") << '\n';
+    curve.flush();
+    if (stats.update % checkpoint_every == 0 || interrupted) trainer.save_checkpoint(checkpoint);
+    std::cerr << "\r" << progress_bar(static_cast<double>(stats.env_steps) / static_cast<double>(steps))
+              << " update " << stats.update << " | "
+              << static_cast<std::int64_t>(stats.env_steps / std::max(stats.wall_s, 1e-9)) << " env steps/s | return "
+              << (std::isnan(last_return) ? std::string("-") : format_number(std::round(last_return * 1000) / 1000))
+              << " | eval time-to-target " << last_eval << "      " << std::flush;
+    return interrupted == 0;
+  });
+  std::signal(SIGINT, previous_handler);
+  std::cerr << '\n';
+  if (interrupted) {
+    std::cerr << "dynamix: interrupted; resume with --resume --out " << out << '\n';
+    return 130;
+  }
+  curve.close();
+  trainer.export_policy(policy_file);
+  {
+    std::ofstream run_file(directory.file("run.json"));
+    JsonWriter json(run_file);
+    json.begin_object();
+    json.key("dynamix_version");
+    json.value(kDynamixVersion);
+    json.key("command");
+    json.value("train");
+    json.key("seed");
+    json.value(static_cast<std::int64_t>(ppo.seed));
+    json.key("steps");
+    json.value(steps);
+    json.key("environments");
+    json.value(environments);
+    json.key("randomize");
+    json.value(randomize);
+    json.key("updates");
+    json.value(trainer.updates());
+    json.key("config");
+    json.value(scenario->resolved);
+    json.end_object();
+  }
+  directory.commit();
+  std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
+            << " decisions) on " << scenario->name << (randomize ? " (randomized)" : "") << '\n'
+            << "wrote " << directory.final_path().string()
+            << "/{policy.pt,checkpoint.pt,train_curve.csv,run.json}\n";
+  return 0;
+}
+
+int run_export(const std::vector<std::string>& args) {
+  std::string checkpoint, out;
+  po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
+  options.add_options()
+      ("help,h", "print this help")
+      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
+      ("out", po::value(&out)->required(), "policy file to write");
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  export_checkpoint(checkpoint, out);
+  std::cout << "wrote " << out << '\n';
+  return 0;
+}
+
+}  // namespace dynamix
