@@ -8,7 +8,11 @@
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
+#include "apps/policy_factory.h"
 #include "apps/run_directory.h"
+#include "gym/episode_log.h"
+#include "gym/scenario_source.h"
+#include "policies/evaluation.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario.h"
@@ -40,78 +44,47 @@ void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
   }
 }
 
-}  // namespace
+/// iterations.csv and validation.csv rows for one iteration.
+class IterationWriter {
+ public:
+  explicit IterationWriter(const RunDirectory& directory)
+      : iterations_(directory.file("iterations.csv"), kIterationColumns),
+        validation_(directory.file("validation.csv"),
+                    {"epoch", "iteration", "time_s", "validation_accuracy"}) {}
 
-int run_simulate(const std::vector<std::string>& args) {
-  std::string scenario_path = kDefaultScenario;
-  std::string batch_size, batch_sizes, schedule, out;
-  std::vector<std::string> overrides;
-  std::uint64_t seed = 0;
-  std::int64_t iterations = 0;
-  bool stop_at_target = false;
-  po::options_description options("dynamix simulate: run one training job on a simulated cluster");
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
-      ("seed", po::value(&seed), "root seed (default: the scenario's)")
-      ("iterations", po::value(&iterations), "stop after this many iterations")
-      ("batch-size", po::value(&batch_size), "the same batch on every worker")
-      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
-      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
-      ("out", po::value(&out)->required(), "run directory to write");
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  if (values.count("iterations") && iterations < 1) {
-    throw InputError("--iterations", 0, "", "an integer >= 1", std::to_string(iterations));
-  }
-
-  Scenario scenario = load_scenario(scenario_path, overrides);
-  if (values.count("seed")) scenario.seed = seed;
-  if (values.count("iterations")) scenario.max_iterations = iterations;
-  TrainingRun run(scenario, scenario.seed);
-  const BatchPlan plan =
-      BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
-  const std::string option = !batch_sizes.empty() ? "--batch-sizes"
-                             : !schedule.empty()  ? "--schedule"
-                             : !batch_size.empty() ? "--batch-size"
-                                                   : scenario.source + ": batch_size";
-  check_memory(plan, run, 0, option);
-
-  RunDirectory directory(out);
-  CsvWriter iterations_csv(directory.file("iterations.csv"), kIterationColumns);
-  CsvWriter validation_csv(directory.file("validation.csv"),
-                           {"epoch", "iteration", "time_s", "validation_accuracy"});
-  std::int64_t last_epoch = 0;
-  while (!run.budget_exhausted() && !(stop_at_target && run.reached_target())) {
-    const auto& batches = plan.at_epoch(run.epochs());
-    if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
-      check_memory(plan, run, run.epochs(), option);
-      last_epoch = static_cast<std::int64_t>(run.epochs());
-    }
-    const IterationRecord& record = run.step(batches);
+  void write(const TrainingRun& run, const IterationRecord& record) {
     const double start_s = to_seconds(record.start);
     const double iteration_s = to_seconds(record.end - record.start);
     for (std::size_t w = 0; w < record.workers.size(); ++w) {
       const WorkerIteration& row = record.workers[w];
-      iterations_csv << record.iteration << w << run.node(w).gpu << row.batch_size << start_s
-                     << row.load_s << row.compute_s << row.wait_s << row.comm_s << iteration_s
-                     << row.bytes_sent << row.retransmits << row.timeouts << row.throughput_gbps
-                     << row.cpu_time_ratio << row.memory_util << (row.straggling ? 1 : 0)
-                     << record.training.epoch << record.training.train_loss
-                     << record.training.train_accuracy << row.grad_std_norm << row.grad_var_norm;
-      iterations_csv.end_row();
+      iterations_ << record.iteration << w << run.node(w).gpu << row.batch_size << start_s
+                  << row.load_s << row.compute_s << row.wait_s << row.comm_s << iteration_s
+                  << row.bytes_sent << row.retransmits << row.timeouts << row.throughput_gbps
+                  << row.cpu_time_ratio << row.memory_util << (row.straggling ? 1 : 0)
+                  << record.training.epoch << record.training.train_loss
+                  << record.training.train_accuracy << row.grad_std_norm << row.grad_var_norm;
+      iterations_.end_row();
     }
     if (record.validation_accuracy) {
-      validation_csv << static_cast<std::int64_t>(std::llround(record.training.epoch))
-                     << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
-      validation_csv.end_row();
+      validation_ << static_cast<std::int64_t>(std::llround(record.training.epoch))
+                  << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
+      validation_.end_row();
     }
   }
-  iterations_csv.close();
-  validation_csv.close();
 
+  void close() {
+    iterations_.close();
+    validation_.close();
+  }
+
+ private:
+  CsvWriter iterations_;
+  CsvWriter validation_;
+};
+
+/// Writes summary.json, commits the run directory and prints the summary.
+void finish_run(RunDirectory& directory, const Scenario& scenario, const TrainingRun& run,
+                const std::string& plan_description, std::optional<double> episode_return) {
   const std::optional<double> time_to_target =
       run.time_to_target() ? std::optional(to_seconds(*run.time_to_target())) : std::nullopt;
   {
@@ -125,7 +98,7 @@ int run_simulate(const std::vector<std::string>& args) {
     json.key("seed");
     json.value(static_cast<std::int64_t>(scenario.seed));
     json.key("batch_plan");
-    json.value(plan.description());
+    json.value(plan_description);
     json.key("workers");
     json.value(run.workers());
     json.key("iterations");
@@ -140,6 +113,10 @@ int run_simulate(const std::vector<std::string>& args) {
     json.value(time_to_target);
     json.key("final_accuracy");
     json.value(run.validation_accuracy());
+    if (episode_return) {
+      json.key("episode_return");
+      json.value(*episode_return);
+    }
     json.key("config");
     json.value(scenario.resolved);
     json.end_object();
@@ -148,7 +125,7 @@ int run_simulate(const std::vector<std::string>& args) {
   directory.commit();
 
   std::cout << "scenario " << scenario.name << ": " << run.workers() << " workers, "
-            << scenario.workload.name << ", " << plan.description() << ", seed " << scenario.seed
+            << scenario.workload.name << ", " << plan_description << ", seed " << scenario.seed
             << '\n'
             << "  iterations        " << run.iterations() << '\n'
             << "  epochs            " << format_number(run.epochs()) << '\n'
@@ -159,7 +136,94 @@ int run_simulate(const std::vector<std::string>& args) {
             << "  final_accuracy    "
             << (run.validation_accuracy() ? format_number(*run.validation_accuracy()) : "none")
             << '\n'
-            << "wrote " << directory.final_path().string() << "/{iterations.csv,validation.csv,summary.json}\n";
+            << "wrote " << directory.final_path().string() << "/{iterations.csv,validation.csv,"
+            << (episode_return ? "decisions.csv," : "") << "summary.json}\n";
+}
+
+int simulate_policy(const Scenario& scenario, const std::string& policy_name, EnvOptions env_options,
+                    bool stop_at_target, const std::string& out) {
+  env_options.stop_at_target = stop_at_target;
+  BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
+                   env_options);
+  const std::unique_ptr<Policy> policy = make_policy(policy_name, scenario.seed, env_options);
+  RunDirectory directory(out);
+  IterationWriter writer(directory);
+  env.set_iteration_observer(
+      [&writer](const TrainingRun& run, const IterationRecord& record) { writer.write(run, record); });
+  DecisionLog log;
+  const EpisodeResult result = run_episode(env, *policy, scenario.seed, &log);
+  writer.close();
+  {
+    std::ofstream decisions(directory.file("decisions.csv"));
+    log.write_csv(decisions);
+    if (!decisions) throw InputError(directory.file("decisions.csv").string(), 0, "", "a writable file");
+  }
+  finish_run(directory, scenario, env.run(), "policy:" + policy->name(), result.episode_return);
+  return 0;
+}
+
+}  // namespace
+
+int run_simulate(const std::vector<std::string>& args) {
+  std::string scenario_path = kDefaultScenario;
+  std::string batch_size, batch_sizes, schedule, out;
+  std::vector<std::string> overrides;
+  std::uint64_t seed = 0;
+  std::int64_t iterations = 0;
+  bool stop_at_target = false;
+  std::string policy_name;
+  EnvOptions env_options;
+  po::options_description options("dynamix simulate: run one training job on a simulated cluster");
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("seed", po::value(&seed), "root seed (default: the scenario's)")
+      ("iterations", po::value(&iterations), "stop after this many iterations")
+      ("batch-size", po::value(&batch_size), "the same batch on every worker")
+      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
+      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("policy", po::value(&policy_name),
+       ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
+      ("decision-interval", po::value(&env_options.decision_interval),
+       "iterations between the policy's decisions, k (default 10)")
+      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
+      ("out", po::value(&out)->required(), "run directory to write");
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (values.count("iterations") && iterations < 1) {
+    throw InputError("--iterations", 0, "", "an integer >= 1", std::to_string(iterations));
+  }
+
+  Scenario scenario = load_scenario(scenario_path, overrides);
+  if (values.count("seed")) scenario.seed = seed;
+  if (values.count("iterations")) scenario.max_iterations = iterations;
+  if (!policy_name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
+    throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
+                     "both");
+  }
+  if (!policy_name.empty()) return simulate_policy(scenario, policy_name, env_options, stop_at_target, out);
+  TrainingRun run(scenario, scenario.seed);
+  const BatchPlan plan =
+      BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
+  const std::string option = !batch_sizes.empty() ? "--batch-sizes"
+                             : !schedule.empty()  ? "--schedule"
+                             : !batch_size.empty() ? "--batch-size"
+                                                   : scenario.source + ": batch_size";
+  check_memory(plan, run, 0, option);
+
+  RunDirectory directory(out);
+  IterationWriter writer(directory);
+  std::int64_t last_epoch = 0;
+  while (!run.budget_exhausted() && !(stop_at_target && run.reached_target())) {
+    if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
+      check_memory(plan, run, run.epochs(), option);
+      last_epoch = static_cast<std::int64_t>(run.epochs());
+    }
+    writer.write(run, run.step(plan.at_epoch(run.epochs())));
+  }
+  writer.close();
+  finish_run(directory, scenario, run, plan.description(), std::nullopt);
   return 0;
 }
 

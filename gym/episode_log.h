@@ -1,5 +1,5 @@
-// Rolling out one episode with a simple policy and logging its decisions: what
-// `dynamix simulate --policy static:B|random` writes as decisions.csv and episode_return.
+// The decisions of one episode: what `dynamix simulate --policy` writes as decisions.csv and
+// episode_return.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "gym/batch_size_env.h"
-#include "sim/core/random.h"
 
 namespace dynamix {
 
@@ -29,8 +28,8 @@ struct DecisionRow {
 
 class DecisionLog {
  public:
-  /// Records the decision that produced `step`; `actions` are the indices taken, empty when the
-  /// policy chose batch sizes.
+  /// Records the decision that produced `step`; `actions` are the indices taken (negative or
+  /// absent: none, the policy set the batch directly).
   void record(const StepResult& step, std::span<const int> actions);
   const std::vector<DecisionRow>& rows() const { return rows_; }
   std::int64_t decisions() const { return decisions_; }
@@ -44,40 +43,5 @@ class DecisionLog {
   std::int64_t decisions_ = 0;
   double episode_return_ = 0;
 };
-
-/// The policies `dynamix simulate --policy` accepts: "static:B" keeps every worker at B
-/// samples (the environment clamps to bounds and memory); "random" draws uniform action
-/// indices from a generator seeded by the run's seed.
-class RolloutPolicy {
- public:
-  /// InputError naming `option` for anything else.
-  static RolloutPolicy parse(const std::string& spec, std::uint64_t seed,
-                             const std::string& option = "--policy");
-  /// "static:128" or "random".
-  std::string description() const;
-  /// The reset options the policy wants (static: start at B).
-  ResetOptions reset_options() const;
-  /// Takes one decision in `env`, writing the step into `out` and logging it.
-  void act(BatchSizeEnv& env, StepResult& out, DecisionLog& log);
-
- private:
-  RolloutPolicy(int static_batch, std::uint64_t seed);
-
-  /// 0 for the random policy.
-  int static_batch_;
-  Rng rng_;
-  std::vector<int> choice_;
-};
-
-struct EpisodeSummary {
-  double episode_return = 0;
-  std::int64_t decisions = 0;
-  bool terminated = false;
-  bool truncated = false;
-};
-
-/// Resets `env` with `seed` and runs `policy` until the episode ends, logging every decision.
-EpisodeSummary run_episode(BatchSizeEnv& env, RolloutPolicy& policy, std::uint64_t seed,
-                           DecisionLog& log);
 
 }  // namespace dynamix

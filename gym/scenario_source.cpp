@@ -90,7 +90,7 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
     workloads_.push_back(*workload);
   }
   for (const std::string& name : o.optimizers) optimizers_.push_back(parse_optimizer_name(name));
-  base_ = std::make_shared<const Scenario>(load_scenario(o.base));
+  base_ = std::make_shared<const Scenario>(load_scenario(o.base, o.overrides));
 }
 
 std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed) const {

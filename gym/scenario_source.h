@@ -32,6 +32,8 @@ class FixedScenario : public ScenarioSource {
 struct SamplerOptions {
   /// Scenario file every sample starts from.
   std::string base = kDefaultScenario;
+  /// "dotted.key=value" overrides applied to the base (as load_scenario takes them).
+  std::vector<std::string> overrides = {};
   /// Worker count range (inclusive).
   int min_workers = 4;
   int max_workers = 16;

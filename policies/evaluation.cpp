@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <ostream>
 
 #include "sim/core/random.h"
@@ -30,11 +31,12 @@ std::string interval_text(const Interval& interval, int digits) {
 
 }  // namespace
 
-EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed) {
+EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
+                          DecisionLog* log) {
   EpisodeResult result;
   result.policy = policy.name();
   result.seed = seed;
-  ResetResult reset = env.reset(seed);
+  ResetResult reset = env.reset(seed, {.initial_batch = policy.initial_batch()});
   result.scenario = env.scenario().name;
   policy.begin_episode(env);
   double batch_iterations = 0;
@@ -49,10 +51,20 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed)
   };
   for (int b : env.batches()) batch_iterations += static_cast<double>(b) * last_iteration;
   iterations += static_cast<double>(env.workers()) * last_iteration;
+  const std::vector<int>& deltas = env.options().actions;
+  std::vector<int> actions(env.workers());
   while (!env.episode_over()) {
     const std::vector<int> batches = policy.decide(env, step.observation);
+    for (std::size_t w = 0; w < actions.size() && w < batches.size(); ++w) {
+      const auto match = std::find(deltas.begin(), deltas.end(), batches[w] - env.batches()[w]);
+      actions[w] = match == deltas.end() ? -1 : static_cast<int>(match - deltas.begin());
+    }
     env.step_batches(batches, step);
     count(step.info.iteration);
+    result.episode_return += std::accumulate(step.rewards.begin(), step.rewards.end(), 0.0) /
+                             static_cast<double>(std::max<std::size_t>(1, step.rewards.size()));
+    ++result.decisions;
+    if (log) log->record(step, actions);
   }
   const TrainingRun& run = env.run();
   result.time_to_target_s =

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gym/batch_size_env.h"
+#include "gym/episode_log.h"
 #include "policies/policy.h"
 
 namespace dynamix {
@@ -26,11 +27,16 @@ struct EpisodeResult {
   double total_time_s = 0;
   /// Mean per-worker batch over the episode's iterations.
   double mean_batch_size = 0;
+  /// Σ over decisions of the mean reward over workers.
+  double episode_return = 0;
+  std::int64_t decisions = 0;
 };
 
-/// Runs `policy` in `env` from reset(seed) to the end of the budget (the environment must not
-/// stop at the target, see EnvOptions::stop_at_target).
-EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed);
+/// Runs `policy` in `env` from reset(seed) until the episode ends (at the budget, or at the
+/// target when EnvOptions::stop_at_target). Each decision goes to `log` if given, with the
+/// action index its batch change corresponds to, if any.
+EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
+                          DecisionLog* log = nullptr);
 
 /// A mean with a 95% percentile-bootstrap confidence interval.
 struct Interval {

@@ -15,6 +15,8 @@ class Policy {
   virtual ~Policy() = default;
   /// The name evaluation reports use ("static:128", "goodput", "ppo").
   virtual std::string name() const = 0;
+  /// The batch every worker starts the episode at; 0 leaves the environment's default.
+  virtual int initial_batch() const { return 0; }
   /// Called after env.reset(); policies with per-episode state clear it here.
   virtual void begin_episode(const BatchSizeEnv& env) { (void)env; }
   /// The batch each worker should run next, from the environment's current observation and

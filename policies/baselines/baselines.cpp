@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "sim/io/input_error.h"
+#include "sim/training/dynamics.h"
 
 namespace dynamix {
 namespace {
@@ -43,7 +44,9 @@ std::vector<int> StaticPolicy::decide(const BatchSizeEnv& env, const Observation
 std::vector<int> RandomPolicy::decide(const BatchSizeEnv& env, const Observation&) {
   const auto& actions = env.options().actions;
   std::vector<int> batches = env.batches();
-  for (int& batch : batches) batch += actions[rng_.below(actions.size())];
+  for (int& batch : batches) {
+    batch = std::max(env.options().min_batch, batch + actions[rng_.below(actions.size())]);
+  }
   return batches;
 }
 

@@ -17,6 +17,7 @@ class StaticPolicy : public Policy {
  public:
   explicit StaticPolicy(int batch) : batch_(batch) {}
   std::string name() const override { return "static:" + std::to_string(batch_); }
+  int initial_batch() const override { return batch_; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
  private:

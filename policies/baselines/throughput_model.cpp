@@ -71,10 +71,6 @@ std::vector<int> ThroughputModel::proportional_split(int global_batch, int low,
   return batches;
 }
 
-double statistical_efficiency(double global_batch, double reference_batch, double noise_scale) {
-  return (noise_scale + reference_batch) / (noise_scale + global_batch);
-}
-
 double measured_noise_scale(const WindowMetrics& window) {
   double sum = 0;
   for (const WorkerWindow& worker : window.workers) sum += worker.grad_var_norm * worker.batch_size;

@@ -33,9 +33,6 @@ class ThroughputModel {
   double comm_s_ = 0;
 };
 
-/// Pollux's statistical efficiency of global batch M against M0 at noise scale φ:
-/// (φ + M0) / (φ + M).
-double statistical_efficiency(double global_batch, double reference_batch, double noise_scale);
 /// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i).
 double measured_noise_scale(const WindowMetrics& window);
 

@@ -81,6 +81,11 @@ TEST_CASE("An environment over the sampler runs episodes of different cluster si
   CHECK(sizes.size() > 1);
 }
 
+TEST_CASE("The sampler applies overrides to its base scenario") {
+  const ScenarioSampler sampler({.overrides = {"training.budget_epochs=3"}});
+  CHECK(sampler.scenario_for(1)->training.budget_epochs == 3);
+}
+
 TEST_CASE("Sampler options out of range are an EnvError") {
   CHECK_THROWS_WITH_AS(ScenarioSampler({.min_workers = 5, .max_workers = 4}),
                        "sampler: expected 1 <= min_workers <= max_workers, found 5 and 4",

@@ -187,7 +187,7 @@ TEST_CASE("the embedded default scenario loads as the quick-start cluster") {
   CHECK(scenario.sync.architecture == SyncArchitecture::kRing);
   CHECK(scenario.workload.name == "resnet18-cifar10");
   CHECK(scenario.batch_size == 128);
-  CHECK(scenario.training.target_accuracy == doctest::Approx(0.92));
+  CHECK(scenario.training.target_accuracy == doctest::Approx(0.9));
 }
 
 TEST_CASE("a scenario file references its topology and traces relative to itself") {

@@ -1,0 +1,97 @@
+// The baseline policies behave as their papers describe and as `--policies` names them.
+#include "policies/baselines/baselines.h"
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "gym/scenario_source.h"
+#include "policies/evaluation.h"
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const ScenarioSource> quickstart(
+    std::vector<std::string> overrides = {"training.budget_epochs=2"}) {
+  return std::make_shared<FixedScenario>(
+      std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
+}
+
+std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
+  std::vector<int> batches;
+  for (std::size_t i = log.rows().size() - workers; i < log.rows().size(); ++i) {
+    batches.push_back(log.rows()[i].batch_size);
+  }
+  return batches;
+}
+
+TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
+  for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns"}) {
+    CHECK(make_baseline(name, 1)->name() == name);
+  }
+  CHECK_THROWS_WITH_AS(make_baseline("pollux", 1),
+                       "--policies: expected one of static:B, random, proportional, goodput, "
+                       "goodput+proportional, gns, ppo:PATH, found 'pollux'",
+                       InputError);
+  CHECK_THROWS_AS(make_baseline("static:0", 1), InputError);
+}
+
+TEST_CASE("A static policy starts and stays at its batch on every worker") {
+  BatchSizeEnv env(quickstart());
+  StaticPolicy policy(96);
+  DecisionLog log;
+  const EpisodeResult result = run_episode(env, policy, 1, &log);
+  for (const DecisionRow& row : log.rows()) CHECK(row.batch_size == 96);
+  CHECK(result.mean_batch_size == doctest::Approx(96));
+  CHECK(result.decisions == log.decisions());
+}
+
+TEST_CASE("The random policy is reproducible from its seed and logs valid action indices") {
+  auto rollout = [](std::uint64_t seed) {
+    BatchSizeEnv env(quickstart());
+    RandomPolicy policy(seed);
+    DecisionLog log;
+    run_episode(env, policy, seed, &log);
+    std::vector<int> batches;
+    for (const DecisionRow& row : log.rows()) batches.push_back(row.batch_size);
+    return batches;
+  };
+  CHECK(rollout(4) == rollout(4));
+  CHECK(rollout(4) != rollout(5));
+}
+
+TEST_CASE("The proportional split gives faster GPUs larger batches and keeps the global batch") {
+  BatchSizeEnv env(quickstart());
+  ProportionalPolicy policy;
+  DecisionLog log;
+  run_episode(env, policy, 1, &log);
+  const std::vector<int> batches = last_batches(log, env.workers());
+  // quickstart: workers 0-3 are A100, 4-7 V100.
+  CHECK(batches[0] > batches[4] * 1.3);
+  const int global = std::accumulate(batches.begin(), batches.end(), 0);
+  CHECK(std::abs(global - 128 * 8) <= 8);
+}
+
+TEST_CASE("Goodput moves the batch away from a poor starting point and beats it to the target") {
+  auto time_to_target = [](Policy& policy) {
+    BatchSizeEnv env(quickstart({"training.budget_epochs=200", "training.target_accuracy=0.88"}));
+    return run_episode(env, policy, 1).time_to_target_s.value_or(1e9);
+  };
+  StaticPolicy tiny(32);
+  GoodputPolicy goodput;
+  CHECK(time_to_target(goodput) < time_to_target(tiny));
+}
+
+TEST_CASE("The gradient-noise-scale policy grows the batch while it is below the noise scale") {
+  BatchSizeEnv env(quickstart());
+  GnsPolicy policy;
+  DecisionLog log;
+  env.reset(1, {.initial_batch = 32});
+  run_episode(env, policy, 1, &log);
+  const std::vector<int> batches = last_batches(log, env.workers());
+  CHECK(batches[0] > 32);
+}
+
+}  // namespace
+}  // namespace dynamix
