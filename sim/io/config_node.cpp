@@ -45,16 +45,15 @@ std::optional<std::size_t> parse_index(const std::string& text) {
 
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& source) {
   try {
-    return ConfigNode(YAML::Load(text), std::make_shared<const std::string>(source), "");
+    return ConfigNode(YAML::Load(text), std::make_shared<Document>(Document{source, {}}), "");
   } catch (const YAML::Exception& error) {
     throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "",
                      "valid YAML", error.msg);
   }
 }
 
-ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<const std::string> source,
-                       std::string path)
-    : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)) {}
+ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<Document> document, std::string path)
+    : node_(std::move(node)), document_(std::move(document)), path_(std::move(path)) {}
 
 int ConfigNode::line() const {
   const YAML::Mark mark = node_.Mark();
@@ -70,7 +69,17 @@ std::string ConfigNode::describe() const { return type_name(node_); }
 void ConfigNode::fail(const std::string& expected) const { fail(expected, describe()); }
 
 void ConfigNode::fail(const std::string& expected, const std::string& found) const {
-  throw InputError(*source_, line(), path_, expected, found);
+  fail_at(path_, line(), expected, found);
+}
+
+void ConfigNode::fail_at(const std::string& path, int line, const std::string& expected,
+                         const std::string& found) const {
+  for (const auto& [overridden, origin] : document_->overrides) {
+    if (path == overridden || path.starts_with(overridden + ".")) {
+      throw InputError(origin, 0, path, expected, found);
+    }
+  }
+  throw InputError(document_->source, line, path, expected, found);
 }
 
 bool ConfigNode::has(std::string_view key) const {
@@ -81,18 +90,17 @@ std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
   if (!node_.IsMap()) fail("a map");
   const YAML::Node child = node_[std::string(key)];
   if (!child.IsDefined() || child.IsNull()) return std::nullopt;
-  return ConfigNode(child, source_, child_path(key));
+  return ConfigNode(child, document_, child_path(key));
 }
 
 ConfigNode ConfigNode::at(std::string_view key) const {
   if (!node_.IsMap()) fail("a map");
   const YAML::Node child = node_[std::string(key)];
   if (!child.IsDefined() || child.IsNull()) {
-    throw InputError(*source_, line(), child_path(key), "a value for required key '" +
-                                                            std::string(key) + "'",
-                     "none");
+    throw InputError(document_->source, line(), child_path(key),
+                     "a value for required key '" + std::string(key) + "'", "none");
   }
-  return ConfigNode(child, source_, child_path(key));
+  return ConfigNode(child, document_, child_path(key));
 }
 
 std::vector<ConfigNode> ConfigNode::items() const {
@@ -100,7 +108,7 @@ std::vector<ConfigNode> ConfigNode::items() const {
   std::vector<ConfigNode> result;
   result.reserve(node_.size());
   for (std::size_t i = 0; i < node_.size(); ++i) {
-    result.emplace_back(node_[i], source_, child_path(std::to_string(i)));
+    result.push_back(ConfigNode(node_[i], document_, child_path(std::to_string(i))));
   }
   return result;
 }
@@ -124,8 +132,8 @@ void ConfigNode::reject_unknown(std::initializer_list<std::string_view> known) c
       list += (list.empty() ? "" : ", ") + std::string(candidate);
     }
     const YAML::Mark mark = entry.first.Mark();
-    throw InputError(*source_, mark.is_null() ? line() : mark.line + 1, child_path(key),
-                     "one of the known keys (" + list + ")", "unknown key '" + key + "'");
+    fail_at(child_path(key), mark.is_null() ? line() : mark.line + 1,
+            "one of the known keys (" + list + ")", "unknown key '" + key + "'");
   }
 }
 
@@ -223,7 +231,7 @@ std::int64_t ConfigNode::count_or(std::string_view key, std::int64_t minimum,
 }
 
 void ConfigNode::set(const std::string& dotted_path, const std::string& value,
-                     const std::string& origin) {
+                     const std::string& origin, const std::string& written) {
   const std::vector<std::string> parts = split_path(dotted_path);
   if (parts.empty()) throw InputError(origin, 0, dotted_path, "KEY=VALUE with a dotted key");
   YAML::Node current = node_;
@@ -238,18 +246,18 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
       const auto index = parse_index(part);
       if (!index || *index >= current.size()) {
         throw InputError(origin, 0, here,
-                         "an index below " + std::to_string(current.size()) + " in " + *source_,
+                         "an index below " + std::to_string(current.size()) + " in " + document_->source,
                          "'" + part + "'");
       }
       next.reset(current[*index]);
     } else if (current.IsMap()) {
       if (!current[part].IsDefined() && !last) {
-        throw InputError(origin, 0, here, "an existing key in " + *source_,
+        throw InputError(origin, 0, here, "an existing key in " + document_->source,
                          "no key '" + part + "'");
       }
       next.reset(current[part]);
     } else {
-      throw InputError(origin, 0, here, "a map or list to descend into in " + *source_,
+      throw InputError(origin, 0, here, "a map or list to descend into in " + document_->source,
                        type_name(current));
     }
     if (last) {
@@ -264,6 +272,8 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
       } else {
         current[part] = parsed;
       }
+      document_->overrides.emplace_back(
+          here, origin + " " + (written.empty() ? dotted_path + "=" + value : written));
       return;
     }
     current.reset(next);

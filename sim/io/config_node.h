@@ -20,9 +20,8 @@ class ConfigNode {
  public:
   /// Parses YAML text; a syntax error is an InputError naming `source` and the line.
   static ConfigNode parse(const std::string& text, const std::string& source);
-  ConfigNode(YAML::Node node, std::shared_ptr<const std::string> source, std::string path);
 
-  const std::string& source() const { return *source_; }
+  const std::string& source() const { return document_->source; }
   const std::string& path() const { return path_; }
   /// 1-based line of this node in its file, 0 when unknown.
   int line() const;
@@ -66,21 +65,32 @@ class ConfigNode {
   double at_least_or(std::string_view key, double minimum, double fallback) const;
   std::int64_t count_or(std::string_view key, std::int64_t minimum, std::int64_t fallback) const;
 
-  /// Throws the InputError for this node: "expected <expected>, found <this value>".
+  /// Throws the InputError for this node: "expected <expected>, found <this value>"; a value
+  /// that came from set() is blamed on its origin instead of the file.
   [[noreturn]] void fail(const std::string& expected) const;
   [[noreturn]] void fail(const std::string& expected, const std::string& found) const;
 
   /// Overrides the value at a dotted path below this node ("links.0.bandwidth_gbps"). The path
   /// must exist, except that its last key may be new in a map. `origin` names the override in
-  /// errors (e.g. "--set").
-  void set(const std::string& dotted_path, const std::string& value, const std::string& origin);
+  /// errors (e.g. "--set"), followed by the assignment as the user wrote it (`written`, by
+  /// default "dotted_path=value").
+  void set(const std::string& dotted_path, const std::string& value, const std::string& origin,
+           const std::string& written = {});
 
  private:
+  /// The file, and the values set() put into it (path, origin).
+  struct Document {
+    std::string source;
+    std::vector<std::pair<std::string, std::string>> overrides;
+  };
+  ConfigNode(YAML::Node node, std::shared_ptr<Document> document, std::string path);
   std::string child_path(std::string_view key) const;
   std::string describe() const;
+  [[noreturn]] void fail_at(const std::string& path, int line, const std::string& expected,
+                            const std::string& found) const;
 
   YAML::Node node_;
-  std::shared_ptr<const std::string> source_;
+  std::shared_ptr<Document> document_;
   std::string path_;
 };
 

@@ -66,7 +66,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     const std::string key = assignment.substr(0, equals);
     const std::string value = assignment.substr(equals + 1);
     if (topology_doc && key.starts_with("topology.")) {
-      topology_doc->set(key.substr(9), value, "--set");
+      topology_doc->set(key.substr(9), value, "--set", assignment);
     } else {
       root.set(key, value, "--set");
     }

@@ -359,7 +359,8 @@ TEST_CASE("an unknown GPU type is rejected, listing the catalog") {
   SUBCASE("through --set") {
     ScenarioFiles files;
     files.write();
-    check_rejected(files, {files.topology_path, 0, "nodes.0.gpu", {"Z100", "A100"}},
+    check_rejected(files,
+                   {"--set topology.nodes.0.gpu=Z100", 0, "nodes.0.gpu", {"Z100", "A100"}},
                    {"topology.nodes.0.gpu=Z100"});
   }
 }
@@ -430,7 +431,7 @@ TEST_CASE("a bad --set path names --set, the key and the file it was looked up i
   SUBCASE("a key the scenario does not know") {
     ScenarioFiles files;
     files.write();
-    check_rejected(files, {files.scenario_path, 0, "batchsize", {"unknown key 'batchsize'"}},
+    check_rejected(files, {"--set batchsize=3", 0, "batchsize", {"unknown key 'batchsize'"}},
                    {"batchsize=3"});
   }
 }
