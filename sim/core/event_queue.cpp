@@ -1,11 +1,16 @@
-// Binary heap over compact entries; callbacks live in reusable slots so the heap moves 24 bytes.
+// 4-ary heap over compact entries (shallower than binary, so fewer cache misses on deep queues);
+// callbacks live in reusable slots so the heap moves 24 bytes.
 #include "sim/core/event_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/core/check.h"
 
 namespace dynamix {
+namespace {
+constexpr std::size_t kArity = 4;
+}  // namespace
 
 bool EventQueue::before(const Entry& a, const Entry& b) {
   if (a.time != b.time) return a.time < b.time;
@@ -93,7 +98,7 @@ void EventQueue::pop_entry() {
 void EventQueue::sift_up(std::size_t index) {
   const Entry entry = heap_[index];
   while (index > 0) {
-    const std::size_t parent = (index - 1) / 2;
+    const std::size_t parent = (index - 1) / kArity;
     if (!before(entry, heap_[parent])) break;
     heap_[index] = heap_[parent];
     index = parent;
@@ -105,9 +110,13 @@ void EventQueue::sift_down(std::size_t index) {
   const std::size_t count = heap_.size();
   const Entry entry = heap_[index];
   while (true) {
-    std::size_t child = 2 * index + 1;
-    if (child >= count) break;
-    if (child + 1 < count && before(heap_[child + 1], heap_[child])) ++child;
+    const std::size_t first = kArity * index + 1;
+    if (first >= count) break;
+    std::size_t child = first;
+    const std::size_t last = std::min(first + kArity, count);
+    for (std::size_t candidate = first + 1; candidate < last; ++candidate) {
+      if (before(heap_[candidate], heap_[child])) child = candidate;
+    }
     if (!before(heap_[child], entry)) break;
     heap_[index] = heap_[child];
     index = child;
