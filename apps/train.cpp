@@ -91,6 +91,9 @@ int run_train(const std::vector<std::string>& args) {
       ("decision-interval", po::value(&env_options.decision_interval), "iterations between decisions, k (default 10)")
       ("learning-rate", po::value(&ppo.learning_rate), "Adam learning rate (default 3e-4)")
       ("rollout-steps", po::value(&ppo.rollout_steps), "decisions per environment per update (default 64)")
+      ("gamma", po::value(&ppo.gamma), "discount per reference window of simulated time (default 0.99)")
+      ("gae-lambda", po::value(&ppo.gae_lambda), "GAE lambda per decision (default 0.95)")
+      ("entropy-coef", po::value(&ppo.entropy_coef), "entropy bonus coefficient (default 0.01)")
       ("eval-every", po::value(&eval_every), "updates between evaluations of the greedy policy (default 10)")
       ("eval-seeds", po::value(&eval_seeds), "seeds per evaluation (default 2)")
       ("checkpoint-every", po::value(&checkpoint_every), "updates between checkpoints (default 10)")
@@ -176,6 +179,7 @@ int run_train(const std::vector<std::string>& args) {
     return 130;
   }
   curve.close();
+  trainer.save_checkpoint(checkpoint);
   trainer.export_policy(policy_file);
   {
     std::ofstream run_file(directory.file("run.json"));

@@ -239,6 +239,8 @@ void BatchSizeEnv::fill_info(StepInfo& info) const {
   info.batches.assign(batches_.begin(), batches_.end());
   info.decision = decision_;
   info.time_s = to_seconds(run_->now());
+  info.window_s = 0;
+  info.time_scale_s = reward_.time_scale_s;
   info.iteration = run_->iterations();
   info.validation_accuracy = run_->validation_accuracy().value_or(0.0);
   info.epochs = run_->epochs();
@@ -249,6 +251,7 @@ void BatchSizeEnv::fill_info(StepInfo& info) const {
 
 void BatchSizeEnv::advance(StepResult& out) {
   ++decision_;
+  const double window_start_s = to_seconds(run_->now());
   run_window();
   builder_.build(window_, out.observation);
   out.rewards.resize(run_->workers());
@@ -261,6 +264,7 @@ void BatchSizeEnv::advance(StepResult& out) {
     for (float& reward : out.rewards) reward += penalty;
   }
   fill_info(out.info);
+  out.info.window_s = out.info.time_s - window_start_s;
 }
 
 }  // namespace dynamix

@@ -49,6 +49,10 @@ struct StepInfo {
   /// Decisions taken in this episode so far (0 after reset).
   std::int64_t decision = 0;
   double time_s = 0;
+  /// Simulated seconds this step's window took (0 after reset).
+  double window_s = 0;
+  /// The reward's time unit this episode (RewardOptions::time_scale_s, resolved at reset).
+  double time_scale_s = 0;
   std::int64_t iteration = 0;
   double validation_accuracy = 0;
   double epochs = 0;

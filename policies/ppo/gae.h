@@ -16,10 +16,13 @@ struct GaeInputs {
   std::span<const float> values;
   std::span<const std::int64_t> next;
   std::span<const float> bootstrap;
+  /// Per transition, the exponent of γ for its step (semi-MDP: the step's duration in the
+  /// discount's time unit); empty means 1 for every step.
+  std::span<const float> discount_exponents = {};
 };
 
-/// Advantages A_t = Σ (γλ)^l δ_{t+l}, δ_t = r_t + γ V(s_{t+1}) − V(s_t) (Schulman et al. 2016),
-/// and returns A_t + V(s_t).
+/// Advantages A_t = δ_t + γ_t λ A_{t+1}, δ_t = r_t + γ_t V(s_{t+1}) − V(s_t) (Schulman et al.
+/// 2016), with γ_t = γ^(discount_exponents[t]) (γ when none are given), and returns A_t + V(s_t).
 void compute_gae(const GaeInputs& inputs, double gamma, double lambda, std::span<float> advantages,
                  std::span<float> returns);
 

@@ -24,8 +24,12 @@ struct PpoOptions {
   bool anneal_learning_rate = true;
   /// Adam ε (1e-5 as in the PPO reference implementation, not PyTorch's 1e-8).
   double adam_epsilon = 1e-5;
-  /// Discount per decision (γ).
+  /// Discount (γ) per decision, or per unit of the reward's time (a window at the reference
+  /// batch) when discount_by_time is set.
   double gamma = 0.99;
+  /// Semi-MDP discount: a decision whose window took Δt is discounted by γ^(Δt/time_scale_s),
+  /// so that the discounted return does not favour batches that make windows short.
+  bool discount_by_time = true;
   /// GAE λ.
   double gae_lambda = 0.95;
   /// Surrogate clipping range (ε).

@@ -35,6 +35,7 @@ struct RolloutBuffer {
   std::vector<float> rewards;
   std::vector<std::int64_t> next;
   std::vector<float> bootstrap;
+  std::vector<float> discount_exponents;
 
   std::int64_t append(const std::vector<float>& normalized_rows, std::size_t first_row,
                       std::size_t rows, std::size_t features) {
@@ -48,6 +49,7 @@ struct RolloutBuffer {
     rewards.resize(rewards.size() + rows);
     next.resize(next.size() + rows, -1);
     bootstrap.resize(bootstrap.size() + rows, 0.0f);
+    discount_exponents.resize(discount_exponents.size() + rows, 1.0f);
     return offset;
   }
 };
@@ -214,6 +216,10 @@ struct PpoTrainer::Impl {
         DYNAMIX_CHECK(result.rewards.size() == workers[i],
                       result.rewards.size() << " rewards for " << workers[i] << " workers");
         const std::int64_t offset = buffer.append(normalized, first_row[i], workers[i], features);
+        const float exponent = options.discount_by_time && result.info.time_scale_s > 0
+                                   ? static_cast<float>(result.info.window_s /
+                                                        result.info.time_scale_s)
+                                   : 1.0f;
         for (std::size_t w = 0; w < workers[i]; ++w) {
           const std::size_t row = first_row[i] + w;
           const std::size_t sample = static_cast<std::size_t>(offset) + w;
@@ -221,6 +227,7 @@ struct PpoTrainer::Impl {
           buffer.rollout.log_probs[sample] = log_probs[row];
           buffer.rollout.values[sample] = values[row];
           buffer.rewards[sample] = result.rewards[w];
+          buffer.discount_exponents[sample] = exponent;
           if (state.pending >= 0)
             buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
         }
@@ -268,8 +275,9 @@ struct PpoTrainer::Impl {
     Rollout& rollout = buffer.rollout;
     rollout.advantages.resize(rollout.size());
     rollout.returns.resize(rollout.size());
-    compute_gae({buffer.rewards, rollout.values, buffer.next, buffer.bootstrap}, options.gamma,
-                options.gae_lambda, rollout.advantages, rollout.returns);
+    compute_gae(
+        {buffer.rewards, rollout.values, buffer.next, buffer.bootstrap, buffer.discount_exponents},
+        options.gamma, options.gae_lambda, rollout.advantages, rollout.returns);
     const double progress = static_cast<double>(updates) /
                             static_cast<double>(std::max<std::int64_t>(1, total_updates));
     stats.learning_rate = options.anneal_learning_rate

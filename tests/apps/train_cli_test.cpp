@@ -1,0 +1,95 @@
+// End to end: `dynamix train` learns inside its stored reward band, and its policy.pt goes
+// through `export` and `evaluate`; bad policies and resumes are refused with status 2.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "tests/apps/run_dynamix.h"
+
+namespace dynamix {
+namespace {
+
+using namespace testing;
+
+/// Mean of the curve's mean_return per bin of updates, as scripts/reward_band.py bins it.
+std::map<int, double> binned_returns(const Csv& curve, int bin) {
+  std::map<int, std::pair<double, int>> sums;
+  const std::size_t update = curve.column("update");
+  const std::size_t mean_return = curve.column("mean_return");
+  for (const auto& row : curve.rows) {
+    if (row.size() <= mean_return || row[mean_return].empty()) continue;
+    auto& [sum, count] = sums[(std::stoi(row[update]) - 1) / bin];
+    sum += std::stod(row[mean_return]);
+    ++count;
+  }
+  std::map<int, double> means;
+  for (const auto& [key, value] : sums) means[key] = value.first / value.second;
+  return means;
+}
+
+TEST_CASE("A seeded short training run keeps its reward curve inside the stored band" *
+          doctest::timeout(300)) {
+  TempDirectory work;
+  std::string command = contents(kSourceDir / "tests" / "apps" / "reward_band_command.txt");
+  command.erase(command.find_last_not_of(" \n") + 1);
+  const Outcome run = dynamix(command + " --seed 1 --out " + quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  const std::map<int, double> curve = binned_returns(read_csv(work.path() / "train" / "train_curve.csv"), 10);
+  const Csv band = read_csv(kSourceDir / "tests" / "apps" / "reward_band.csv");
+  REQUIRE(band.rows.size() >= 3);
+  for (const auto& row : band.rows) {
+    const int bin = (std::stoi(row[0]) - 1) / 10;
+    CAPTURE(row[0]);
+    REQUIRE(curve.count(bin) == 1);
+    CHECK(curve.at(bin) >= std::stod(row[2]));
+    CHECK(curve.at(bin) <= std::stod(row[3]));
+  }
+  // The band itself must say something: later bins learn more than the first.
+  CHECK(std::stod(band.rows.back()[2]) > std::stod(band.rows.front()[2]));
+
+  {  // Its policy.pt re-exports from the checkpoint and runs in evaluate.
+    const Csv curve_csv = read_csv(work.path() / "train" / "train_curve.csv");
+    for (const char* column : {"update", "env_steps", "wall_s", "mean_return",
+                               "eval_time_to_target_s", "eval_final_accuracy"}) {
+      curve_csv.column(column);
+    }
+    const Outcome exported = dynamix("export --checkpoint " + quoted(work / "train/checkpoint.pt") +
+                                     " --out " + quoted(work / "again.pt"));
+    REQUIRE_MESSAGE(exported.status == 0, exported.stderr_text);
+    const Outcome evaluated =
+        dynamix("evaluate --policies static:128,ppo:" + quoted(work / "again.pt") +
+                " --seeds 1 --set training.budget_epochs=2 --out " + quoted(work / "eval"));
+    REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+    const Csv results = read_csv(work.path() / "eval" / "results.csv");
+    CHECK(results.rows.size() == 2);
+    CHECK(results.rows[1][results.column("policy")] == "ppo");
+    CHECK(contents(work.path() / "eval" / "summary.md").find("| ppo |") != std::string::npos);
+  }
+}
+
+TEST_CASE("evaluate refuses a corrupt policy.pt and unknown policies with status 2") {
+  TempDirectory work;
+  {
+    std::ofstream corrupt(work / "policy.pt");
+    corrupt << "not a TorchScript archive";
+  }
+  const Outcome corrupt = dynamix("evaluate --policies ppo:" + quoted(work / "policy.pt") +
+                                  " --seeds 1 --out " + quoted(work / "eval"));
+  CHECK(corrupt.status == 2);
+  CHECK(corrupt.stderr_text.find("policy.pt") != std::string::npos);
+  CHECK(std::count(corrupt.stderr_text.begin(), corrupt.stderr_text.end(), '\n') == 1);
+  const Outcome unknown = dynamix("evaluate --policies pollux --seeds 1 --out " + quoted(work / "eval"));
+  CHECK(unknown.status == 2);
+  CHECK(unknown.stderr_text.find("goodput+proportional") != std::string::npos);
+  CHECK_FALSE(fs::exists(work.path() / "eval"));
+}
+
+TEST_CASE("train --resume without an interrupted run is refused with status 2") {
+  TempDirectory work;
+  const Outcome resumed = dynamix("train --resume --steps 100 --out " + quoted(work / "train"));
+  CHECK(resumed.status == 2);
+  CHECK(resumed.stderr_text.find("--resume") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace dynamix
