@@ -64,12 +64,18 @@ class GoodputPolicy : public Policy {
   std::vector<int> current_;
 };
 
-/// Gradient-noise-scale threshold (KungFu-like, Mai et al., OSDI'20): grows every worker's batch
-/// by one step while the global batch is below the measured noise scale B_noise.
+/// Gradient-noise-scale threshold (KungFu-like, Mai et al., OSDI'20): starts every worker at the
+/// smallest batch and grows it by one step while the global batch is below the measured noise
+/// scale B_noise.
 class GnsPolicy : public Policy {
  public:
+  explicit GnsPolicy(int initial_batch = 32) : initial_batch_(initial_batch) {}
   std::string name() const override { return "gns"; }
+  int initial_batch() const override { return initial_batch_; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+
+ private:
+  int initial_batch_;
 };
 
 /// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns.

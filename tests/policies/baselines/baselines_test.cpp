@@ -83,12 +83,12 @@ TEST_CASE("Goodput moves the batch away from a poor starting point and beats it 
   CHECK(time_to_target(goodput) < time_to_target(tiny));
 }
 
-TEST_CASE("The gradient-noise-scale policy grows the batch while it is below the noise scale") {
-  BatchSizeEnv env(quickstart());
+TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise scale grows") {
+  BatchSizeEnv env(quickstart({"training.budget_epochs=60"}));
   GnsPolicy policy;
   DecisionLog log;
-  env.reset(1, {.initial_batch = 32});
   run_episode(env, policy, 1, &log);
+  CHECK(log.rows().front().batch_size == 32);
   const std::vector<int> batches = last_batches(log, env.workers());
   CHECK(batches[0] > 32);
 }
