@@ -48,7 +48,8 @@ BatchPlan BatchPlan::parse(const std::string& batch_size, const std::string& bat
       batches.push_back(parse_batch("--batch-sizes", part));
     }
     if (batches.size() != workers) {
-      throw InputError("--batch-sizes", 0, "", std::to_string(workers) + " batch sizes, one per worker",
+      throw InputError("--batch-sizes", 0, "",
+                       std::to_string(workers) + " batch sizes, one per worker",
                        std::to_string(batches.size()));
     }
     plan.phases_.push_back({0, batches});
@@ -67,7 +68,8 @@ BatchPlan BatchPlan::parse(const std::string& batch_size, const std::string& bat
                          "'" + part + "' after epoch " + std::to_string(previous));
       }
       if (previous < 0 && epoch != 0) {
-        throw InputError("--schedule", 0, "", "a first phase starting at epoch 0", "'" + part + "'");
+        throw InputError("--schedule", 0, "", "a first phase starting at epoch 0",
+                         "'" + part + "'");
       }
       previous = epoch;
       const int batch = parse_batch("--schedule", part.substr(colon + 1));

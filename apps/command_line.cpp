@@ -9,8 +9,8 @@ namespace dynamix {
 
 namespace po = boost::program_options;
 
-bool parse_command_line(const std::vector<std::string>& args, const po::options_description& options,
-                        po::variables_map& values) {
+bool parse_command_line(const std::vector<std::string>& args,
+                        const po::options_description& options, po::variables_map& values) {
   try {
     po::store(po::command_line_parser(args).options(options).run(), values);
     if (values.count("help")) {

@@ -51,8 +51,10 @@ int main(int argc, char** argv) {
       if (args[0] == command.name) return command.run({args.begin() + 1, args.end()});
     }
     std::string names;
-    for (const Command& command : kCommands) names += (names.empty() ? "" : ", ") + std::string(command.name);
-    throw dynamix::InputError("command line", 0, "", "a command (" + names + ")", "'" + args[0] + "'");
+    for (const Command& command : kCommands)
+      names += (names.empty() ? "" : ", ") + std::string(command.name);
+    throw dynamix::InputError("command line", 0, "", "a command (" + names + ")",
+                              "'" + args[0] + "'");
   } catch (const dynamix::InputError& error) {
     std::cerr << "dynamix: " << error.what() << '\n';
     return 2;

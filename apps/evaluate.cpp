@@ -34,24 +34,26 @@ std::vector<std::string> split_list(const std::string& text) {
 int run_evaluate(const std::vector<std::string>& args) {
   std::vector<std::string> scenario_paths;
   std::vector<std::string> overrides;
-  std::string policy_list = "static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
+  std::string policy_list =
+      "static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
   std::string out;
   int seeds = 5;
   std::uint64_t first_seed = 1000;
   int decision_interval = 10;
   po::options_description options(
       "dynamix evaluate: compare batch-size policies on scenarios over seeds");
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&scenario_paths)->composing(),
-       "scenario YAML file; repeat for several (default: the embedded quickstart)")
-      ("policies", po::value(&policy_list),
-       ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
-      ("seeds", po::value(&seeds), "seeds per scenario and policy (default 5)")
-      ("seed", po::value(&first_seed), "first seed (default 1000)")
-      ("decision-interval", po::value(&decision_interval), "iterations between decisions, k (default 10)")
-      ("set", po::value(&overrides)->composing(), "override a value in every scenario: dotted.key=VALUE")
-      ("out", po::value(&out)->required(), "run directory to write");
+  options.add_options()("help,h", "print this help")(
+      "scenario", po::value(&scenario_paths)->composing(),
+      "scenario YAML file; repeat for several (default: the embedded quickstart)")(
+      "policies", po::value(&policy_list),
+      ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())(
+      "seeds", po::value(&seeds), "seeds per scenario and policy (default 5)")(
+      "seed", po::value(&first_seed), "first seed (default 1000)")(
+      "decision-interval", po::value(&decision_interval),
+      "iterations between decisions, k (default 10)")(
+      "set", po::value(&overrides)->composing(),
+      "override a value in every scenario: dotted.key=VALUE")("out", po::value(&out)->required(),
+                                                              "run directory to write");
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (seeds < 1) throw InputError("--seeds", 0, "", "an integer >= 1", std::to_string(seeds));
@@ -67,7 +69,8 @@ int run_evaluate(const std::vector<std::string>& args) {
     scenarios.push_back(std::make_shared<const Scenario>(load_scenario(path, overrides)));
   }
   std::vector<std::unique_ptr<Policy>> policies;
-  for (const std::string& name : names) policies.push_back(make_policy(name, first_seed, env_options));
+  for (const std::string& name : names)
+    policies.push_back(make_policy(name, first_seed, env_options));
 
   RunDirectory directory(out);
   std::vector<EpisodeResult> results;

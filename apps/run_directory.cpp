@@ -20,8 +20,8 @@ RunDirectory::RunDirectory(std::filesystem::path final_path, Staging staging)
   if (mode_ != kResume) std::filesystem::remove_all(staging_, error);
   std::filesystem::create_directories(staging_, error);
   if (error) {
-    throw InputError("--out", 0, "", "a directory that can be created", final_.string() + " (" +
-                                                                            error.message() + ")");
+    throw InputError("--out", 0, "", "a directory that can be created",
+                     final_.string() + " (" + error.message() + ")");
   }
 }
 

@@ -24,11 +24,10 @@ namespace {
 namespace po = boost::program_options;
 
 const std::vector<std::string> kIterationColumns = {
-    "iteration",     "worker",          "gpu_type",         "batch_size",     "start_s",
-    "load_s",        "compute_s",       "wait_s",           "comm_s",         "iteration_s",
-    "bytes_sent",    "retransmits",     "timeouts",         "throughput_gbps", "cpu_time_ratio",
-    "memory_util",   "straggling",      "epoch",            "train_loss",     "train_accuracy",
-    "grad_std_norm", "grad_var_norm"};
+    "iteration",  "worker",          "gpu_type",       "batch_size",   "start_s",    "load_s",
+    "compute_s",  "wait_s",          "comm_s",         "iteration_s",  "bytes_sent", "retransmits",
+    "timeouts",   "throughput_gbps", "cpu_time_ratio", "memory_util",  "straggling", "epoch",
+    "train_loss", "train_accuracy",  "grad_std_norm",  "grad_var_norm"};
 
 void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
                   const std::string& option) {
@@ -120,7 +119,8 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
     json.key("config");
     json.value(scenario.resolved);
     json.end_object();
-    if (!summary_file) throw InputError(directory.file("summary.json").string(), 0, "", "a writable file");
+    if (!summary_file)
+      throw InputError(directory.file("summary.json").string(), 0, "", "a writable file");
   }
   directory.commit();
 
@@ -140,23 +140,25 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
             << (episode_return ? "decisions.csv," : "") << "summary.json}\n";
 }
 
-int simulate_policy(const Scenario& scenario, const std::string& policy_name, EnvOptions env_options,
-                    bool stop_at_target, const std::string& out) {
+int simulate_policy(const Scenario& scenario, const std::string& policy_name,
+                    EnvOptions env_options, bool stop_at_target, const std::string& out) {
   env_options.stop_at_target = stop_at_target;
   BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
                    env_options);
   const std::unique_ptr<Policy> policy = make_policy(policy_name, scenario.seed, env_options);
   RunDirectory directory(out);
   IterationWriter writer(directory);
-  env.set_iteration_observer(
-      [&writer](const TrainingRun& run, const IterationRecord& record) { writer.write(run, record); });
+  env.set_iteration_observer([&writer](const TrainingRun& run, const IterationRecord& record) {
+    writer.write(run, record);
+  });
   DecisionLog log;
   const EpisodeResult result = run_episode(env, *policy, scenario.seed, &log);
   writer.close();
   {
     std::ofstream decisions(directory.file("decisions.csv"));
     log.write_csv(decisions);
-    if (!decisions) throw InputError(directory.file("decisions.csv").string(), 0, "", "a writable file");
+    if (!decisions)
+      throw InputError(directory.file("decisions.csv").string(), 0, "", "a writable file");
   }
   finish_run(directory, scenario, env.run(), "policy:" + policy->name(), result.episode_return);
   return 0;
@@ -174,21 +176,22 @@ int run_simulate(const std::vector<std::string>& args) {
   std::string policy_name;
   EnvOptions env_options;
   po::options_description options("dynamix simulate: run one training job on a simulated cluster");
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
-      ("seed", po::value(&seed), "root seed (default: the scenario's)")
-      ("iterations", po::value(&iterations), "stop after this many iterations")
-      ("batch-size", po::value(&batch_size), "the same batch on every worker")
-      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
-      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("policy", po::value(&policy_name),
-       ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
-      ("decision-interval", po::value(&env_options.decision_interval),
-       "iterations between the policy's decisions, k (default 10)")
-      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
-      ("out", po::value(&out)->required(), "run directory to write");
+  options.add_options()("help,h", "print this help")(
+      "scenario", po::value(&scenario_path),
+      "scenario YAML file (default: the embedded quickstart)")(
+      "seed", po::value(&seed), "root seed (default: the scenario's)")(
+      "iterations", po::value(&iterations), "stop after this many iterations")(
+      "batch-size", po::value(&batch_size), "the same batch on every worker")(
+      "batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")(
+      "schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")(
+      "set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")(
+      "policy", po::value(&policy_name),
+      ("run a policy through the environment, deciding every k iterations: " + policy_names())
+          .c_str())("decision-interval", po::value(&env_options.decision_interval),
+                    "iterations between the policy's decisions, k (default 10)")(
+      "stop-at-target", po::bool_switch(&stop_at_target),
+      "stop when the target accuracy is reached")("out", po::value(&out)->required(),
+                                                  "run directory to write");
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (values.count("iterations") && iterations < 1) {
@@ -202,12 +205,13 @@ int run_simulate(const std::vector<std::string>& args) {
     throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
                      "both");
   }
-  if (!policy_name.empty()) return simulate_policy(scenario, policy_name, env_options, stop_at_target, out);
+  if (!policy_name.empty())
+    return simulate_policy(scenario, policy_name, env_options, stop_at_target, out);
   TrainingRun run(scenario, scenario.seed);
   const BatchPlan plan =
       BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
-  const std::string option = !batch_sizes.empty() ? "--batch-sizes"
-                             : !schedule.empty()  ? "--schedule"
+  const std::string option = !batch_sizes.empty()  ? "--batch-sizes"
+                             : !schedule.empty()   ? "--schedule"
                              : !batch_size.empty() ? "--batch-size"
                                                    : scenario.source + ": batch_size";
   check_memory(plan, run, 0, option);

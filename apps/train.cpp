@@ -2,8 +2,8 @@
 // progress line, train_curve.csv, checkpoints that resume, and policy.pt; `dynamix export`.
 #include "apps/train.h"
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -78,34 +78,45 @@ int run_train(const std::vector<std::string>& args) {
   PpoOptions ppo;
   EnvOptions env_options;
   po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("randomize", po::bool_switch(&randomize),
-       "train on the scenario's randomized family (cluster size, GPU mix, network)")
-      ("seed", po::value(&ppo.seed), "root seed (default 1)")
-      ("steps", po::value(&steps), "environment decisions to train on, all environments together (default 20000)")
-      ("envs", po::value(&environments), "parallel environments (default 8)")
-      ("threads", po::value(&threads), "environment threads, 0 = one per core (default 0)")
-      ("decision-interval", po::value(&env_options.decision_interval), "iterations between decisions, k (default 10)")
-      ("learning-rate", po::value(&ppo.learning_rate), "Adam learning rate (default 3e-4)")
-      ("rollout-steps", po::value(&ppo.rollout_steps), "decisions per environment per update (default 64)")
-      ("gamma", po::value(&ppo.gamma), "discount per reference window of simulated time (default 0.99)")
-      ("gae-lambda", po::value(&ppo.gae_lambda), "GAE lambda per decision (default 0.95)")
-      ("entropy-coef", po::value(&ppo.entropy_coef), "entropy bonus coefficient (default 0.01)")
-      ("eval-every", po::value(&eval_every), "updates between evaluations of the greedy policy (default 10)")
-      ("eval-seeds", po::value(&eval_seeds), "seeds per evaluation (default 2)")
-      ("checkpoint-every", po::value(&checkpoint_every), "updates between checkpoints (default 10)")
-      ("resume", po::bool_switch(&resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
-      ("out", po::value(&out)->required(), "run directory to write");
+  options.add_options()("help,h", "print this help")(
+      "scenario", po::value(&scenario_path),
+      "scenario YAML file (default: the embedded quickstart)")(
+      "set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")(
+      "randomize", po::bool_switch(&randomize),
+      "train on the scenario's randomized family (cluster size, GPU mix, network)")(
+      "seed", po::value(&ppo.seed), "root seed (default 1)")(
+      "steps", po::value(&steps),
+      "environment decisions to train on, all environments together (default 20000)")(
+      "envs", po::value(&environments), "parallel environments (default 8)")(
+      "threads", po::value(&threads), "environment threads, 0 = one per core (default 0)")(
+      "decision-interval", po::value(&env_options.decision_interval),
+      "iterations between decisions, k (default 10)")(
+      "learning-rate", po::value(&ppo.learning_rate), "Adam learning rate (default 3e-4)")(
+      "rollout-steps", po::value(&ppo.rollout_steps),
+      "decisions per environment per update (default 64)")(
+      "gamma", po::value(&ppo.gamma),
+      "discount per reference window of simulated time (default 0.99)")(
+      "gae-lambda", po::value(&ppo.gae_lambda), "GAE lambda per decision (default 0.95)")(
+      "entropy-coef", po::value(&ppo.entropy_coef), "entropy bonus coefficient (default 0.01)")(
+      "initial-hold", po::value(&ppo.initial_hold_probability),
+      "probability the untrained policy keeps a worker's batch (default 0.8)")(
+      "eval-every", po::value(&eval_every),
+      "updates between evaluations of the greedy policy (default 10)")(
+      "eval-seeds", po::value(&eval_seeds), "seeds per evaluation (default 2)")(
+      "checkpoint-every", po::value(&checkpoint_every), "updates between checkpoints (default 10)")(
+      "resume", po::bool_switch(&resume),
+      "continue an interrupted run from OUT.partial/checkpoint.pt")(
+      "out", po::value(&out)->required(), "run directory to write");
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (steps < 1) throw InputError("--steps", 0, "", "an integer >= 1", std::to_string(steps));
-  if (environments < 1) throw InputError("--envs", 0, "", "an integer >= 1", std::to_string(environments));
-  if (eval_every < 1) throw InputError("--eval-every", 0, "", "an integer >= 1", std::to_string(eval_every));
+  if (environments < 1)
+    throw InputError("--envs", 0, "", "an integer >= 1", std::to_string(environments));
+  if (eval_every < 1)
+    throw InputError("--eval-every", 0, "", "an integer >= 1", std::to_string(eval_every));
   if (checkpoint_every < 1) {
-    throw InputError("--checkpoint-every", 0, "", "an integer >= 1", std::to_string(checkpoint_every));
+    throw InputError("--checkpoint-every", 0, "", "an integer >= 1",
+                     std::to_string(checkpoint_every));
   }
 
   const auto scenario = std::make_shared<const Scenario>(load_scenario(scenario_path, overrides));
@@ -127,7 +138,8 @@ int run_train(const std::vector<std::string>& args) {
   const std::filesystem::path curve_path = directory.file("train_curve.csv");
   if (resume) {
     if (!std::filesystem::exists(checkpoint)) {
-      throw InputError("--resume", 0, "", "a checkpoint of an interrupted run", checkpoint.string() + " missing");
+      throw InputError("--resume", 0, "", "a checkpoint of an interrupted run",
+                       checkpoint.string() + " missing");
     }
     trainer.load_checkpoint(checkpoint);
   }
@@ -138,7 +150,8 @@ int run_train(const std::vector<std::string>& args) {
     std::string line;
     std::getline(previous, line);
     while (std::getline(previous, line)) {
-      if (std::stoll(line.substr(0, line.find(','))) <= trainer.updates()) kept_rows.push_back(line);
+      if (std::stoll(line.substr(0, line.find(','))) <= trainer.updates())
+        kept_rows.push_back(line);
     }
   }
   std::ofstream curve(curve_path, std::ios::trunc);
@@ -161,14 +174,19 @@ int run_train(const std::vector<std::string>& args) {
     }
     curve << stats.update << ',' << stats.env_steps << ',' << format_number(stats.wall_s) << ','
           << (std::isnan(stats.mean_return) ? "" : format_number(stats.mean_return)) << ','
-          << (evaluation && evaluation->time_to_target_s ? format_number(*evaluation->time_to_target_s) : "")
+          << (evaluation && evaluation->time_to_target_s
+                  ? format_number(*evaluation->time_to_target_s)
+                  : "")
           << ',' << (evaluation ? format_number(evaluation->final_accuracy) : "") << '\n';
     curve.flush();
     if (stats.update % checkpoint_every == 0 || interrupted) trainer.save_checkpoint(checkpoint);
-    std::cerr << "\r" << progress_bar(static_cast<double>(stats.env_steps) / static_cast<double>(steps))
+    std::cerr << "\r"
+              << progress_bar(static_cast<double>(stats.env_steps) / static_cast<double>(steps))
               << " update " << stats.update << " | "
-              << static_cast<std::int64_t>(stats.env_steps / std::max(stats.wall_s, 1e-9)) << " env steps/s | return "
-              << (std::isnan(last_return) ? std::string("-") : format_number(std::round(last_return * 1000) / 1000))
+              << static_cast<std::int64_t>(stats.env_steps / std::max(stats.wall_s, 1e-9))
+              << " env steps/s | return "
+              << (std::isnan(last_return) ? std::string("-")
+                                          : format_number(std::round(last_return * 1000) / 1000))
               << " | eval time-to-target " << last_eval << "      " << std::flush;
     return interrupted == 0;
   });
@@ -214,10 +232,9 @@ int run_train(const std::vector<std::string>& args) {
 int run_export(const std::vector<std::string>& args) {
   std::string checkpoint, out;
   po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
-  options.add_options()
-      ("help,h", "print this help")
-      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
-      ("out", po::value(&out)->required(), "policy file to write");
+  options.add_options()("help,h", "print this help")(
+      "checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")(
+      "out", po::value(&out)->required(), "policy file to write");
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   export_checkpoint(checkpoint, out);

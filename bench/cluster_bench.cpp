@@ -31,7 +31,8 @@ Scenario heterogeneous_ring(std::size_t nodes, SyncArchitecture architecture) {
   scenario.sync.architecture = architecture;
   scenario.sync.servers = 2;
   const WorkloadCatalog catalog = WorkloadCatalog::builtin();
-  const TrainingSetup setup = make_training_setup(catalog.at("resnet18-cifar10"), TrainingOptions{});
+  const TrainingSetup setup =
+      make_training_setup(catalog.at("resnet18-cifar10"), TrainingOptions{});
   scenario.workload = *setup.workload;
   scenario.cost = setup.cost;
   scenario.training = setup.options;
@@ -54,7 +55,9 @@ void run_iterations(benchmark::State& state, SyncArchitecture architecture) {
       benchmark::Counter(static_cast<double>(iterations * nodes), benchmark::Counter::kIsRate);
 }
 
-void BM_ClusterIteration(benchmark::State& state) { run_iterations(state, SyncArchitecture::kRing); }
+void BM_ClusterIteration(benchmark::State& state) {
+  run_iterations(state, SyncArchitecture::kRing);
+}
 BENCHMARK(BM_ClusterIteration)->Arg(8)->Arg(32)->Arg(128)->Arg(1024)->Arg(4096)->ArgName("nodes");
 
 void BM_ClusterIterationParameterServer(benchmark::State& state) {

@@ -18,7 +18,8 @@ void BM_EventQueueHold(benchmark::State& state) {
   std::function<void()> hold;
   hold = [&] {
     ++fired;
-    sim.schedule_after(Duration{static_cast<std::int64_t>(1 + rng.below(1000))}, [&hold] { hold(); });
+    sim.schedule_after(Duration{static_cast<std::int64_t>(1 + rng.below(1000))},
+                       [&hold] { hold(); });
   };
   for (int i = 0; i < pending; ++i) {
     sim.schedule_after(Duration{static_cast<std::int64_t>(rng.below(1000))}, [&hold] { hold(); });

@@ -31,8 +31,7 @@ std::string interval_text(const Interval& interval, int digits) {
 
 }  // namespace
 
-EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
-                          DecisionLog* log) {
+EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed, DecisionLog* log) {
   EpisodeResult result;
   result.policy = policy.name();
   result.seed = seed;
@@ -45,7 +44,8 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   step.observation = std::move(reset.observation);
   std::int64_t last_iteration = reset.info.iteration;
   auto count = [&](std::int64_t iteration) {
-    for (int b : env.batches()) batch_iterations += static_cast<double>(b) * (iteration - last_iteration);
+    for (int b : env.batches())
+      batch_iterations += static_cast<double>(b) * (iteration - last_iteration);
     iterations += static_cast<double>(env.workers()) * (iteration - last_iteration);
     last_iteration = iteration;
   };
@@ -112,12 +112,15 @@ void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>&
   std::vector<std::string> policies;
   std::map<std::pair<std::string, std::string>, std::vector<const EpisodeResult*>> groups;
   for (const EpisodeResult& r : results) {
-    if (std::find(scenarios.begin(), scenarios.end(), r.scenario) == scenarios.end()) scenarios.push_back(r.scenario);
-    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end()) policies.push_back(r.policy);
+    if (std::find(scenarios.begin(), scenarios.end(), r.scenario) == scenarios.end())
+      scenarios.push_back(r.scenario);
+    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end())
+      policies.push_back(r.policy);
     groups[{r.scenario, r.policy}].push_back(&r);
   }
   std::map<std::string, std::vector<double>> ratios;
-  out << "# Evaluation\n\nTime to target in simulated seconds (mean [95% bootstrap interval]); a run "
+  out << "# Evaluation\n\nTime to target in simulated seconds (mean [95% bootstrap interval]); a "
+         "run "
          "that never reached the target counts with its total time and is marked by reached < "
          "seeds. Ratio: mean time to target over the best static batch's for that scenario.\n";
   for (const std::string& scenario : scenarios) {
@@ -136,7 +139,8 @@ void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>&
     }
     out << "\n## " << scenario << "\n\n";
     if (!best_static_name.empty()) out << "Best static batch: " << best_static_name << "\n\n";
-    out << "| policy | reached | time_to_target_s | final_accuracy | ratio_to_best_static | mean_batch_size |\n"
+    out << "| policy | reached | time_to_target_s | final_accuracy | ratio_to_best_static | "
+           "mean_batch_size |\n"
         << "|---|---|---|---|---|---|\n";
     for (const std::string& policy : policies) {
       const auto it = groups.find({scenario, policy});
@@ -168,8 +172,8 @@ void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>&
     if (it == ratios.end()) continue;
     double log_sum = 0;
     for (double r : it->second) log_sum += std::log(r);
-    out << "| " << policy << " | " << fixed(std::exp(log_sum / static_cast<double>(it->second.size())), 3)
-        << " |\n";
+    out << "| " << policy << " | "
+        << fixed(std::exp(log_sum / static_cast<double>(it->second.size())), 3) << " |\n";
   }
 }
 

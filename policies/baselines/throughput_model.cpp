@@ -46,7 +46,8 @@ double ThroughputModel::compute_s(std::size_t worker, double batch) const {
 
 double ThroughputModel::iteration_s(const std::vector<int>& batches) const {
   double slowest = 0;
-  for (std::size_t w = 0; w < batches.size(); ++w) slowest = std::max(slowest, compute_s(w, batches[w]));
+  for (std::size_t w = 0; w < batches.size(); ++w)
+    slowest = std::max(slowest, compute_s(w, batches[w]));
   return slowest + comm_s_;
 }
 

@@ -22,7 +22,8 @@ class ThroughputModel {
   /// Samples per second of `worker` near its observed batches.
   double speed(std::size_t worker) const;
   /// Batches summing to `global_batch` in proportion to speed, each within [low, high[w]].
-  std::vector<int> proportional_split(int global_batch, int low, const std::vector<int>& high) const;
+  std::vector<int> proportional_split(int global_batch, int low,
+                                      const std::vector<int>& high) const;
   bool empty() const { return fits_.empty() || fits_.front().count == 0; }
 
  private:

@@ -19,9 +19,10 @@ void compute_gae(const GaeInputs& inputs, double gamma, double lambda, std::span
     DYNAMIX_CHECK(
         next < 0 || (static_cast<std::size_t>(next) > i && static_cast<std::size_t>(next) < n),
         "transition " << i << " links to " << next);
-    const double discount = inputs.discount_exponents.empty()
-                                ? gamma
-                                : std::pow(gamma, static_cast<double>(inputs.discount_exponents[i]));
+    const double discount =
+        inputs.discount_exponents.empty()
+            ? gamma
+            : std::pow(gamma, static_cast<double>(inputs.discount_exponents[i]));
     const double next_value = next < 0 ? inputs.bootstrap[i] : inputs.values[next];
     const double delta = inputs.rewards[i] + discount * next_value - inputs.values[i];
     const double carried = next < 0 ? 0.0 : discount * lambda * advantages[next];

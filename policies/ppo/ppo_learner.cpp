@@ -105,7 +105,8 @@ struct PpoLearner::Impl {
   std::unique_ptr<torch::optim::Adam> optimizer;
 };
 
-PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options)
+PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options,
+                       std::optional<std::size_t> hold_action)
     : impl_(std::make_unique<Impl>()) {
   DYNAMIX_CHECK(features > 0 && actions > 0, features << " features, " << actions << " actions");
   DYNAMIX_CHECK(options.threads >= 1, "threads " << options.threads);
@@ -116,6 +117,15 @@ PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptio
   impl_->options = options;
   impl_->model = std::make_shared<ActorCritic>(features, actions, options.hidden_sizes);
   initialize(*impl_->model, options.seed);
+  const double hold = options.initial_hold_probability;
+  if (hold_action && actions > 1 && hold > 1.0 / static_cast<double>(actions)) {
+    DYNAMIX_CHECK(*hold_action < actions && hold < 1,
+                  "hold action " << *hold_action << ", probability " << hold);
+    torch::NoGradGuard no_grad;
+    const double others = (1 - hold) / static_cast<double>(actions - 1);
+    impl_->model->actor.back()->bias[static_cast<std::int64_t>(*hold_action)].fill_(
+        std::log(hold / others));
+  }
   impl_->optimizer = std::make_unique<torch::optim::Adam>(
       impl_->model->parameters(),
       torch::optim::AdamOptions(options.learning_rate).eps(options.adam_epsilon));

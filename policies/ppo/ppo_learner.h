@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -47,7 +48,10 @@ using CheckpointExtras = std::vector<std::pair<std::string, std::string>>;
 class PpoLearner {
  public:
   /// Orthogonal initialization (gain √2 hidden, 0.01 policy head, 1 value head) from the seed.
-  PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options);
+  /// With a `hold_action` (the index that keeps the batch), the policy head's bias starts that
+  /// action at options.initial_hold_probability and spreads the rest evenly.
+  PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options,
+             std::optional<std::size_t> hold_action = std::nullopt);
   ~PpoLearner();
   PpoLearner(const PpoLearner&) = delete;
   PpoLearner& operator=(const PpoLearner&) = delete;

@@ -36,6 +36,9 @@ struct PpoOptions {
   double clip_range = 0.2;
   /// Also clip the value update around the rollout's value estimate.
   bool clip_value_loss = true;
+  /// Probability the untrained policy gives the action that keeps a worker's batch (the rest
+  /// spread evenly); at or below 1/actions the untrained policy is uniform.
+  double initial_hold_probability = 0.8;
   /// Entropy bonus coefficient.
   double entropy_coef = 0.01;
   /// Value loss coefficient.

@@ -1,6 +1,7 @@
 // PPO rollouts on a VectorEnv, GAE over per-(environment, worker) streams, and resumable state.
 #include "policies/ppo/ppo_trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -73,6 +74,12 @@ double explained_variance(const std::vector<float>& values, const std::vector<fl
                               : 1 - variance_error / variance_return;
 }
 
+std::optional<std::size_t> hold_action(const std::vector<int>& actions) {
+  const auto hold = std::find(actions.begin(), actions.end(), 0);
+  if (hold == actions.end()) return std::nullopt;
+  return static_cast<std::size_t>(hold - actions.begin());
+}
+
 }  // namespace
 
 struct PpoTrainer::Impl {
@@ -91,8 +98,8 @@ struct PpoTrainer::Impl {
       : envs(vector_env),
         options(std::move(ppo_options)),
         features(envs.env(0).schema().features_per_worker()),
-        learner(
-            std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(), options)),
+        learner(std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(),
+                                             options, hold_action(envs.env(0).options().actions))),
         statistics(features),
         environments(envs.size()) {}
 
@@ -216,10 +223,10 @@ struct PpoTrainer::Impl {
         DYNAMIX_CHECK(result.rewards.size() == workers[i],
                       result.rewards.size() << " rewards for " << workers[i] << " workers");
         const std::int64_t offset = buffer.append(normalized, first_row[i], workers[i], features);
-        const float exponent = options.discount_by_time && result.info.time_scale_s > 0
-                                   ? static_cast<float>(result.info.window_s /
-                                                        result.info.time_scale_s)
-                                   : 1.0f;
+        const float exponent =
+            options.discount_by_time && result.info.time_scale_s > 0
+                ? static_cast<float>(result.info.window_s / result.info.time_scale_s)
+                : 1.0f;
         for (std::size_t w = 0; w < workers[i]; ++w) {
           const std::size_t row = first_row[i] + w;
           const std::size_t sample = static_cast<std::size_t>(offset) + w;

@@ -21,7 +21,8 @@ Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
   DYNAMIX_CHECK(p > 0, "a synchronizer needs workers");
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   if (options_.architecture == SyncArchitecture::kRing) {
-    for (std::size_t i = 0; i < p; ++i) pairs.emplace_back(worker_hosts_[i], worker_hosts_[(i + 1) % p]);
+    for (std::size_t i = 0; i < p; ++i)
+      pairs.emplace_back(worker_hosts_[i], worker_hosts_[(i + 1) % p]);
   } else {
     DYNAMIX_CHECK(!server_hosts_.empty(), "a parameter server needs servers");
     for (std::size_t w : worker_hosts_) {
@@ -97,7 +98,8 @@ void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
                               if (steps_left > 1) {
                                 start_ring_step(chunk_bytes, steps_left - 1);
                               } else {
-                                for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
+                                for (std::size_t i = 0; i < worker_hosts_.size(); ++i)
+                                  finish_worker(i);
                               }
                             });
                           });

@@ -25,12 +25,11 @@ namespace detail {
 }  // namespace dynamix
 
 /// DYNAMIX_CHECK(cond, "queue size " << n): the streamed message carries the values involved.
-#define DYNAMIX_CHECK(condition, message)                                                  \
-  do {                                                                                     \
-    if (!(condition)) {                                                                    \
-      std::ostringstream dynamix_check_stream_;                                            \
-      dynamix_check_stream_ << message;                                                    \
-      ::dynamix::detail::fail_check(#condition, __FILE__, __LINE__,                        \
-                                    dynamix_check_stream_.str());                          \
-    }                                                                                      \
+#define DYNAMIX_CHECK(condition, message)                                                         \
+  do {                                                                                            \
+    if (!(condition)) {                                                                           \
+      std::ostringstream dynamix_check_stream_;                                                   \
+      dynamix_check_stream_ << message;                                                           \
+      ::dynamix::detail::fail_check(#condition, __FILE__, __LINE__, dynamix_check_stream_.str()); \
+    }                                                                                             \
   } while (false)

@@ -47,8 +47,8 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
   try {
     return ConfigNode(YAML::Load(text), std::make_shared<Document>(Document{source, {}}), "");
   } catch (const YAML::Exception& error) {
-    throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "",
-                     "valid YAML", error.msg);
+    throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "", "valid YAML",
+                     error.msg);
   }
 }
 
@@ -245,9 +245,10 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
     if (current.IsSequence()) {
       const auto index = parse_index(part);
       if (!index || *index >= current.size()) {
-        throw InputError(origin, 0, here,
-                         "an index below " + std::to_string(current.size()) + " in " + document_->source,
-                         "'" + part + "'");
+        throw InputError(
+            origin, 0, here,
+            "an index below " + std::to_string(current.size()) + " in " + document_->source,
+            "'" + part + "'");
       }
       next.reset(current[*index]);
     } else if (current.IsMap()) {

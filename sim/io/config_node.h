@@ -1,6 +1,8 @@
 // Typed, validated access to a YAML document that names the file, line and key of every error.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -8,8 +10,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace dynamix {
 

@@ -1,13 +1,13 @@
 // A small streaming JSON writer for run outputs (summary.json, schemas), deterministic bytes.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace dynamix {
 

@@ -41,8 +41,10 @@ NetworkOptions parse_network(const ConfigNode& node) {
   node.reject_unknown({"mss_bytes", "max_window_kb", "min_rto_ms", "switch_buffer_kb"});
   NetworkOptions options;
   options.mss_bytes = node.positive_or("mss_bytes", options.mss_bytes);
-  options.max_window_bytes = node.positive_or("max_window_kb", options.max_window_bytes / 1024) * 1024;
-  options.min_rto = from_seconds(node.positive_or("min_rto_ms", to_seconds(options.min_rto) * 1e3) * 1e-3);
+  options.max_window_bytes =
+      node.positive_or("max_window_kb", options.max_window_bytes / 1024) * 1024;
+  options.min_rto =
+      from_seconds(node.positive_or("min_rto_ms", to_seconds(options.min_rto) * 1e3) * 1e-3);
   options.switch_buffer_bytes =
       node.positive_or("switch_buffer_kb", options.switch_buffer_bytes / 1024) * 1024;
   return options;
@@ -77,8 +79,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   Scenario scenario;
   scenario.source = path;
   scenario.name = root.text_or("name", std::filesystem::path(path).stem().string());
-  scenario.topology = Topology::load(topology_doc ? *topology_doc : root.at("topology"),
-                                     GpuCatalog::builtin());
+  scenario.topology =
+      Topology::load(topology_doc ? *topology_doc : root.at("topology"), GpuCatalog::builtin());
   // setup.workload points into the catalog, which must outlive it.
   const WorkloadCatalog workloads = WorkloadCatalog::builtin();
   const TrainingSetup setup = load_training(root.at("training"), workloads);
@@ -104,13 +106,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     // colocated mode).
     if (scenario.server_hosts.empty()) {
       const auto count = std::min<std::size_t>(scenario.sync.servers, scenario.worker_hosts.size());
-      scenario.server_hosts.assign(scenario.worker_hosts.begin(),
-                                   scenario.worker_hosts.begin() + static_cast<std::ptrdiff_t>(count));
+      scenario.server_hosts.assign(
+          scenario.worker_hosts.begin(),
+          scenario.worker_hosts.begin() + static_cast<std::ptrdiff_t>(count));
     } else if (root.at("sync").has("servers")) {
       const auto wanted = static_cast<std::size_t>(scenario.sync.servers);
       if (wanted > scenario.server_hosts.size()) {
-        root.at("sync").at("servers").fail("at most " + std::to_string(scenario.server_hosts.size()) +
-                                            " (the server nodes in " + topology_path + ")");
+        root.at("sync").at("servers").fail("at most " +
+                                           std::to_string(scenario.server_hosts.size()) +
+                                           " (the server nodes in " + topology_path + ")");
       }
       scenario.server_hosts.resize(wanted);
     }

@@ -2,12 +2,12 @@
 // composed from YAML files and command-line overrides.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "sim/cluster/collective.h"
 #include "sim/cluster/topology.h"

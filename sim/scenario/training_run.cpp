@@ -19,7 +19,8 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
       dynamics_(scenario.workload, scenario.training, scenario.worker_hosts.size(), seed) {
   synchronizer_ = std::make_unique<Synchronizer>(sim_, network_, topology_, scenario.sync,
                                                  scenario.worker_hosts, scenario.server_hosts);
-  for (const auto& attachment : scenario.traces) network_.add_trace(attachment.link, attachment.trace);
+  for (const auto& attachment : scenario.traces)
+    network_.add_trace(attachment.link, attachment.trace);
   for (std::size_t host : scenario.worker_hosts) {
     nodes_.push_back(topology_.hosts()[host]);
     max_batches_.push_back(dynamix::max_batch(nodes_.back(), cost_));
@@ -42,18 +43,20 @@ bool TrainingRun::budget_exhausted() const {
 
 const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   const std::size_t p = nodes_.size();
-  DYNAMIX_CHECK(batches.size() == p, "got " << batches.size() << " batches for " << p << " workers");
+  DYNAMIX_CHECK(batches.size() == p,
+                "got " << batches.size() << " batches for " << p << " workers");
   const TimePoint start = sim_.now();
   double slowest_s = 0;
   for (std::size_t w = 0; w < p; ++w) {
     const int batch = batches[w];
-    DYNAMIX_CHECK(batch >= 1 && batch <= max_batches_[w],
-                  "worker " << w << " batch " << batch << " outside [1, " << max_batches_[w] << "]");
+    DYNAMIX_CHECK(batch >= 1 && batch <= max_batches_[w], "worker " << w << " batch " << batch
+                                                                    << " outside [1, "
+                                                                    << max_batches_[w] << "]");
     WorkerIteration& row = record_.workers[w];
     row.batch_size = batch;
     row.load_s = load_seconds(nodes_[w], cost_, batch);
-    row.compute_s = compute_seconds(nodes_[w], cost_, batch) *
-                    variability_.compute_factor(w, start);
+    row.compute_s =
+        compute_seconds(nodes_[w], cost_, batch) * variability_.compute_factor(w, start);
     row.straggling = variability_.in_straggler_episode(w, start);
     row.memory_util = memory_utilization(nodes_[w], cost_, batch);
     // The data loader prefetches on CPU cores while the GPU computes (PyTorch DataLoader).
@@ -79,7 +82,8 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   if (record_.training.epoch_completed) {
     validation_accuracy_ = dynamics_.validate();
     record_.validation_accuracy = validation_accuracy_;
-    if (!time_to_target_ && *validation_accuracy_ >= training_.target_accuracy) time_to_target_ = end;
+    if (!time_to_target_ && *validation_accuracy_ >= training_.target_accuracy)
+      time_to_target_ = end;
   }
   for (std::size_t w = 0; w < p; ++w) {
     WorkerIteration& row = record_.workers[w];

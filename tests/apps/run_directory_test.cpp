@@ -10,31 +10,14 @@
 #include <string>
 
 #include "sim/core/check.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
 
+using testing::TempDirectory;
+
 namespace fs = std::filesystem;
-
-class TempDirectory {
- public:
-  TempDirectory() {
-    std::string pattern =
-        (fs::temp_directory_path() / "dynamix-run-directory-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  TempDirectory(const TempDirectory&) = delete;
-  TempDirectory& operator=(const TempDirectory&) = delete;
-  ~TempDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::string contents(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

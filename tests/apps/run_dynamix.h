@@ -13,31 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/fixtures.h"
+
 namespace dynamix::testing {
 
 namespace fs = std::filesystem;
 
 inline const fs::path kSourceDir = DYNAMIX_SOURCE_DIR;
-
-class TempDirectory {
- public:
-  TempDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "dynamix-cli-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  TempDirectory(const TempDirectory&) = delete;
-  TempDirectory& operator=(const TempDirectory&) = delete;
-  ~TempDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 inline std::string contents(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -34,7 +34,8 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
   command.erase(command.find_last_not_of(" \n") + 1);
   const Outcome run = dynamix(command + " --seed 1 --out " + quoted(work / "train"));
   REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
-  const std::map<int, double> curve = binned_returns(read_csv(work.path() / "train" / "train_curve.csv"), 10);
+  const std::map<int, double> curve =
+      binned_returns(read_csv(work.path() / "train" / "train_curve.csv"), 10);
   const Csv band = read_csv(kSourceDir / "tests" / "apps" / "reward_band.csv");
   REQUIRE(band.rows.size() >= 3);
   for (const auto& row : band.rows) {
@@ -78,7 +79,8 @@ TEST_CASE("evaluate refuses a corrupt policy.pt and unknown policies with status
   CHECK(corrupt.status == 2);
   CHECK(corrupt.stderr_text.find("policy.pt") != std::string::npos);
   CHECK(std::count(corrupt.stderr_text.begin(), corrupt.stderr_text.end(), '\n') == 1);
-  const Outcome unknown = dynamix("evaluate --policies pollux --seeds 1 --out " + quoted(work / "eval"));
+  const Outcome unknown =
+      dynamix("evaluate --policies pollux --seeds 1 --out " + quoted(work / "eval"));
   CHECK(unknown.status == 2);
   CHECK(unknown.stderr_text.find("goodput+proportional") != std::string::npos);
   CHECK_FALSE(fs::exists(work.path() / "eval"));

@@ -42,7 +42,8 @@ TEST_CASE("The summary gives each policy's ratio to the best static batch of its
   write_summary_markdown(out, results);
   const std::string text = out.str();
   CHECK(text.find("Best static batch: static:128") != std::string::npos);
-  CHECK(text.find("| ppo | 1/1 | 80.0 [80.0, 80.0] | 0.9000 [0.9000, 0.9000] | 0.800 |") != std::string::npos);
+  CHECK(text.find("| ppo | 1/1 | 80.0 [80.0, 80.0] | 0.9000 [0.9000, 0.9000] | 0.800 |") !=
+        std::string::npos);
   CHECK(text.find("| ppo | 0/1 | 500.0 [500.0, 500.0]") != std::string::npos);
   CHECK(text.find("| ppo | 2.828 |") != std::string::npos);
 }

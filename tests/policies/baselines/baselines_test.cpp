@@ -12,8 +12,8 @@
 namespace dynamix {
 namespace {
 
-std::shared_ptr<const ScenarioSource> quickstart(
-    std::vector<std::string> overrides = {"training.budget_epochs=2"}) {
+std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides = {
+                                                     "training.budget_epochs=2"}) {
   return std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
 }
@@ -27,7 +27,8 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 }
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
-  for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns"}) {
+  for (const char* name :
+       {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(make_baseline("pollux", 1),

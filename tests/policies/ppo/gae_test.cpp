@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace dynamix {
@@ -49,6 +50,25 @@ TEST_CASE("GAE with lambda 1 and no bootstrap gives discounted returns") {
   CHECK(returns[0] == doctest::Approx(1 + 0.5 + 0.25));
   CHECK(returns[1] == doctest::Approx(1.5));
   CHECK(returns[2] == doctest::Approx(1.0));
+}
+
+TEST_CASE("GAE discounts each step by gamma to the power of its duration (semi-MDP)") {
+  // Three steps of durations 2, 0.5 and 1 reference windows, λ = 1, no bootstrap: the return of
+  // step t is r_t + γ^(d_t)·G_{t+1}.
+  const std::vector<float> rewards = {1, 1, 1};
+  const std::vector<float> values = {0, 0, 0};
+  const std::vector<std::int64_t> next = {1, 2, -1};
+  const std::vector<float> bootstrap = {0, 0, 0};
+  const std::vector<float> durations = {2, 0.5f, 1};
+  std::vector<float> advantages(3);
+  std::vector<float> returns(3);
+  compute_gae({rewards, values, next, bootstrap, durations}, 0.5, 1.0, advantages, returns);
+  const double g2 = 1;
+  const double g1 = 1 + std::pow(0.5, 0.5) * g2;
+  const double g0 = 1 + 0.25 * g1;
+  CHECK(returns[2] == doctest::Approx(g2));
+  CHECK(returns[1] == doctest::Approx(g1));
+  CHECK(returns[0] == doctest::Approx(g0));
 }
 
 }  // namespace dynamix

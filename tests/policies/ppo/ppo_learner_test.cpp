@@ -85,6 +85,22 @@ TEST_CASE("PpoLearner raises the probability of actions with positive advantage"
   CHECK(mean_probability_of_action0(learner, probe.observations) > before + 0.05);
 }
 
+TEST_CASE("PpoLearner starts the hold action at the initial hold probability") {
+  PpoLearner learner(kFeatures, kActions, {.seed = 5, .initial_hold_probability = 0.8}, 2);
+  const Rollout probe = synthetic_rollout(learner, 200, 99);
+  const std::vector<float> logits = learner.logits(probe.observations);
+  const std::size_t rows = logits.size() / kActions;
+  double hold = 0, other = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::size_t a = 0; a < kActions; ++a) sum += std::exp(logits[r * kActions + a]);
+    hold += std::exp(logits[r * kActions + 2]) / sum / static_cast<double>(rows);
+    other += std::exp(logits[r * kActions + 4]) / sum / static_cast<double>(rows);
+  }
+  CHECK(hold == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(other == doctest::Approx(0.05).epsilon(0.1));
+}
+
 TEST_CASE("PpoLearner resumed from a checkpoint continues exactly like an uninterrupted run") {
   const PpoOptions options{.seed = 11};
   PpoLearner uninterrupted(kFeatures, kActions, options);

@@ -7,18 +7,12 @@
 
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 const char* kOneGpu = R"(gpus:
   - name: X1

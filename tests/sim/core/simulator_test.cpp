@@ -62,7 +62,8 @@ std::vector<std::int64_t> random_cascade(std::uint64_t seed) {
     trace.push_back(sim.now().time_since_epoch().count());
     if (trace.size() < 2000) {
       sim.schedule_after(Duration{static_cast<std::int64_t>(rng.below(1000))}, spawn);
-      if (rng.bernoulli(0.5)) sim.schedule_after(Duration{static_cast<std::int64_t>(rng.below(50))}, spawn);
+      if (rng.bernoulli(0.5))
+        sim.schedule_after(Duration{static_cast<std::int64_t>(rng.below(50))}, spawn);
     }
   };
   sim.schedule_at(kTimeZero, spawn);
@@ -74,7 +75,8 @@ TEST_CASE("Independent simulators on threads give the same results as alone") {
   const auto alone = random_cascade(42);
   std::vector<std::vector<std::int64_t>> results(4);
   std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) threads.emplace_back([&results, i] { results[i] = random_cascade(42); });
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&results, i] { results[i] = random_cascade(42); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) CHECK(result == alone);
   CHECK(random_cascade(43) != alone);

@@ -6,18 +6,12 @@
 #include <string>
 
 #include "sim/io/input_error.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 const char* kLinks = R"(links:
   - a: n0
@@ -43,7 +37,9 @@ TEST_CASE("ConfigNode reads typed values and checks bounds with the key path and
 
 TEST_CASE("ConfigNode rejects unknown keys and wrong types") {
   const ConfigNode root = ConfigNode::parse("a: 1\nbandwith_gbps: 3\n", "x.yaml");
-  CHECK(error_of([&] { root.reject_unknown({"a", "bandwidth_gbps"}); }) ==
+  CHECK(error_of([&] {
+          root.reject_unknown({"a", "bandwidth_gbps"});
+        }) ==
         "x.yaml:2: bandwith_gbps: expected one of the known keys (a, bandwidth_gbps), found "
         "unknown key 'bandwith_gbps'");
   const ConfigNode typed = ConfigNode::parse("n: ten\n", "x.yaml");
@@ -51,7 +47,8 @@ TEST_CASE("ConfigNode rejects unknown keys and wrong types") {
 }
 
 TEST_CASE("ConfigNode reports YAML syntax errors with the line") {
-  CHECK(error_of([] { ConfigNode::parse("a: [1, 2\nb: 3\n", "bad.yaml"); }).starts_with("bad.yaml:"));
+  CHECK(
+      error_of([] { ConfigNode::parse("a: [1, 2\nb: 3\n", "bad.yaml"); }).starts_with("bad.yaml:"));
 }
 
 TEST_CASE("ConfigNode set overrides values by dotted path and refuses bad paths") {

@@ -18,9 +18,10 @@ TEST_CASE("resolve_path resolves references beside their file, on disk and embed
 }
 
 TEST_CASE("read_text names the missing file") {
-  CHECK_THROWS_WITH_AS(read_text("/nonexistent/dir/x.yaml"),
-                       "/nonexistent/dir/x.yaml: expected a readable file, found No such file or directory",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      read_text("/nonexistent/dir/x.yaml"),
+      "/nonexistent/dir/x.yaml: expected a readable file, found No such file or directory",
+      InputError);
   CHECK_THROWS_AS(read_text("embedded:/nope.yaml"), InputError);
 }
 

@@ -13,41 +13,17 @@
 
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
+
+using testing::TempDirectory;
 
 namespace fs = std::filesystem;
 
 const fs::path kSourceDir = DYNAMIX_SOURCE_DIR;
 
-/// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDirectory {
- public:
-  TempDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "dynamix-scenario-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  TempDirectory(const TempDirectory&) = delete;
-  TempDirectory& operator=(const TempDirectory&) = delete;
-  ~TempDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-
-  /// Writes `text` to `name` inside the directory and returns its path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary);
-    out << text;
-    REQUIRE(out.good());
-    return file.string();
-  }
-
- private:
-  fs::path path_;
-};
 
 // Line numbers below refer to these texts.
 const std::string kTopology =

@@ -12,18 +12,12 @@
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/training/training_options.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 const WorkloadCatalog& catalog() {
   static const WorkloadCatalog kCatalog = WorkloadCatalog::builtin();
