@@ -155,7 +155,8 @@ int run_train(const std::vector<std::string>& args) {
     }
   }
   std::ofstream curve(curve_path, std::ios::trunc);
-  curve << "update,env_steps,wall_s,mean_return,eval_time_to_target_s,eval_final_accuracy\n";
+  curve << "update,env_steps,wall_s,mean_return,eval_time_to_target_s,eval_final_accuracy,"
+           "mean_episode_time_s,explained_variance,entropy,approx_kl,clip_fraction\n";
   for (const std::string& row : kept_rows) curve << row << '\n';
 
   interrupted = 0;
@@ -177,7 +178,11 @@ int run_train(const std::vector<std::string>& args) {
           << (evaluation && evaluation->time_to_target_s
                   ? format_number(*evaluation->time_to_target_s)
                   : "")
-          << ',' << (evaluation ? format_number(evaluation->final_accuracy) : "") << '\n';
+          << ',' << (evaluation ? format_number(evaluation->final_accuracy) : "") << ','
+          << (std::isnan(stats.mean_episode_time_s) ? "" : format_number(stats.mean_episode_time_s))
+          << ',' << format_number(stats.explained_variance) << ','
+          << format_number(stats.losses.entropy) << ',' << format_number(stats.losses.approx_kl)
+          << ',' << format_number(stats.losses.clip_fraction) << '\n';
     curve.flush();
     if (stats.update % checkpoint_every == 0 || interrupted) trainer.save_checkpoint(checkpoint);
     std::cerr << "\r"
