@@ -42,18 +42,20 @@ int run_evaluate(const std::vector<std::string>& args) {
   int decision_interval = 10;
   po::options_description options(
       "dynamix evaluate: compare batch-size policies on scenarios over seeds");
-  options.add_options()("help,h", "print this help")(
-      "scenario", po::value(&scenario_paths)->composing(),
-      "scenario YAML file; repeat for several (default: the embedded quickstart)")(
-      "policies", po::value(&policy_list),
-      ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())(
-      "seeds", po::value(&seeds), "seeds per scenario and policy (default 5)")(
-      "seed", po::value(&first_seed), "first seed (default 1000)")(
-      "decision-interval", po::value(&decision_interval),
-      "iterations between decisions, k (default 10)")(
-      "set", po::value(&overrides)->composing(),
-      "override a value in every scenario: dotted.key=VALUE")("out", po::value(&out)->required(),
-                                                              "run directory to write");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_paths)->composing(),
+       "scenario YAML file; repeat for several (default: the embedded quickstart)")
+      ("policies", po::value(&policy_list),
+       ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
+      ("seeds", po::value(&seeds)->default_value(seeds), "seeds per scenario and policy")
+      ("seed", po::value(&first_seed)->default_value(first_seed), "first seed")
+      ("decision-interval", po::value(&decision_interval)->default_value(decision_interval),
+       "iterations between decisions, k")
+      ("set", po::value(&overrides)->composing(), "override a value in every scenario: dotted.key=VALUE")
+      ("out", po::value(&out)->required(), "run directory to write");
+  // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (seeds < 1) throw InputError("--seeds", 0, "", "an integer >= 1", std::to_string(seeds));

@@ -176,22 +176,24 @@ int run_simulate(const std::vector<std::string>& args) {
   std::string policy_name;
   EnvOptions env_options;
   po::options_description options("dynamix simulate: run one training job on a simulated cluster");
-  options.add_options()("help,h", "print this help")(
-      "scenario", po::value(&scenario_path),
-      "scenario YAML file (default: the embedded quickstart)")(
-      "seed", po::value(&seed), "root seed (default: the scenario's)")(
-      "iterations", po::value(&iterations), "stop after this many iterations")(
-      "batch-size", po::value(&batch_size), "the same batch on every worker")(
-      "batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")(
-      "schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")(
-      "set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")(
-      "policy", po::value(&policy_name),
-      ("run a policy through the environment, deciding every k iterations: " + policy_names())
-          .c_str())("decision-interval", po::value(&env_options.decision_interval),
-                    "iterations between the policy's decisions, k (default 10)")(
-      "stop-at-target", po::bool_switch(&stop_at_target),
-      "stop when the target accuracy is reached")("out", po::value(&out)->required(),
-                                                  "run directory to write");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("seed", po::value(&seed), "root seed (default: the scenario's)")
+      ("iterations", po::value(&iterations), "stop after this many iterations")
+      ("batch-size", po::value(&batch_size), "the same batch on every worker")
+      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
+      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("policy", po::value(&policy_name),
+       ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
+      ("decision-interval", po::value(&env_options.decision_interval)
+           ->default_value(env_options.decision_interval),
+       "iterations between the policy's decisions, k")
+      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
+      ("out", po::value(&out)->required(), "run directory to write");
+  // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (values.count("iterations") && iterations < 1) {

@@ -58,7 +58,11 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
 std::string progress_bar(double fraction) {
   const int width = 24;
   const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
-  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+  std::string bar(width + 2, '.');
+  bar.front() = '[';
+  bar.back() = ']';
+  std::fill_n(bar.begin() + 1, filled, '#');
+  return bar;
 }
 
 }  // namespace
