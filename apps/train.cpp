@@ -71,10 +71,10 @@ int run_train(const std::vector<std::string>& args) {
   std::string scenario_path = kDefaultScenario;
   std::vector<std::string> overrides;
   std::string out;
-  std::int64_t steps = 20000;
+  std::int64_t steps = 200000;
   int environments = 8;
   int threads = 0;
-  int eval_every = 10;
+  int eval_every = 20;
   int eval_seeds = 2;
   int checkpoint_every = 10;
   bool randomize = false;
@@ -82,35 +82,40 @@ int run_train(const std::vector<std::string>& args) {
   PpoOptions ppo;
   EnvOptions env_options;
   po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
-  options.add_options()("help,h", "print this help")(
-      "scenario", po::value(&scenario_path),
-      "scenario YAML file (default: the embedded quickstart)")(
-      "set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")(
-      "randomize", po::bool_switch(&randomize),
-      "train on the scenario's randomized family (cluster size, GPU mix, network)")(
-      "seed", po::value(&ppo.seed), "root seed (default 1)")(
-      "steps", po::value(&steps),
-      "environment decisions to train on, all environments together (default 20000)")(
-      "envs", po::value(&environments), "parallel environments (default 8)")(
-      "threads", po::value(&threads), "environment threads, 0 = one per core (default 0)")(
-      "decision-interval", po::value(&env_options.decision_interval),
-      "iterations between decisions, k (default 10)")(
-      "learning-rate", po::value(&ppo.learning_rate), "Adam learning rate (default 3e-4)")(
-      "rollout-steps", po::value(&ppo.rollout_steps),
-      "decisions per environment per update (default 64)")(
-      "gamma", po::value(&ppo.gamma),
-      "discount per reference window of simulated time (default 0.99)")(
-      "gae-lambda", po::value(&ppo.gae_lambda), "GAE lambda per decision (default 0.95)")(
-      "entropy-coef", po::value(&ppo.entropy_coef), "entropy bonus coefficient (default 0.01)")(
-      "initial-hold", po::value(&ppo.initial_hold_probability),
-      "probability the untrained policy keeps a worker's batch (default 0.8)")(
-      "eval-every", po::value(&eval_every),
-      "updates between evaluations of the greedy policy (default 10)")(
-      "eval-seeds", po::value(&eval_seeds), "seeds per evaluation (default 2)")(
-      "checkpoint-every", po::value(&checkpoint_every), "updates between checkpoints (default 10)")(
-      "resume", po::bool_switch(&resume),
-      "continue an interrupted run from OUT.partial/checkpoint.pt")(
-      "out", po::value(&out)->required(), "run directory to write");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("randomize", po::bool_switch(&randomize),
+       "train on the scenario's randomized family (cluster size, GPU mix, network)")
+      ("seed", po::value(&ppo.seed)->default_value(ppo.seed), "root seed")
+      ("steps", po::value(&steps)->default_value(steps),
+       "environment decisions to train on, all environments together")
+      ("envs", po::value(&environments)->default_value(environments), "parallel environments")
+      ("threads", po::value(&threads)->default_value(threads), "environment threads, 0 = one per core")
+      ("decision-interval", po::value(&env_options.decision_interval)
+           ->default_value(env_options.decision_interval), "iterations between decisions, k")
+      ("learning-rate", po::value(&ppo.learning_rate)->default_value(ppo.learning_rate),
+       "Adam learning rate (annealed to 0)")
+      ("rollout-steps", po::value(&ppo.rollout_steps)->default_value(ppo.rollout_steps),
+       "decisions per environment per update")
+      ("gamma", po::value(&ppo.gamma)->default_value(ppo.gamma),
+       "discount per reference window of simulated time")
+      ("gae-lambda", po::value(&ppo.gae_lambda)->default_value(ppo.gae_lambda), "GAE lambda per decision")
+      ("entropy-coef", po::value(&ppo.entropy_coef)->default_value(ppo.entropy_coef),
+       "entropy bonus coefficient")
+      ("initial-hold", po::value(&ppo.initial_hold_probability)
+           ->default_value(ppo.initial_hold_probability),
+       "probability that the untrained policy keeps a worker's batch")
+      ("eval-every", po::value(&eval_every)->default_value(eval_every),
+       "updates between evaluations of the greedy policy")
+      ("eval-seeds", po::value(&eval_seeds)->default_value(eval_seeds), "seeds per evaluation")
+      ("checkpoint-every", po::value(&checkpoint_every)->default_value(checkpoint_every),
+       "updates between checkpoints")
+      ("resume", po::bool_switch(&resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
+      ("out", po::value(&out)->required(), "run directory to write");
+  // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (steps < 1) throw InputError("--steps", 0, "", "an integer >= 1", std::to_string(steps));
@@ -241,9 +246,12 @@ int run_train(const std::vector<std::string>& args) {
 int run_export(const std::vector<std::string>& args) {
   std::string checkpoint, out;
   po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
-  options.add_options()("help,h", "print this help")(
-      "checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")(
-      "out", po::value(&out)->required(), "policy file to write");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
+      ("out", po::value(&out)->required(), "policy file to write");
+  // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   export_checkpoint(checkpoint, out);
