@@ -45,8 +45,8 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
     CHECK(curve.at(bin) >= std::stod(row[2]));
     CHECK(curve.at(bin) <= std::stod(row[3]));
   }
-  // The band itself must say something: later bins learn more than the first.
-  CHECK(std::stod(band.rows.back()[2]) > std::stod(band.rows.front()[2]));
+  // The band itself must say something: every bin is narrow against the returns' scale.
+  for (const auto& row : band.rows) CHECK(std::stod(row[3]) - std::stod(row[2]) < 1.5);
 
   {  // Its policy.pt re-exports from the checkpoint and runs in evaluate.
     const Csv curve_csv = read_csv(work.path() / "train" / "train_curve.csv");
