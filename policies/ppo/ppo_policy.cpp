@@ -20,8 +20,9 @@ std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& o
                 current.size() << " batches for " << actions.size() << " workers");
   std::vector<int> batches(actions.size());
   for (std::size_t i = 0; i < actions.size(); ++i) {
-    batches[i] = std::max(env.options().min_batch,
-                          current[i] + module_.metadata().actions[static_cast<std::size_t>(actions[i])]);
+    batches[i] =
+        std::max(env.options().min_batch,
+                 current[i] + module_.metadata().actions[static_cast<std::size_t>(actions[i])]);
   }
   return batches;
 }

@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 
 const fs::path kSourceDir = DYNAMIX_SOURCE_DIR;
 
-
 // Line numbers below refer to these texts.
 const std::string kTopology =
     "name: tiny\n"                                               // 1
@@ -335,8 +334,7 @@ TEST_CASE("an unknown GPU type is rejected, listing the catalog") {
   SUBCASE("through --set") {
     ScenarioFiles files;
     files.write();
-    check_rejected(files,
-                   {"--set topology.nodes.0.gpu=Z100", 0, "nodes.0.gpu", {"Z100", "A100"}},
+    check_rejected(files, {"--set topology.nodes.0.gpu=Z100", 0, "nodes.0.gpu", {"Z100", "A100"}},
                    {"topology.nodes.0.gpu=Z100"});
   }
 }
