@@ -105,6 +105,8 @@ int run_train(const std::vector<std::string>& args) {
       ("gae-lambda", po::value(&ppo.gae_lambda)->default_value(ppo.gae_lambda), "GAE lambda per decision")
       ("entropy-coef", po::value(&ppo.entropy_coef)->default_value(ppo.entropy_coef),
        "entropy bonus coefficient")
+      ("single-explorer", po::bool_switch(&ppo.single_explorer),
+       "one worker per environment explores per decision; the others act greedily")
       ("initial-hold", po::value(&ppo.initial_hold_probability)
            ->default_value(ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")

@@ -49,6 +49,10 @@ struct PpoOptions {
   double target_kl = 0;
   /// Normalize advantages per minibatch.
   bool normalize_advantages = true;
+  /// In rollouts, one random worker per environment and decision samples from π and the others
+  /// act greedily; only the sampled actions train the policy (per-worker credit assignment).
+  /// Off by default: mixed results so far (docs/ppo.md).
+  bool single_explorer = false;
   /// Hidden layer widths of the actor and of the critic (tanh MLPs, separate networks).
   std::vector<int> hidden_sizes = {64, 64};
   /// Normalized observations are clipped to ±this.

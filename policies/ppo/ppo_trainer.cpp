@@ -37,6 +37,9 @@ struct RolloutBuffer {
   std::vector<std::int64_t> next;
   std::vector<float> bootstrap;
   std::vector<float> discount_exponents;
+  /// Whether the sample's action was drawn from π (the others acted greedily and only serve
+  /// GAE as context).
+  std::vector<char> sampled;
 
   std::int64_t append(const std::vector<float>& normalized_rows, std::size_t first_row,
                       std::size_t rows, std::size_t features) {
@@ -51,9 +54,28 @@ struct RolloutBuffer {
     next.resize(next.size() + rows, -1);
     bootstrap.resize(bootstrap.size() + rows, 0.0f);
     discount_exponents.resize(discount_exponents.size() + rows, 1.0f);
+    sampled.resize(sampled.size() + rows, 1);
     return offset;
   }
 };
+
+/// The samples whose actions were drawn from π, with their advantages and returns.
+Rollout sampled_only(const Rollout& rollout, const std::vector<char>& sampled) {
+  Rollout kept;
+  const std::size_t features =
+      rollout.size() == 0 ? 0 : rollout.observations.size() / rollout.size();
+  for (std::size_t i = 0; i < rollout.size(); ++i) {
+    if (!sampled[i]) continue;
+    kept.observations.insert(kept.observations.end(), rollout.observations.begin() + i * features,
+                             rollout.observations.begin() + (i + 1) * features);
+    kept.actions.push_back(rollout.actions[i]);
+    kept.log_probs.push_back(rollout.log_probs[i]);
+    kept.values.push_back(rollout.values[i]);
+    kept.advantages.push_back(rollout.advantages[i]);
+    kept.returns.push_back(rollout.returns[i]);
+  }
+  return kept;
+}
 
 double explained_variance(const std::vector<float>& values, const std::vector<float>& returns) {
   const double n = static_cast<double>(values.size());
@@ -198,6 +220,26 @@ struct PpoTrainer::Impl {
         normalized = normalize(raw);
         learner->act(normalized, rng, actions, log_probs, values);
       }
+      std::vector<char> sampled(rows, 1);
+      if (options.single_explorer && rows > 0) {
+        // One worker per environment explores; the others act greedily, so the explorer's
+        // advantage is not drowned in its peers' exploration noise.
+        const std::vector<float> logits = learner->logits(normalized);
+        const std::size_t action_count = learner->actions();
+        for (std::size_t i = 0; i < environments.size(); ++i) {
+          if (environments[i].awaiting_reset) continue;
+          const std::size_t count = environments[i].observation.workers;
+          const std::size_t explorer = rng.below(count);
+          for (std::size_t w = 0; w < count; ++w) {
+            if (w == explorer) continue;
+            const std::size_t row = first_row[i] + w;
+            const auto begin = logits.begin() + static_cast<std::ptrdiff_t>(row * action_count);
+            actions[row] = static_cast<int>(
+                std::max_element(begin, begin + static_cast<std::ptrdiff_t>(action_count)) - begin);
+            sampled[row] = 0;
+          }
+        }
+      }
 
       std::vector<std::vector<int>> env_actions(environments.size());
       std::vector<std::size_t> workers(environments.size(), 0);
@@ -235,6 +277,7 @@ struct PpoTrainer::Impl {
           buffer.rollout.values[sample] = values[row];
           buffer.rewards[sample] = result.rewards[w];
           buffer.discount_exponents[sample] = exponent;
+          buffer.sampled[sample] = sampled[row];
           if (state.pending >= 0)
             buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
         }
@@ -290,14 +333,17 @@ struct PpoTrainer::Impl {
     stats.learning_rate = options.anneal_learning_rate
                               ? options.learning_rate * std::max(0.0, 1.0 - progress)
                               : options.learning_rate;
-    stats.losses = learner->update(rollout, stats.learning_rate, rng);
+    const Rollout explored =
+        options.single_explorer ? sampled_only(rollout, buffer.sampled) : Rollout{};
+    const Rollout& trained = options.single_explorer ? explored : rollout;
+    stats.losses = learner->update(trained, stats.learning_rate, rng);
     ++updates;
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double episodes = static_cast<double>(stats.episodes);
     stats.update = updates;
     stats.env_steps = env_steps;
-    stats.samples = static_cast<std::int64_t>(rollout.size());
+    stats.samples = static_cast<std::int64_t>(trained.size());
     stats.mean_return = stats.episodes ? return_sum / episodes : nan;
     stats.mean_episode_time_s = stats.episodes ? time_sum / episodes : nan;
     stats.mean_episode_length = stats.episodes ? length_sum / episodes : nan;

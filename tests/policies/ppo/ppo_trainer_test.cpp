@@ -57,6 +57,28 @@ TEST_CASE("PpoTrainer with the same seed gives the same weights, episodes includ
   CHECK(first.parameters() == second.parameters());
 }
 
+TEST_CASE("PpoTrainer with a single explorer trains on one sample per environment and decision") {
+  PpoOptions options = kOptions;
+  options.single_explorer = true;
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv same_envs(short_episodes(), {}, kEnvironments, 2);
+  VectorEnv default_envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer trainer(envs, options);
+  PpoTrainer same(same_envs, options);
+  PpoTrainer all_workers(default_envs, kOptions);
+  trainer.train(kTwoUpdates, [&](const UpdateStats& stats) {
+    // At most 2 environments × 8 decisions, one explorer each (autoreset steps carry none);
+    // the default trains on all 8 workers of every decision.
+    CHECK(stats.samples > 0);
+    CHECK(stats.samples <= static_cast<std::int64_t>(kEnvironments) * 8);
+    return true;
+  });
+  same.train(kTwoUpdates);
+  all_workers.train(kTwoUpdates);
+  CHECK(trainer.parameters() == same.parameters());
+  CHECK(trainer.parameters() != all_workers.parameters());
+}
+
 TEST_CASE("PpoTrainer resumed from a checkpoint ends exactly like an uninterrupted run") {
   const std::filesystem::path file = temporary("resume.ckpt");
   VectorEnv uninterrupted_envs(short_episodes(), {}, kEnvironments, 1);
