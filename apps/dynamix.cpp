@@ -42,9 +42,13 @@ void print_usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
-    return args.empty() ? 2 : 0;
+    return 0;
   }
   try {
     for (const Command& command : kCommands) {
