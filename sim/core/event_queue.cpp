@@ -12,12 +12,6 @@ namespace {
 constexpr std::size_t kArity = 4;
 }  // namespace
 
-bool EventQueue::before(const Entry& a, const Entry& b) {
-  if (a.time != b.time) return a.time < b.time;
-  if (a.priority != b.priority) return a.priority < b.priority;
-  return a.sequence < b.sequence;
-}
-
 EventId EventQueue::push(TimePoint time, int priority, EventCallback callback) {
   std::uint32_t slot;
   if (free_slots_.empty()) {
@@ -28,10 +22,15 @@ EventId EventQueue::push(TimePoint time, int priority, EventCallback callback) {
     free_slots_.pop_back();
   }
   const std::uint64_t sequence = next_sequence_++;
+  DYNAMIX_CHECK(sequence <= kSequenceMask, "more than 2^40 events scheduled");
+  DYNAMIX_CHECK(priority >= -kPriorityBias && priority < kPriorityBias,
+                "priority " << priority << " outside [-2^23, 2^23)");
   slots_[slot].sequence = sequence;
+  slots_[slot].priority = priority;
   slots_[slot].pending = true;
   slots_[slot].callback = std::move(callback);
-  heap_.push_back({time, priority, sequence, slot});
+  const auto biased = static_cast<std::uint64_t>(priority + kPriorityBias);
+  heap_.push_back({time, (biased << kSequenceBits) | sequence, slot});
   sift_up(heap_.size() - 1);
   ++live_;
   return {slot, sequence};
@@ -51,8 +50,8 @@ void EventQueue::drop_cancelled_top() {
   while (!heap_.empty()) {
     const Entry& top = heap_.front();
     const Slot& slot = slots_[top.slot];
-    if (slot.pending && slot.sequence == top.sequence) return;
-    if (slot.sequence == top.sequence) free_slots_.push_back(top.slot);
+    if (slot.pending && slot.sequence == sequence_of(top)) return;
+    if (slot.sequence == sequence_of(top)) free_slots_.push_back(top.slot);
     pop_entry();
   }
 }
@@ -73,7 +72,7 @@ Event EventQueue::pop() {
   DYNAMIX_CHECK(!heap_.empty(), "pop on an empty event queue");
   const Entry top = heap_.front();
   Slot& slot = slots_[top.slot];
-  Event event{top.time, top.priority, top.sequence, std::move(slot.callback)};
+  Event event{top.time, slot.priority, slot.sequence, std::move(slot.callback)};
   slot.pending = false;
   slot.callback = nullptr;
   free_slots_.push_back(top.slot);

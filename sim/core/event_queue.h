@@ -44,18 +44,25 @@ class EventQueue {
   void clear();
 
  private:
+  /// Priority and insertion sequence packed into one key, so that ordering is two compares.
   struct Entry {
     TimePoint time;
-    int priority;
-    std::uint64_t sequence;
+    std::uint64_t order;
     std::uint32_t slot;
   };
   struct Slot {
     std::uint64_t sequence = 0;
+    int priority = 0;
     bool pending = false;
     EventCallback callback;
   };
-  static bool before(const Entry& a, const Entry& b);
+  static bool before(const Entry& a, const Entry& b) {
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
+  }
+  static std::uint64_t sequence_of(const Entry& entry) { return entry.order & kSequenceMask; }
+  static constexpr int kSequenceBits = 40;
+  static constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << kSequenceBits) - 1;
+  static constexpr int kPriorityBias = 1 << 23;
   void sift_up(std::size_t index);
   void sift_down(std::size_t index);
   void pop_entry();
