@@ -42,15 +42,15 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   double iterations = 0;
   StepResult step;
   step.observation = std::move(reset.observation);
-  std::int64_t last_iteration = reset.info.iteration;
+  std::int64_t last_iteration = 0;
+  // The batches in force from the last counted iteration up to `iteration`.
   auto count = [&](std::int64_t iteration) {
-    for (int b : env.batches())
-      batch_iterations += static_cast<double>(b) * (iteration - last_iteration);
-    iterations += static_cast<double>(env.workers()) * (iteration - last_iteration);
+    const auto span = static_cast<double>(iteration - last_iteration);
+    for (int b : env.batches()) batch_iterations += b * span;
+    iterations += static_cast<double>(env.workers()) * span;
     last_iteration = iteration;
   };
-  for (int b : env.batches()) batch_iterations += static_cast<double>(b) * last_iteration;
-  iterations += static_cast<double>(env.workers()) * last_iteration;
+  count(reset.info.iteration);
   const std::vector<int>& deltas = env.options().actions;
   std::vector<int> actions(env.workers());
   while (!env.episode_over()) {
