@@ -187,8 +187,9 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   const std::size_t p = actions.size();
   out.info.batches.resize(p);
   out.info.clamped.resize(p);
+  action_bases(options_.action_base, window_, batches_, bases_);
   for (std::size_t w = 0; w < p; ++w) {
-    set_batch(w, static_cast<long long>(batches_[w]) + options_.actions[actions[w]], out.info);
+    set_batch(w, static_cast<long long>(bases_[w]) + options_.actions[actions[w]], out.info);
   }
   advance(out);
 }

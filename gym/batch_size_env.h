@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gym/action_base.h"
 #include "gym/env_error.h"
 #include "gym/observation.h"
 #include "gym/reward.h"
@@ -24,6 +25,8 @@ struct EnvOptions {
   int decision_interval = 10;
   /// Batch change per discrete action, samples.
   std::vector<int> actions = {-100, -25, 0, 25, 100};
+  /// What the changes are added to; balanced, not the paper's current (docs/ppo.md).
+  ActionBase action_base = ActionBase::kBalanced;
   /// Batch bounds; the batch is also clamped to the worker's memory limit.
   int min_batch = 32;
   int max_batch = 1024;
@@ -130,6 +133,8 @@ class BatchSizeEnv {
   std::shared_ptr<const Scenario> scenario_;
   std::unique_ptr<TrainingRun> run_;
   std::vector<int> batches_;
+  /// Scratch: what this step's changes apply to.
+  std::vector<int> bases_;
   WindowAccumulator accumulator_;
   WindowMetrics window_;
   IterationObserver observer_;

@@ -55,6 +55,7 @@ TEST_CASE("step with the same seed and actions gives the same results") {
 TEST_CASE("A decision moves each worker's batch by its action and runs k iterations") {
   EnvOptions options;
   options.decision_interval = 7;
+  options.action_base = ActionBase::kCurrent;
   BatchSizeEnv env(quickstart(), options);
   env.reset(1, {.initial_batch = 200});
   CHECK(env.run().iterations() == 7);
@@ -73,7 +74,7 @@ TEST_CASE("A decision moves each worker's batch by its action and runs k iterati
 }
 
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
-  BatchSizeEnv env(quickstart());
+  BatchSizeEnv env(quickstart(), {.action_base = ActionBase::kCurrent});
   env.reset(1, {.initial_batch = 50});
   std::vector<int> down(env.workers(), 0);
   StepResult step = env.step(down);
