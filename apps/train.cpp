@@ -81,6 +81,7 @@ int run_train(const std::vector<std::string>& args) {
   bool resume = false;
   PpoOptions ppo;
   EnvOptions env_options;
+  std::string action_base(action_base_name(env_options.action_base));
   po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
   // clang-format off
   options.add_options()
@@ -96,6 +97,9 @@ int run_train(const std::vector<std::string>& args) {
       ("threads", po::value(&threads)->default_value(threads), "environment threads, 0 = one per core")
       ("decision-interval", po::value(&env_options.decision_interval)
            ->default_value(env_options.decision_interval), "iterations between decisions, k")
+      ("action-base", po::value(&action_base)->default_value(action_base),
+       "what batch changes add to: current (each worker's batch) or balanced (its speed-"
+       "proportional share of the global batch)")
       ("learning-rate", po::value(&ppo.learning_rate)->default_value(ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
       ("rollout-steps", po::value(&ppo.rollout_steps)->default_value(ppo.rollout_steps),
@@ -107,6 +111,9 @@ int run_train(const std::vector<std::string>& args) {
        "entropy bonus coefficient")
       ("single-explorer", po::bool_switch(&ppo.single_explorer),
        "one worker per environment explores per decision; the others act greedily")
+      ("coordinated-exploration", po::value(&ppo.coordinated_exploration)
+           ->default_value(ppo.coordinated_exploration),
+       "workers of an environment sample their actions with one shared random number")
       ("initial-hold", po::value(&ppo.initial_hold_probability)
            ->default_value(ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
@@ -129,6 +136,13 @@ int run_train(const std::vector<std::string>& args) {
     throw InputError("--checkpoint-every", 0, "", "an integer >= 1",
                      std::to_string(checkpoint_every));
   }
+
+  const std::optional<ActionBase> base = parse_action_base(action_base);
+  if (!base) {
+    throw InputError("--action-base", 0, "", "one of " + action_base_names(),
+                     "'" + action_base + "'");
+  }
+  env_options.action_base = *base;
 
   const auto scenario = std::make_shared<const Scenario>(load_scenario(scenario_path, overrides));
   std::shared_ptr<const ScenarioSource> source;
@@ -231,6 +245,8 @@ int run_train(const std::vector<std::string>& args) {
     json.value(environments);
     json.key("randomize");
     json.value(randomize);
+    json.key("action_base");
+    json.value(action_base);
     json.key("updates");
     json.value(trainer.updates());
     json.key("config");

@@ -36,7 +36,9 @@ void BM_PpoUpdate(benchmark::State& state) {
   rollout.actions.resize(samples);
   rollout.log_probs.resize(samples);
   rollout.values.resize(samples);
-  learner.act(rollout.observations, rng, rollout.actions, rollout.log_probs, rollout.values);
+  std::vector<double> uniforms(samples);
+  for (double& u : uniforms) u = rng.uniform();
+  learner.act(rollout.observations, uniforms, rollout.actions, rollout.log_probs, rollout.values);
   for (std::size_t i = 0; i < samples; ++i) {
     rollout.advantages.push_back(static_cast<float>(rng.normal()));
     rollout.returns.push_back(rollout.values[i] + rollout.advantages.back());

@@ -106,7 +106,8 @@ YAML::Node parse_json(const std::string& text, const std::string& source,
 }  // namespace
 
 std::vector<std::string> extra_file_names() {
-  return {"schema.json", "actions.json", "bounds.json", "decision_interval", "version"};
+  return {"schema.json", "actions.json",      "action_base",
+          "bounds.json", "decision_interval", "version"};
 }
 
 std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata) {
@@ -120,6 +121,7 @@ std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata
   json.end_object();
   return {{"schema.json", metadata.schema_json},
           {"actions.json", json_of(metadata.actions)},
+          {"action_base", std::string(action_base_name(metadata.action_base))},
           {"bounds.json", bounds.str()},
           {"decision_interval", std::to_string(metadata.decision_interval)},
           {"version", std::to_string(metadata.version)}};
@@ -155,6 +157,12 @@ PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
                           "a list of integers and {min_batch, max_batch}",
                           files.at("actions.json") + " and " + files.at("bounds.json"));
   }
+  const std::optional<ActionBase> base = parse_action_base(files.at("action_base"));
+  if (!base) {
+    throw PolicyFileError(source, 0, "action_base", "one of " + action_base_names(),
+                          "'" + files.at("action_base") + "'");
+  }
+  metadata.action_base = *base;
   metadata.decision_interval =
       parse_int(files.at("decision_interval"), source, "decision_interval");
   return metadata;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gym/action_base.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -19,12 +20,14 @@ class PolicyFileError : public InputError {
 
 struct PolicyMetadata {
   /// The archive format this build writes and reads ("version").
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;
   int version = kFormatVersion;
   /// ObservationSchema::to_json() of the training environment ("schema.json").
   std::string schema_json;
   /// Batch change, in samples, of each action index ("actions.json").
   std::vector<int> actions;
+  /// What the changes are added to ("action_base": current or balanced).
+  ActionBase action_base = ActionBase::kCurrent;
   /// Batch bounds of the training environment ("bounds.json").
   int min_batch = 0;
   int max_batch = 0;

@@ -136,12 +136,13 @@ PpoLearner::~PpoLearner() = default;
 std::size_t PpoLearner::features() const { return impl_->features; }
 std::size_t PpoLearner::actions() const { return impl_->actions; }
 
-void PpoLearner::act(std::span<const float> observations, Rng& rng, std::span<int> actions,
-                     std::span<float> log_probs, std::span<float> values) {
+void PpoLearner::act(std::span<const float> observations, std::span<const double> uniforms,
+                     std::span<int> actions, std::span<float> log_probs, std::span<float> values) {
   torch::NoGradGuard no_grad;
   const torch::Tensor x = rows_of(observations, impl_->features);
   const std::size_t rows = static_cast<std::size_t>(x.size(0));
-  DYNAMIX_CHECK(actions.size() == rows && log_probs.size() == rows && values.size() == rows,
+  DYNAMIX_CHECK(uniforms.size() == rows && actions.size() == rows && log_probs.size() == rows &&
+                    values.size() == rows,
                 "outputs for " << rows << " rows");
   const torch::Tensor log_p = categorical::log_probs(impl_->model->logits(x)).contiguous();
   const torch::Tensor v = impl_->model->value(x).contiguous();
@@ -149,7 +150,7 @@ void PpoLearner::act(std::span<const float> observations, Rng& rng, std::span<in
   const float* vp = v.data_ptr<float>();
   const std::size_t n = impl_->actions;
   for (std::size_t row = 0; row < rows; ++row) {
-    const double u = rng.uniform();
+    const double u = uniforms[row];
     double cumulative = 0;
     std::size_t chosen = n - 1;
     for (std::size_t a = 0; a < n; ++a) {

@@ -59,9 +59,11 @@ class PpoLearner {
   std::size_t features() const;
   std::size_t actions() const;
 
-  /// For each normalized row: an action drawn from π(·|row), its log-probability and V(row).
-  void act(std::span<const float> observations, Rng& rng, std::span<int> actions,
-           std::span<float> log_probs, std::span<float> values);
+  /// For each normalized row: the action π(·|row)'s inverse CDF gives for that row's uniform
+  /// number in [0, 1), its log-probability and V(row). Rows that share a uniform number draw
+  /// alike actions from alike distributions (coordinated exploration).
+  void act(std::span<const float> observations, std::span<const double> uniforms,
+           std::span<int> actions, std::span<float> log_probs, std::span<float> values);
   /// V(row) for each normalized row.
   void values(std::span<const float> observations, std::span<float> values);
   /// Action logits, row-major [rows × actions].

@@ -26,7 +26,7 @@ struct PpoOptions {
   double adam_epsilon = 1e-5;
   /// Discount (γ) per decision, or per unit of the reward's time (a window at the reference
   /// batch) when discount_by_time is set.
-  double gamma = 0.99;
+  double gamma = 0.999;
   /// Semi-MDP discount: a decision whose window took Δt is discounted by γ^(Δt/time_scale_s),
   /// so that the discounted return does not favour batches that make windows short.
   bool discount_by_time = true;
@@ -53,6 +53,11 @@ struct PpoOptions {
   /// act greedily; only the sampled actions train the policy (per-worker credit assignment).
   /// Off by default: mixed results so far (docs/ppo.md).
   bool single_explorer = false;
+  /// In rollouts, every worker of an environment draws its action with the same uniform number
+  /// (inverse CDF), so that workers whose policies agree change their batches together and
+  /// the shared reward credits one joint change instead of many independent ones. Off by
+  /// default: no better than independent draws over three training seeds (docs/ppo.md).
+  bool coordinated_exploration = false;
   /// Hidden layer widths of the actor and of the critic (tanh MLPs, separate networks).
   std::vector<int> hidden_sizes = {64, 64};
   /// Normalized observations are clipped to ±this.

@@ -15,14 +15,14 @@ PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema&
 
 std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {
   const std::vector<int> actions = module_.greedy_actions(observation);
-  const std::vector<int>& current = env.batches();
-  DYNAMIX_CHECK(current.size() == actions.size(),
-                current.size() << " batches for " << actions.size() << " workers");
-  std::vector<int> batches(actions.size());
+  DYNAMIX_CHECK(env.batches().size() == actions.size(),
+                env.batches().size() << " batches for " << actions.size() << " workers");
+  std::vector<int> batches;
+  action_bases(module_.metadata().action_base, env.window(), env.batches(), batches);
   for (std::size_t i = 0; i < actions.size(); ++i) {
     batches[i] =
         std::max(env.options().min_batch,
-                 current[i] + module_.metadata().actions[static_cast<std::size_t>(actions[i])]);
+                 batches[i] + module_.metadata().actions[static_cast<std::size_t>(actions[i])]);
   }
   return batches;
 }

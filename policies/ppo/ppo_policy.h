@@ -18,7 +18,7 @@ class PpoPolicy : public Policy {
             const EnvOptions& options);
 
   std::string name() const override { return "ppo"; }
-  /// Each worker's current batch plus the change of its most likely action.
+  /// Each worker's base (the policy's action_base) plus the change of its most likely action.
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
   const TorchScriptPolicy& module() const { return module_; }
 

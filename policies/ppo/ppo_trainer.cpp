@@ -129,6 +129,7 @@ struct PpoTrainer::Impl {
     const BatchSizeEnv& env = envs.env(0);
     return {.schema_json = env.schema().to_json(),
             .actions = env.options().actions,
+            .action_base = env.options().action_base,
             .min_batch = env.options().min_batch,
             .max_batch = env.options().max_batch,
             .decision_interval = env.options().decision_interval};
@@ -218,7 +219,16 @@ struct PpoTrainer::Impl {
       if (rows > 0) {
         statistics.update(raw, rows);
         normalized = normalize(raw);
-        learner->act(normalized, rng, actions, log_probs, values);
+        std::vector<double> uniforms(rows);
+        for (std::size_t i = 0; i < environments.size(); ++i) {
+          if (environments[i].awaiting_reset) continue;
+          const std::size_t count = environments[i].observation.workers;
+          const double shared = options.coordinated_exploration ? rng.uniform() : 0.0;
+          for (std::size_t w = 0; w < count; ++w) {
+            uniforms[first_row[i] + w] = options.coordinated_exploration ? shared : rng.uniform();
+          }
+        }
+        learner->act(normalized, uniforms, actions, log_probs, values);
       }
       std::vector<char> sampled(rows, 1);
       if (options.single_explorer && rows > 0) {
@@ -428,6 +438,12 @@ void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
   const TrainerState state = from_extras(PpoLearner::read_extras(file), source);
   const PolicyMetadata environment = impl_->environment_metadata();
   require_compatible(state.environment, environment.schema_json, environment.actions, source);
+  if (state.environment.action_base != environment.action_base) {
+    throw PolicyFileError(
+        source, 0, "action_base",
+        std::string(action_base_name(environment.action_base)) + " (this environment)",
+        std::string(action_base_name(state.environment.action_base)));
+  }
   if (state.environments != impl_->environments.size()) {
     throw PolicyFileError(source, 0, "environments",
                           std::to_string(impl_->environments.size()) + " (this VectorEnv)",

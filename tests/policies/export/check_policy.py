@@ -2,7 +2,7 @@
 
 usage: check_policy.py POLICY OBSERVATIONS OUTPUT
 OBSERVATIONS: one row per worker, features as float.hex(); OUTPUT: "actions ...", the action
-set and decision interval from the extra files, then one row of hex logits per worker.
+set, action base and decision interval from the extra files, then one row of hex logits per worker.
 """
 import json
 import sys
@@ -12,7 +12,8 @@ import torch
 torch.set_num_threads(1)
 policy_path, observations_path, output_path = sys.argv[1:4]
 extra_files = {name: "" for name in
-               ("schema.json", "actions.json", "bounds.json", "decision_interval", "version")}
+               ("schema.json", "actions.json", "action_base", "bounds.json", "decision_interval",
+                "version")}
 module = torch.jit.load(policy_path, _extra_files=extra_files)
 with open(observations_path) as rows:
     observations = torch.tensor([[float.fromhex(v) for v in line.split()] for line in rows
@@ -31,6 +32,7 @@ json.loads(text("schema.json"))
 with open(output_path, "w") as out:
     out.write("actions " + " ".join(str(int(a)) for a in actions) + "\n")
     out.write("action_set " + " ".join(str(a) for a in json.loads(text("actions.json"))) + "\n")
+    out.write("action_base " + text("action_base").strip() + "\n")
     out.write("decision_interval " + text("decision_interval").strip() + "\n")
     for row in logits.tolist():
         out.write(" ".join(float(x).hex() for x in row) + "\n")

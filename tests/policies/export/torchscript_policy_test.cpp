@@ -48,6 +48,7 @@ struct ExportedPolicy {
     statistics.update(random_observation(1).values, kWorkers);
     snapshot.metadata = {.schema_json = kSchema,
                          .actions = kActionSet,
+                         .action_base = ActionBase::kBalanced,
                          .min_batch = 32,
                          .max_batch = 1024,
                          .decision_interval = 10};
@@ -97,6 +98,7 @@ TEST_CASE("Exported policy computes the trainer's logits with normalization insi
   const PolicyMetadata& metadata = policy.metadata();
   CHECK(metadata.schema_json == kSchema);
   CHECK(metadata.actions == kActionSet);
+  CHECK(metadata.action_base == ActionBase::kBalanced);
   CHECK(metadata.min_batch == 32);
   CHECK(metadata.max_batch == 1024);
   CHECK(metadata.decision_interval == 10);
@@ -147,6 +149,8 @@ TEST_CASE("Python's torch.jit.load gives the same logits and greedy actions as C
 
   REQUIRE(std::getline(in, line));
   CHECK(line == "action_set -100 -25 0 25 100");
+  REQUIRE(std::getline(in, line));
+  CHECK(line == "action_base balanced");
   REQUIRE(std::getline(in, line));
   CHECK(line == "decision_interval 10");
 
@@ -219,8 +223,18 @@ TEST_CASE("A TorchScript archive without dynamix metadata is refused") {
   exported.snapshot.metadata.version = 99;
   const std::filesystem::path file = temporary("future.pt");
   save_torchscript_policy(exported.snapshot, file);
-  CHECK(message_of(file).find("version: expected policy format 1, found 99") != std::string::npos);
+  CHECK(message_of(file).find("version: expected policy format 2, found 99") != std::string::npos);
   std::filesystem::remove(file);
+}
+
+TEST_CASE("A policy whose action base this build does not know is refused") {
+  std::map<std::string, std::string> files = to_extra_files(ExportedPolicy().snapshot.metadata);
+  CHECK(from_extra_files(files, "policy.pt").action_base == ActionBase::kBalanced);
+  files["action_base"] = "sideways";
+  CHECK_THROWS_WITH_AS(
+      from_extra_files(files, "policy.pt"),
+      "policy.pt: action_base: expected one of current, balanced, found 'sideways'",
+      PolicyFileError);
 }
 
 }  // namespace dynamix

@@ -25,7 +25,9 @@ Rollout synthetic_rollout(PpoLearner& learner, std::size_t samples, std::uint64_
   rollout.actions.resize(samples);
   rollout.log_probs.resize(samples);
   rollout.values.resize(samples);
-  learner.act(rollout.observations, rng, rollout.actions, rollout.log_probs, rollout.values);
+  std::vector<double> uniforms(samples);
+  for (double& u : uniforms) u = rng.uniform();
+  learner.act(rollout.observations, uniforms, rollout.actions, rollout.log_probs, rollout.values);
   for (std::size_t i = 0; i < samples; ++i) {
     const float advantage = rollout.actions[i] == 0 ? 1.0f : -0.25f;
     rollout.advantages.push_back(advantage);
@@ -83,6 +85,25 @@ TEST_CASE("PpoLearner raises the probability of actions with positive advantage"
     CHECK(losses.entropy > 0);
   }
   CHECK(mean_probability_of_action0(learner, probe.observations) > before + 0.05);
+}
+
+TEST_CASE("PpoLearner draws actions by inverse CDF: one uniform number, one action per row") {
+  PpoLearner learner(kFeatures, kActions, {.seed = 5, .initial_hold_probability = 0.8}, 2);
+  // Two identical rows: equal uniforms give equal actions; the CDF's ends give the first
+  // and the last action, the middle the hold action (probability 0.8 around the middle).
+  const std::vector<float> rows(2 * kFeatures, 0.5f);
+  std::vector<int> actions(2);
+  std::vector<float> log_probs(2), values(2);
+  for (double u : {0.0, 0.3, 0.5, 0.7, 0.999}) {
+    const std::vector<double> uniforms{u, u};
+    learner.act(rows, uniforms, actions, log_probs, values);
+    CHECK(actions[0] == actions[1]);
+    CHECK(log_probs[0] == log_probs[1]);
+  }
+  learner.act(rows, std::vector<double>{0.0, 0.999}, actions, log_probs, values);
+  CHECK(actions == std::vector<int>{0, static_cast<int>(kActions) - 1});
+  learner.act(rows, std::vector<double>{0.5, 0.5}, actions, log_probs, values);
+  CHECK(actions == std::vector<int>{2, 2});
 }
 
 TEST_CASE("PpoLearner starts the hold action at the initial hold probability") {

@@ -116,6 +116,11 @@ TEST_CASE("PpoTrainer refuses a checkpoint of another action set, size or networ
             ": actions.json: expected [-50, 0, 50] (this environment's action set), "
             "found [-100, -25, 0, 25, 100]");
 
+  VectorEnv current(short_episodes(), {.action_base = ActionBase::kCurrent}, kEnvironments, 1);
+  PpoTrainer with_current(current, kOptions);
+  CHECK(refusal(with_current, file) ==
+        file.string() + ": action_base: expected current (this environment), found balanced");
+
   VectorEnv three(short_episodes(), {}, 3, 1);
   PpoTrainer with_three(three, kOptions);
   CHECK(refusal(with_three, file) ==
@@ -151,8 +156,11 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
   const std::vector<int> batches = policy.decide(env, reset.observation);
   const std::vector<int> greedy = policy.module().greedy_actions(reset.observation);
   REQUIRE(batches.size() == env.workers());
+  // The batches are the env's step(greedy) batches before clamping.
+  StepResult step;
+  env.step(greedy, step);
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    CHECK(batches[i] == env.batches()[i] + env.options().actions[greedy[i]]);
+    if (!step.info.clamped[i]) CHECK(step.info.batches[i] == batches[i]);
   }
 
   CHECK_THROWS_WITH_AS(PpoPolicy(exported, env.schema(), {.actions = {-1, 1}}),
@@ -160,6 +168,30 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
   std::filesystem::remove(checkpoint);
   std::filesystem::remove(exported);
   std::filesystem::remove(reexported);
+}
+
+TEST_CASE("A policy trained on balanced bases decides the batches its environment would set") {
+  const std::filesystem::path exported = temporary("balanced.pt");
+  const EnvOptions options{.action_base = ActionBase::kBalanced};
+  VectorEnv envs(short_episodes(), options, kEnvironments, 1);
+  PpoTrainer trainer(envs, kOptions);
+  trainer.train(kTwoUpdates);
+  trainer.export_policy(exported);
+
+  // The policy applies its own base, whatever the evaluating environment's option.
+  BatchSizeEnv evaluated(short_episodes(), {.action_base = ActionBase::kCurrent});
+  BatchSizeEnv trained(short_episodes(), options);
+  const ResetResult reset = evaluated.reset(78);
+  trained.reset(78);
+  PpoPolicy policy(exported, evaluated.schema(), evaluated.options());
+  CHECK(policy.module().metadata().action_base == ActionBase::kBalanced);
+  policy.begin_episode(evaluated);
+  const std::vector<int> initial = evaluated.batches();
+  const std::vector<int> batches = policy.decide(evaluated, reset.observation);
+  const StepResult step = trained.step(policy.module().greedy_actions(reset.observation));
+  CHECK(step.info.batches == evaluated.step_batches(batches).info.batches);
+  CHECK(batches != initial);  // rebalanced: the quickstart mixes GPU speeds
+  std::filesystem::remove(exported);
 }
 
 TEST_CASE("PpoTrainer learns from environments with different worker counts") {
