@@ -97,5 +97,15 @@ TEST_CASE("train --resume without an interrupted run is refused with status 2") 
   CHECK(resumed.stderr_text.find("--resume") != std::string::npos);
 }
 
+TEST_CASE("train refuses an unknown action base with status 2, naming both") {
+  TempDirectory work;
+  const Outcome refused =
+      dynamix("train --action-base sideways --steps 100 --out " + quoted(work / "train"));
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text ==
+        "dynamix: --action-base: expected one of current, balanced, found 'sideways'\n");
+  CHECK_FALSE(fs::exists(work.path() / "train"));
+}
+
 }  // namespace
 }  // namespace dynamix
