@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <climits>
+#include <cstdint>
 #include <sstream>
 
 #include "sim/io/json_writer.h"
@@ -29,9 +31,10 @@ std::string list_text(std::span<const int> values) {
 }
 
 std::string describe(const YAML::Node& node) {
+  if (!node) return "nothing";
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
+      return excerpt(node.Scalar());
     case YAML::NodeType::Sequence:
       return "a list of " + std::to_string(node.size());
     case YAML::NodeType::Map:
@@ -82,16 +85,19 @@ void compare(const YAML::Node& environment, const YAML::Node& policy, const std:
   }
 }
 
-int parse_int(const std::string& text, const std::string& source, const std::string& where) {
+int parse_int(const std::string& text, const std::string& source, const std::string& where, int low,
+              int high) {
   try {
     std::size_t used = 0;
-    const int value = std::stoi(text, &used);
-    if (used == text.size() || text.find_first_not_of(" \n", used) == std::string::npos) {
-      return value;
+    const long long value = std::stoll(text, &used);
+    if (text.find_first_not_of(" \n", used) == std::string::npos && value >= low && value <= high) {
+      return static_cast<int>(value);
     }
   } catch (const std::exception&) {
   }
-  throw PolicyFileError(source, 0, where, "an integer", "'" + text + "'");
+  throw PolicyFileError(source, 0, where,
+                        "an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]",
+                        excerpt(text));
 }
 
 YAML::Node parse_json(const std::string& text, const std::string& source,
@@ -99,11 +105,68 @@ YAML::Node parse_json(const std::string& text, const std::string& source,
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& error) {
-    throw PolicyFileError(source, 0, where, "JSON", error.msg);
+    throw PolicyFileError(source, 0, where, "JSON", excerpt(error.msg));
   }
 }
 
+/// An integer scalar in [low, high], or PolicyFileError naming `where`.
+int integer_in(const YAML::Node& node, int low, int high, const std::string& source,
+               const std::string& where) {
+  long long value = 0;
+  if (!node || !node.IsScalar() || !YAML::convert<long long>::decode(node, value) || value < low ||
+      value > high) {
+    throw PolicyFileError(
+        source, 0, where,
+        "an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]",
+        node && node.IsScalar() ? excerpt(node.Scalar()) : describe(node));
+  }
+  return static_cast<int>(value);
+}
+
+std::size_t schema_features(const YAML::Node& schema, const std::string& source) {
+  if (!schema.IsMap() || !schema["local"] || !schema["local"].IsSequence() || !schema["global"] ||
+      !schema["global"].IsSequence()) {
+    throw PolicyFileError(source, 0, "schema.json", "an object with lists 'local' and 'global'",
+                          describe(schema));
+  }
+  const std::size_t features = schema["local"].size() + schema["global"].size();
+  if (features < 1 || features > kMaxPolicyFeatures) {
+    throw PolicyFileError(source, 0, "schema.json",
+                          "between 1 and " + std::to_string(kMaxPolicyFeatures) + " features",
+                          std::to_string(features));
+  }
+  if (const YAML::Node declared = schema["features_per_worker"]) {
+    const int count = integer_in(declared, 1, static_cast<int>(kMaxPolicyFeatures), source,
+                                 "schema.json: features_per_worker");
+    if (static_cast<std::size_t>(count) != features) {
+      throw PolicyFileError(source, 0, "schema.json: features_per_worker",
+                            std::to_string(features) + " (its local and global features)",
+                            std::to_string(count));
+    }
+  }
+  return features;
+}
+
 }  // namespace
+
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  std::string shown = "'";
+  for (std::size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      shown += '?';
+    } else {
+      shown += static_cast<char>(c);
+    }
+  }
+  shown += "'";
+  if (text.size() > kShown) shown.insert(shown.size() - 1, "...");
+  if (text.size() > kShown) shown += " (" + std::to_string(text.size()) + " bytes)";
+  return shown;
+}
 
 std::vector<std::string> extra_file_names() {
   return {"schema.json", "actions.json",      "action_base",
@@ -137,34 +200,54 @@ PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
     }
   }
   PolicyMetadata metadata;
-  metadata.version = parse_int(files.at("version"), source, "version");
+  metadata.version = parse_int(files.at("version"), source, "version", 0, INT32_MAX);
   if (metadata.version != PolicyMetadata::kFormatVersion) {
     throw PolicyFileError(source, 0, "version",
                           "policy format " + std::to_string(PolicyMetadata::kFormatVersion),
                           std::to_string(metadata.version));
   }
   metadata.schema_json = files.at("schema.json");
-  parse_json(metadata.schema_json, source, "schema.json");
+  metadata.features =
+      schema_features(parse_json(metadata.schema_json, source, "schema.json"), source);
+
   const YAML::Node actions = parse_json(files.at("actions.json"), source, "actions.json");
-  const YAML::Node bounds = parse_json(files.at("bounds.json"), source, "bounds.json");
-  try {
-    if (!actions.IsSequence()) throw YAML::Exception(YAML::Mark::null_mark(), "not a list");
-    for (const auto& action : actions) metadata.actions.push_back(action.as<int>());
-    metadata.min_batch = bounds["min_batch"].as<int>();
-    metadata.max_batch = bounds["max_batch"].as<int>();
-  } catch (const YAML::Exception&) {
-    throw PolicyFileError(source, 0, "actions.json, bounds.json",
-                          "a list of integers and {min_batch, max_batch}",
-                          files.at("actions.json") + " and " + files.at("bounds.json"));
+  if (!actions.IsSequence() || actions.size() < 1 || actions.size() > kMaxPolicyActions) {
+    throw PolicyFileError(source, 0, "actions.json",
+                          "a list of 1 to " + std::to_string(kMaxPolicyActions) + " integers",
+                          excerpt(files.at("actions.json")));
   }
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    metadata.actions.push_back(integer_in(actions[i], -kMaxPolicyBatch, kMaxPolicyBatch, source,
+                                          "actions.json[" + std::to_string(i) + "]"));
+  }
+  for (std::size_t i = 0; i < metadata.actions.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (metadata.actions[i] == metadata.actions[j]) {
+        throw PolicyFileError(source, 0, "actions.json[" + std::to_string(i) + "]",
+                              "a batch change that no other action has",
+                              "a second " + std::to_string(metadata.actions[i]));
+      }
+    }
+  }
+
+  const YAML::Node bounds = parse_json(files.at("bounds.json"), source, "bounds.json");
+  if (!bounds.IsMap()) {
+    throw PolicyFileError(source, 0, "bounds.json", "an object {min_batch, max_batch}",
+                          excerpt(files.at("bounds.json")));
+  }
+  metadata.min_batch =
+      integer_in(bounds["min_batch"], 1, kMaxPolicyBatch, source, "bounds.json: min_batch");
+  metadata.max_batch = integer_in(bounds["max_batch"], metadata.min_batch, kMaxPolicyBatch, source,
+                                  "bounds.json: max_batch");
+
   const std::optional<ActionBase> base = parse_action_base(files.at("action_base"));
   if (!base) {
     throw PolicyFileError(source, 0, "action_base", "one of " + action_base_names(),
-                          "'" + files.at("action_base") + "'");
+                          excerpt(files.at("action_base")));
   }
   metadata.action_base = *base;
-  metadata.decision_interval =
-      parse_int(files.at("decision_interval"), source, "decision_interval");
+  metadata.decision_interval = parse_int(files.at("decision_interval"), source, "decision_interval",
+                                         1, kMaxDecisionInterval);
   return metadata;
 }
 

@@ -2,9 +2,11 @@
 // and how it is checked against the environment that will run it.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gym/action_base.h"
@@ -33,11 +35,24 @@ struct PolicyMetadata {
   int max_batch = 0;
   /// Iterations between decisions, k ("decision_interval").
   int decision_interval = 0;
+  /// Features per worker that schema.json declares (not stored on its own).
+  std::size_t features = 0;
 };
+
+/// Largest batch bound, action change and decision interval a policy file may hold.
+inline constexpr int kMaxPolicyBatch = 1 << 24;
+inline constexpr int kMaxPolicyActions = 256;
+inline constexpr int kMaxDecisionInterval = 1 << 20;
+inline constexpr std::size_t kMaxPolicyFeatures = 4096;
+
+/// Bad data as a short quotation for a one-line message: at most 40 characters, control
+/// characters escaped, with the full length when cut ("'[1, 2, 3…' (5000 bytes)").
+std::string excerpt(std::string_view text);
 
 /// The archive's extra files, by name.
 std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata);
-/// Reads to_extra_files()'s output; PolicyFileError naming `source` and the file at fault.
+/// Reads to_extra_files()'s output, every value range-checked; PolicyFileError naming `source`
+/// and the file at fault.
 PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
                                 const std::string& source);
 /// The names of the extra files every policy archive has.

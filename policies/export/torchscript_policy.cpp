@@ -33,10 +33,44 @@ std::string forward_source(std::size_t layers) {
   return out.str();
 }
 
+/// LibTorch's message, first line only and cut short: some quote the file's bytes.
 std::string first_line(const std::exception& error) {
+  constexpr std::size_t kLongest = 160;
   const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
   std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
-  return text.substr(0, text.find('\n'));
+  text = text.substr(0, text.find('\n'));
+  if (text.size() > kLongest) text = text.substr(0, kLongest) + "...";
+  return text;
+}
+
+/// The module's normalization matches the schema's features, and a row of zeros gives one
+/// finite logit per action.
+void check_module(torch::jit::Module& module, const PolicyMetadata& metadata,
+                  const std::string& source) {
+  if (!module.hasattr("observation_mean") || !module.hasattr("observation_std") ||
+      !module.find_method("forward")) {
+    throw PolicyFileError(source, 0, "", "a dynamix policy module",
+                          "a TorchScript module without observation_mean or forward");
+  }
+  const auto features = static_cast<std::int64_t>(metadata.features);
+  for (const char* name : {"observation_mean", "observation_std"}) {
+    const c10::IValue value = module.attr(name);
+    if (!value.isTensor() || value.toTensor().dim() != 1 || value.toTensor().size(0) != features) {
+      throw PolicyFileError(
+          source, 0, name, std::to_string(features) + " values (the features of schema.json)",
+          value.isTensor() ? std::to_string(value.toTensor().numel()) + " values" : "no tensor");
+    }
+  }
+  c10::InferenceMode inference;
+  const c10::IValue output = module.forward({torch::zeros({1, features}, torch::kFloat32)});
+  const auto actions = static_cast<std::int64_t>(metadata.actions.size());
+  if (!output.isTensor() || output.toTensor().dim() != 2 || output.toTensor().size(0) != 1 ||
+      output.toTensor().size(1) != actions ||
+      !torch::isfinite(output.toTensor()).all().item<bool>()) {
+    throw PolicyFileError(source, 0, "forward",
+                          std::to_string(actions) + " finite logits per worker (actions.json)",
+                          "another output");
+  }
 }
 
 }  // namespace
@@ -76,7 +110,9 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
   } catch (const std::exception& error) {
     throw PolicyFileError(file.string(), 0, "", "a writable policy path", first_line(error));
   }
-  std::filesystem::rename(partial, file);
+  std::error_code error;
+  std::filesystem::rename(partial, file, error);
+  if (error) throw PolicyFileError(file.string(), 0, "", "a writable policy path", error.message());
 }
 
 struct TorchScriptPolicy::Impl {
@@ -104,13 +140,16 @@ TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
                           "an unreadable file (" + first_line(error) + ")");
   }
   impl_->metadata = from_extra_files({extra_files.begin(), extra_files.end()}, file.string());
-  if (!impl_->module.hasattr("observation_mean") || !impl_->module.find_method("forward")) {
-    throw PolicyFileError(file.string(), 0, "", "a dynamix policy module",
-                          "a TorchScript module without observation_mean or forward");
+  impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
+  try {
+    check_module(impl_->module, impl_->metadata, file.string());
+  } catch (const PolicyFileError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw PolicyFileError(file.string(), 0, "", "a dynamix policy module", first_line(error));
   }
   impl_->module.eval();
-  impl_->features = impl_->module.attr("observation_mean").toTensor().size(0);
-  impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
+  impl_->features = static_cast<std::int64_t>(impl_->metadata.features);
 }
 
 TorchScriptPolicy::~TorchScriptPolicy() = default;

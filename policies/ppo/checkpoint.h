@@ -8,6 +8,7 @@
 
 #include "policies/export/policy_metadata.h"
 #include "policies/ppo/ppo_learner.h"
+#include "policies/ppo/ppo_options.h"
 
 namespace dynamix {
 
@@ -33,10 +34,13 @@ struct TrainerState {
   float observation_clip = 10;
   std::size_t environments = 0;
   VectorReplay replay;
+  /// What defined the run (PPO options, environment, scenario, total steps): a resume must
+  /// repeat them.
+  RunSettings settings;
 };
 
 CheckpointExtras to_extras(const TrainerState& state);
-/// PolicyFileError naming `source` and the entry at fault.
+/// Every entry range-checked; PolicyFileError naming `source` and the entry at fault.
 TrainerState from_extras(const CheckpointExtras& extras, const std::string& source);
 
 /// `dynamix export`: the policy of a checkpoint as a TorchScript file.

@@ -90,10 +90,23 @@ torch::Tensor rows_of(std::span<const float> values, std::size_t features) {
       torch::kFloat32);
 }
 
-std::string first_line(const c10::Error& error) {
-  std::string text = error.what_without_backtrace();
-  return text.substr(0, text.find('\n'));
+/// LibTorch's message, first line only and cut short: some quote the file's bytes.
+std::string first_line(const std::exception& error) {
+  constexpr std::size_t kLongest = 160;
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
+  text = text.substr(0, text.find('\n'));
+  if (text.size() > kLongest) text = text.substr(0, kLongest) + "...";
+  return text;
 }
+
+std::string state_key(const torch::Tensor& parameter) {
+  return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+}
+
+std::string parameter_entry(std::size_t index) { return "parameter" + std::to_string(index); }
+
+bool finite(const torch::Tensor& tensor) { return torch::isfinite(tensor).all().item<bool>(); }
 
 }  // namespace
 
@@ -109,7 +122,7 @@ PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptio
                        std::optional<std::size_t> hold_action)
     : impl_(std::make_unique<Impl>()) {
   DYNAMIX_CHECK(features > 0 && actions > 0, features << " features, " << actions << " actions");
-  DYNAMIX_CHECK(options.threads >= 1, "threads " << options.threads);
+  validate(options);
   at::set_num_threads(options.threads);
   openblas_set_num_threads(options.threads);
   impl_->features = features;
@@ -299,29 +312,48 @@ std::vector<float> PpoLearner::parameters() const {
 }
 
 void PpoLearner::save(const std::filesystem::path& file, const CheckpointExtras& extras) const {
-  torch::serialize::OutputArchive archive;
-  torch::serialize::OutputArchive model;
-  impl_->model->save(model);
-  archive.write("model", model);
-  torch::serialize::OutputArchive optimizer;
-  impl_->optimizer->save(optimizer);
-  archive.write("optimizer", optimizer);
-  c10::List<std::string> keys;
-  c10::List<std::string> values;
-  for (const auto& [key, value] : extras) {
-    keys.push_back(key);
-    values.push_back(value);
-  }
-  archive.write("extra_keys", c10::IValue(keys));
-  archive.write("extra_values", c10::IValue(values));
   std::filesystem::path partial = file;
   partial += ".partial";
   try {
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive model;
+    impl_->model->save(model);
+    archive.write("model", model);
+    // Adam's own save keys its state by tensor address, which differs run to run; by
+    // parameter index the file depends on the training state alone.
+    torch::serialize::OutputArchive adam;
+    const auto& state = impl_->optimizer->state();
+    const std::vector<torch::Tensor> parameters = impl_->model->parameters();
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      const auto found = state.find(state_key(parameters[i]));
+      if (found == state.end()) continue;
+      const auto& moments = static_cast<const torch::optim::AdamParamState&>(*found->second);
+      torch::serialize::OutputArchive entry;
+      entry.write("step", c10::IValue(moments.step()));
+      entry.write("exp_avg", moments.exp_avg(), true);
+      entry.write("exp_avg_sq", moments.exp_avg_sq(), true);
+      adam.write(parameter_entry(i), entry);
+    }
+    archive.write("adam", adam);
+    c10::List<std::string> keys;
+    c10::List<std::string> values;
+    for (const auto& [key, value] : extras) {
+      keys.push_back(key);
+      values.push_back(value);
+    }
+    archive.write("extra_keys", c10::IValue(keys));
+    archive.write("extra_values", c10::IValue(values));
     archive.save_to(partial.string());
-  } catch (const c10::Error& error) {
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& error) {
     throw InputError(file.string(), 0, "", "a writable checkpoint path", first_line(error));
   }
-  std::filesystem::rename(partial, file);
+  std::error_code error;
+  std::filesystem::rename(partial, file, error);
+  if (error) {
+    throw InputError(file.string(), 0, "", "a writable checkpoint path", error.message());
+  }
 }
 
 namespace {
@@ -333,7 +365,9 @@ torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(file.string());
-  } catch (const c10::Error& error) {
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& error) {
     throw InputError(file.string(), 0, "", "a PPO checkpoint",
                      "an unreadable file (" + first_line(error) + ")");
   }
@@ -344,30 +378,63 @@ torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file
 
 void PpoLearner::load(const std::filesystem::path& file) {
   torch::serialize::InputArchive archive = open_checkpoint(file);
+  const std::string source = file.string();
   try {
     torch::serialize::InputArchive model;
     archive.read("model", model);
     // Module::load adopts whatever shapes the file has: stage it and compare before copying.
     ActorCritic staged(impl_->features, impl_->actions, impl_->options.hidden_sizes);
     staged.load(model);
-    const std::vector<torch::Tensor> loaded = staged.parameters();
+    const auto loaded = staged.named_parameters();
     std::vector<torch::Tensor> current = impl_->model->parameters();
     for (std::size_t i = 0; i < current.size(); ++i) {
-      if (loaded[i].sizes() != current[i].sizes()) {
+      if (loaded[i].value().sizes() != current[i].sizes()) {
         std::ostringstream found;
-        found << "a parameter of shape " << loaded[i].sizes() << " where " << current[i].sizes()
-              << " was expected";
-        throw InputError(file.string(), 0, "model", "the network of this trainer's options",
-                         found.str());
+        found << "a parameter of shape " << loaded[i].value().sizes() << " where "
+              << current[i].sizes() << " was expected";
+        throw InputError(source, 0, "model: " + loaded[i].key(),
+                         "the network of this trainer's options", found.str());
+      }
+      if (!finite(loaded[i].value())) {
+        throw InputError(source, 0, "model: " + loaded[i].key(), "finite weights",
+                         "NaN or infinity");
       }
     }
+
+    torch::serialize::InputArchive adam;
+    archive.read("adam", adam);
+    std::remove_reference_t<decltype(impl_->optimizer->state())> restored;
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      torch::serialize::InputArchive entry;
+      if (!adam.try_read(parameter_entry(i), entry)) continue;
+      const std::string where = "adam: " + loaded[i].key();
+      c10::IValue step;
+      torch::Tensor exp_avg;
+      torch::Tensor exp_avg_sq;
+      if (!entry.try_read("step", step) || !step.isInt() || step.toInt() < 1 ||
+          !entry.try_read("exp_avg", exp_avg, true) ||
+          !entry.try_read("exp_avg_sq", exp_avg_sq, true) ||
+          exp_avg.sizes() != current[i].sizes() || exp_avg_sq.sizes() != current[i].sizes() ||
+          exp_avg.scalar_type() != torch::kFloat32 || exp_avg_sq.scalar_type() != torch::kFloat32 ||
+          !finite(exp_avg) || !finite(exp_avg_sq) || (exp_avg_sq < 0).any().item<bool>()) {
+        throw InputError(source, 0, where,
+                         "Adam moments of the parameter's shape, finite, a step count >= 1",
+                         "other values");
+      }
+      auto moments = std::make_unique<torch::optim::AdamParamState>();
+      moments->step(step.toInt());
+      moments->exp_avg(exp_avg.clone());
+      moments->exp_avg_sq(exp_avg_sq.clone());
+      restored[state_key(current[i])] = std::move(moments);
+    }
+
     torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < current.size(); ++i) current[i].copy_(loaded[i]);
-    torch::serialize::InputArchive optimizer;
-    archive.read("optimizer", optimizer);
-    impl_->optimizer->load(optimizer);
-  } catch (const c10::Error& error) {
-    throw InputError(file.string(), 0, "model", "the network of this trainer's options",
+    for (std::size_t i = 0; i < current.size(); ++i) current[i].copy_(loaded[i].value());
+    impl_->optimizer->state() = std::move(restored);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw InputError(source, 0, "model", "the network of this trainer's options",
                      first_line(error));
   }
 }
@@ -376,17 +443,24 @@ CheckpointExtras PpoLearner::read_extras(const std::filesystem::path& file) {
   torch::serialize::InputArchive archive = open_checkpoint(file);
   c10::IValue keys;
   c10::IValue values;
-  if (!archive.try_read("extra_keys", keys) || !archive.try_read("extra_values", values) ||
-      !keys.isList() || !values.isList()) {
-    throw InputError(file.string(), 0, "", "a PPO checkpoint", "an archive without trainer state");
+  try {
+    if (archive.try_read("extra_keys", keys) && archive.try_read("extra_values", values) &&
+        keys.isList() && values.isList()) {
+      const c10::List<c10::IValue> key_list = keys.toList();
+      const c10::List<c10::IValue> value_list = values.toList();
+      CheckpointExtras extras;
+      for (std::size_t i = 0; i < key_list.size() && key_list.size() == value_list.size(); ++i) {
+        if (!key_list.get(i).isString() || !value_list.get(i).isString()) break;
+        extras.emplace_back(key_list.get(i).toStringRef(), value_list.get(i).toStringRef());
+      }
+      if (extras.size() == key_list.size()) return extras;
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw InputError(file.string(), 0, "", "a PPO checkpoint", first_line(error));
   }
-  CheckpointExtras extras;
-  const c10::List<c10::IValue> key_list = keys.toList();
-  const c10::List<c10::IValue> value_list = values.toList();
-  for (std::size_t i = 0; i < key_list.size() && i < value_list.size(); ++i) {
-    extras.emplace_back(key_list.get(i).toStringRef(), value_list.get(i).toStringRef());
-  }
-  return extras;
+  throw InputError(file.string(), 0, "", "a PPO checkpoint", "an archive without trainer state");
 }
 
 }  // namespace dynamix

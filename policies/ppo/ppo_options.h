@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace dynamix {
@@ -65,5 +67,15 @@ struct PpoOptions {
   /// LibTorch and OpenBLAS threads; 1 is fastest for these small networks and reproducible.
   int threads = 1;
 };
+
+/// Named values of a run, as `dynamix train` spells the options ("seed" for --seed), in a
+/// fixed order; checkpoints keep them so that a resume with other values is refused.
+using RunSettings = std::vector<std::pair<std::string, std::string>>;
+
+/// InputError naming the first option outside its range ("--gamma: expected a number in
+/// (0, 1], found 2").
+void validate(const PpoOptions& options);
+/// Every option that shapes the trained weights (all but threads), values in exact text.
+RunSettings settings(const PpoOptions& options);
 
 }  // namespace dynamix

@@ -96,6 +96,32 @@ double explained_variance(const std::vector<float>& values, const std::vector<fl
                               : 1 - variance_error / variance_return;
 }
 
+/// Refuses a resume whose settings differ from those of the checkpoint's run, naming the first.
+void require_same_run(const RunSettings& saved, const RunSettings& current,
+                      const std::string& source) {
+  auto value_of = [](const RunSettings& settings, const std::string& name) {
+    const auto found = std::find_if(settings.begin(), settings.end(),
+                                    [&](const auto& setting) { return setting.first == name; });
+    return found == settings.end() ? std::optional<std::string>() : found->second;
+  };
+  const std::optional<std::string> scenario = value_of(saved, "scenario");
+  const std::string run =
+      "this checkpoint's run" + (scenario ? " on scenario " + excerpt(*scenario) : "");
+  auto refuse = [&](const std::string& name, const std::optional<std::string>& was,
+                    const std::optional<std::string>& now) {
+    throw PolicyFileError(
+        source, 0, "--" + name, (was ? excerpt(*was) : "no value") + " (" + run + ")",
+        (now ? excerpt(*now) : "no value") + " (a resume repeats the run's options)");
+  };
+  for (const auto& [name, value] : current) {
+    const std::optional<std::string> was = value_of(saved, name);
+    if (was != value) refuse(name, was, value);
+  }
+  for (const auto& [name, value] : saved) {
+    if (!value_of(current, name)) refuse(name, value, std::nullopt);
+  }
+}
+
 std::optional<std::size_t> hold_action(const std::vector<int>& actions) {
   const auto hold = std::find(actions.begin(), actions.end(), 0);
   if (hold == actions.end()) return std::nullopt;
@@ -107,6 +133,7 @@ std::optional<std::size_t> hold_action(const std::vector<int>& actions) {
 struct PpoTrainer::Impl {
   VectorEnv& envs;
   PpoOptions options;
+  RunSettings run;
   std::size_t features;
   std::unique_ptr<PpoLearner> learner;
   RunningMeanStd statistics;
@@ -116,9 +143,10 @@ struct PpoTrainer::Impl {
   std::int64_t updates = 0;
   std::int64_t env_steps = 0;
 
-  Impl(VectorEnv& vector_env, PpoOptions ppo_options)
+  Impl(VectorEnv& vector_env, PpoOptions ppo_options, RunSettings run_settings)
       : envs(vector_env),
         options(std::move(ppo_options)),
+        run(std::move(run_settings)),
         features(envs.env(0).schema().features_per_worker()),
         learner(std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(),
                                              options, hold_action(envs.env(0).options().actions))),
@@ -133,6 +161,17 @@ struct PpoTrainer::Impl {
             .min_batch = env.options().min_batch,
             .max_batch = env.options().max_batch,
             .decision_interval = env.options().decision_interval};
+  }
+
+  /// The options, the environment and the run settings, as a checkpoint records them.
+  RunSettings settings() const {
+    RunSettings all = dynamix::settings(options);
+    const EnvOptions& env = envs.env(0).options();
+    all.emplace_back("envs", std::to_string(envs.size()));
+    all.emplace_back("decision-interval", std::to_string(env.decision_interval));
+    all.emplace_back("action-base", std::string(action_base_name(env.action_base)));
+    all.insert(all.end(), run.begin(), run.end());
+    return all;
   }
 
   void reset_all(std::uint64_t seed) {
@@ -391,12 +430,10 @@ struct PpoTrainer::Impl {
   }
 };
 
-PpoTrainer::PpoTrainer(VectorEnv& envs, PpoOptions options) {
+PpoTrainer::PpoTrainer(VectorEnv& envs, PpoOptions options, RunSettings run) {
   DYNAMIX_CHECK(envs.size() > 0, "a VectorEnv without environments");
-  DYNAMIX_CHECK(options.rollout_steps > 0 && options.epochs > 0 && options.minibatches > 0,
-                "rollout_steps " << options.rollout_steps << ", epochs " << options.epochs
-                                 << ", minibatches " << options.minibatches);
-  impl_ = std::make_unique<Impl>(envs, std::move(options));
+  validate(options);
+  impl_ = std::make_unique<Impl>(envs, std::move(options), std::move(run));
 }
 
 PpoTrainer::~PpoTrainer() = default;
@@ -429,13 +466,15 @@ void PpoTrainer::save_checkpoint(const std::filesystem::path& file) const {
                      .observation_statistics = impl_->statistics.serialize(),
                      .observation_clip = static_cast<float>(impl_->options.observation_clip),
                      .environments = impl_->environments.size(),
-                     .replay = impl_->replay};
+                     .replay = impl_->replay,
+                     .settings = impl_->settings()};
   impl_->learner->save(file, to_extras(state));
 }
 
 void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
   const std::string source = file.string();
   const TrainerState state = from_extras(PpoLearner::read_extras(file), source);
+  require_same_run(state.settings, impl_->settings(), source);
   const PolicyMetadata environment = impl_->environment_metadata();
   require_compatible(state.environment, environment.schema_json, environment.actions, source);
   if (state.environment.action_base != environment.action_base) {
@@ -443,6 +482,11 @@ void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
         source, 0, "action_base",
         std::string(action_base_name(environment.action_base)) + " (this environment)",
         std::string(action_base_name(state.environment.action_base)));
+  }
+  if (state.features != impl_->features) {
+    throw PolicyFileError(source, 0, "features",
+                          std::to_string(impl_->features) + " (this environment)",
+                          std::to_string(state.features));
   }
   if (state.environments != impl_->environments.size()) {
     throw PolicyFileError(source, 0, "environments",
@@ -460,12 +504,7 @@ void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
                           sizes(state.hidden_sizes));
   }
   impl_->learner->load(file);
-  if (!impl_->statistics.deserialize(state.observation_statistics)) {
-    throw PolicyFileError(source, 0, "observation_statistics",
-                          "statistics of " + std::to_string(impl_->features) + " features",
-                          "unreadable text");
-  }
-  impl_->options.seed = state.seed;
+  impl_->statistics.deserialize(state.observation_statistics);
   impl_->updates = state.updates;
   impl_->env_steps = state.env_steps;
   const bool reset_due =

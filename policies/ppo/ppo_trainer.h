@@ -46,7 +46,9 @@ class PpoTrainer {
 
   /// Trains on every environment of `envs`, which must outlive the trainer. The trainer resets
   /// episodes itself (seeds derived from options.seed) so that a checkpoint can replay them.
-  PpoTrainer(VectorEnv& envs, PpoOptions options = {});
+  /// `run`: what else defines the run (scenario, total steps), kept in checkpoints beside the
+  /// options. InputError naming the option if one is out of range.
+  PpoTrainer(VectorEnv& envs, PpoOptions options = {}, RunSettings run = {});
   ~PpoTrainer();
   PpoTrainer(const PpoTrainer&) = delete;
   PpoTrainer& operator=(const PpoTrainer&) = delete;
@@ -64,8 +66,8 @@ class PpoTrainer {
   /// Network, optimizer, observation statistics, counters and each environment's episode so far.
   void save_checkpoint(const std::filesystem::path& file) const;
   /// Continues the checkpointed run on this trainer's environments: PolicyFileError naming what
-  /// differs if the file is missing or unreadable, or if the observation schema, action set,
-  /// number of environments or network differ.
+  /// differs if the file is missing or unreadable, or if its run had other settings (options,
+  /// environment, run settings), observation schema, action set or network.
   void load_checkpoint(const std::filesystem::path& file);
 
   /// The actor with its observation normalization and the environment's metadata.

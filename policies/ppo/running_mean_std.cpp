@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "sim/core/check.h"
@@ -82,16 +83,19 @@ bool RunningMeanStd::deserialize(const std::string& text) {
   std::size_t features = 0;
   std::string word;
   if (!(in >> features) || features != mean_.size()) return false;
-  auto read = [&](double& value) {
+  auto read = [&](double& value, double low) {
     if (!(in >> word)) return false;
-    value = std::strtod(word.c_str(), nullptr);
-    return std::isfinite(value);
+    char* end = nullptr;
+    value = std::strtod(word.c_str(), &end);
+    return *end == '\0' && std::isfinite(value) && value >= low;
   };
+  const double lowest = -std::numeric_limits<double>::max();
   RunningMeanStd loaded(features);
-  if (!read(loaded.count_)) return false;
+  if (!read(loaded.count_, 0)) return false;
   for (std::size_t f = 0; f < features; ++f) {
-    if (!read(loaded.mean_[f]) || !read(loaded.variance_[f])) return false;
+    if (!read(loaded.mean_[f], lowest) || !read(loaded.variance_[f], 0)) return false;
   }
+  if (in >> word) return false;
   *this = std::move(loaded);
   return true;
 }

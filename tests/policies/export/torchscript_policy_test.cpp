@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/running_mean_std.h"
 #include "sim/core/random.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 
@@ -235,6 +237,86 @@ TEST_CASE("A policy whose action base this build does not know is refused") {
       from_extra_files(files, "policy.pt"),
       "policy.pt: action_base: expected one of current, balanced, found 'sideways'",
       PolicyFileError);
+}
+
+TEST_CASE("A policy.pt with metadata out of range is refused in one short line naming the entry") {
+  auto refusal = [](auto change) {
+    ExportedPolicy exported;
+    change(exported.snapshot.metadata);
+    const std::filesystem::path file = temporary("out_of_range.pt");
+    save_torchscript_policy(exported.snapshot, file);
+    const std::string message = message_of(file);
+    std::filesystem::remove(file);
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(message.size() < 200);
+    return message == "accepted" ? message : message.substr(message.find(": ") + 2);
+  };
+  CHECK(refusal([](PolicyMetadata& m) { std::swap(m.min_batch, m.max_batch); }) ==
+        "bounds.json: max_batch: expected an integer in [1024, 16777216], found '32'");
+  CHECK(refusal([](PolicyMetadata& m) { m.min_batch = 0; }) ==
+        "bounds.json: min_batch: expected an integer in [1, 16777216], found '0'");
+  CHECK(refusal([](PolicyMetadata& m) { m.decision_interval = 0; }) ==
+        "decision_interval: expected an integer in [1, 1048576], found '0'");
+  CHECK(refusal([](PolicyMetadata& m) { m.decision_interval = -10; }) ==
+        "decision_interval: expected an integer in [1, 1048576], found '-10'");
+  CHECK(refusal([](PolicyMetadata& m) {
+          m.actions = {0, 0, 25, 50, 100};
+        }) ==
+        "actions.json[1]: expected a batch change that no other action has, found a second 0");
+  CHECK(refusal([](PolicyMetadata& m) {
+          m.actions = {-100, -25, 0, 25, 1 << 30};
+        }) == "actions.json[4]: expected an integer in [-16777216, 16777216], found '1073741824'");
+  CHECK(refusal([](PolicyMetadata& m) { m.schema_json = R"({"local": [], "global": [{}]})"; }) ==
+        "observation_mean: expected 1 values (the features of schema.json), found 5 values");
+  CHECK(refusal([](PolicyMetadata&) {}) == "accepted");
+}
+
+TEST_CASE("Bad actions.json and bounds.json are quoted in a short excerpt on one line") {
+  std::map<std::string, std::string> files = to_extra_files(ExportedPolicy().snapshot.metadata);
+  files["actions.json"] = "[\n  -100,\n  -25,\n  0,\n  \"more\",\n  25,\n  100\n]";
+  CHECK(testing::error_of([&] { from_extra_files(files, "policy.pt"); }) ==
+        "policy.pt: actions.json[3]: expected an integer in [-16777216, 16777216], found 'more'");
+  files["actions.json"] =
+      "{\n  \"not\": \"a list\",\n  \"padding\": \"" + std::string(500, 'x') + "\"\n}";
+  CHECK(testing::error_of([&] { from_extra_files(files, "policy.pt"); }) ==
+        "policy.pt: actions.json: expected a list of 1 to 256 integers, found "
+        "'{\\n  \"not\": \"a list\",\\n  \"padding\": \"xxxxx...' (538 bytes)");
+  files = to_extra_files(ExportedPolicy().snapshot.metadata);
+  files["bounds.json"] = "{\n  \"min_batch\": 32,\n  \"max_batch\": [1,\n 2]\n}";
+  CHECK(testing::error_of([&] { from_extra_files(files, "policy.pt"); }) ==
+        "policy.pt: bounds.json: max_batch: expected an integer in [32, 16777216], found a list "
+        "of 2");
+}
+
+TEST_CASE("A policy.pt with flipped bytes is refused in one short line or loads, never raw") {
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("flipped.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  std::string original;
+  {
+    std::ifstream in(file, std::ios::binary);
+    original.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(original.size() > 1000);
+  int refused = 0;
+  for (std::size_t at = 11; at < original.size(); at += original.size() / 29) {
+    std::string flipped = original;
+    for (std::size_t i = at; i < std::min(at + 16, flipped.size()); ++i) flipped[i] ^= 0x5a;
+    std::ofstream(file, std::ios::binary) << flipped;
+    CAPTURE(at);
+    try {
+      const TorchScriptPolicy policy(file);
+      policy.logits(random_observation(3));
+    } catch (const PolicyFileError& error) {
+      ++refused;
+      const std::string message = error.what();
+      CAPTURE(message);
+      CHECK(message.find('\n') == std::string::npos);
+      CHECK(message.size() < 400);
+    }
+  }
+  CHECK(refused >= 3);
+  std::filesystem::remove(file);
 }
 
 }  // namespace dynamix

@@ -8,6 +8,7 @@
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/running_mean_std.h"
 #include "sim/core/random.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 
@@ -28,7 +29,7 @@ TrainerState example_state(const RunningMeanStd& statistics) {
       .observation_statistics = statistics.serialize(),
       .observation_clip = 5.5f,
       .environments = 2,
-      .replay = {.seed = 123, .actions = {2, 0, 1, 0, 2, 2, 2}}};
+      .replay = {.seed = 123, .actions = {2, 0, 1, 0, 2, 2, 2, 0}}};
 }
 
 }  // namespace
@@ -57,6 +58,60 @@ TEST_CASE("Trainer state survives a round trip through checkpoint extras") {
   CHECK_THROWS_WITH_AS(from_extras(broken, "test.ckpt"),
                        "test.ckpt: updates: expected this entry in the checkpoint, found none",
                        PolicyFileError);
+}
+
+TEST_CASE("Checkpoint entries out of range are refused in one short line naming the entry") {
+  RunningMeanStd statistics(2);
+  statistics.update(std::vector<float>{1, 2, 3, 5}, 2);
+  const std::string long_garbage = "[1, 2,\n" + std::string(100000, '7') + "\n, 3]";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"features", "0"},
+      {"features", "3"},
+      {"features", "-1"},
+      {"hidden_sizes", "0"},
+      {"hidden_sizes", "-64 64"},
+      {"hidden_sizes", "64 x"},
+      {"seed", "-1"},
+      {"updates", "-1"},
+      {"env_steps", "-5"},
+      {"environments", "0"},
+      {"observation_clip", "-1"},
+      {"observation_clip", "nan"},
+      {"observation_statistics", "2 0x1p+1 0x1p+0 -0x1p+0 0x1p+0 0x1p+0"},
+      {"observation_statistics", long_garbage},
+      {"replay_actions", "2 0 1 2 0 9"},
+      {"replay_actions", "2 0 1 2 0"},
+      {"replay_actions", "2 0 1"},
+      {"replay_actions", long_garbage},
+      {"policy/bounds.json", R"({"min_batch": 512, "max_batch": 16})"},
+      {"policy/bounds.json", R"({"min_batch": 0, "max_batch": 16})"},
+      {"policy/bounds.json", "{\n  \"min_batch\": 1,\n  \"max_batch\": \"many\"\n}"},
+      {"policy/decision_interval", "0"},
+      {"policy/decision_interval", "-3"},
+      {"policy/action_base", "sideways\nand more"},
+      {"policy/actions.json", "[]"},
+      {"policy/actions.json", "[0, 0]"},
+      {"policy/actions.json", long_garbage},
+      {"policy/schema.json", R"({"local": [], "global": []})"},
+      {"policy/schema.json", R"({"features_per_worker": 5, "local": [{}, {}], "global": []})"},
+      {"policy/schema.json", long_garbage},
+      {"format", "1"},
+  };
+  for (const auto& [key, value] : cases) {
+    CAPTURE(key);
+    CAPTURE(value.substr(0, 60));
+    CheckpointExtras extras = to_extras(example_state(statistics));
+    for (auto& entry : extras) {
+      if (entry.first == key) entry.second = value;
+    }
+    const std::string message = testing::error_of([&] { from_extras(extras, "test.ckpt"); });
+    CAPTURE(message);
+    CHECK(message.starts_with("test.ckpt: "));
+    const std::string entry = key.starts_with("policy/") ? key.substr(7) : key;
+    CHECK(message.find(entry) != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(message.size() < 200);
+  }
 }
 
 TEST_CASE("dynamix export turns a checkpoint into the policy it holds") {

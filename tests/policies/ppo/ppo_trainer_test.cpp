@@ -5,9 +5,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 
@@ -119,19 +122,175 @@ TEST_CASE("PpoTrainer refuses a checkpoint of another action set, size or networ
   VectorEnv current(short_episodes(), {.action_base = ActionBase::kCurrent}, kEnvironments, 1);
   PpoTrainer with_current(current, kOptions);
   CHECK(refusal(with_current, file) ==
-        file.string() + ": action_base: expected current (this environment), found balanced");
+        file.string() +
+            ": --action-base: expected 'balanced' (this checkpoint's run), found 'current' (a "
+            "resume repeats the run's options)");
 
   VectorEnv three(short_episodes(), {}, 3, 1);
   PpoTrainer with_three(three, kOptions);
   CHECK(refusal(with_three, file) ==
-        file.string() + ": environments: expected 3 (this VectorEnv), found 2");
+        file.string() +
+            ": --envs: expected '2' (this checkpoint's run), found '3' (a resume repeats the "
+            "run's options)");
 
   VectorEnv same(short_episodes(), {}, kEnvironments, 1);
   PpoOptions wider = kOptions;
   wider.hidden_sizes = {32};
   PpoTrainer with_wider(same, wider);
-  CHECK(refusal(with_wider, file).find("hidden_sizes: expected hidden sizes [32]") !=
+  CHECK(refusal(with_wider, file).find("--hidden-sizes: expected '16 16'") != std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("PpoTrainer with the same seed writes byte-identical checkpoints and policies") {
+  auto bytes = [](const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::vector<std::string> checkpoints;
+  std::vector<std::string> policies;
+  for (int run = 0; run < 2; ++run) {
+    // A few allocations between runs: the heap addresses of the second run's tensors differ.
+    std::vector<std::unique_ptr<std::vector<float>>> padding;
+    for (int i = 0; i < run * 7; ++i) padding.push_back(std::make_unique<std::vector<float>>(99));
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer trainer(envs, kOptions);
+    trainer.train(2 * kTwoUpdates, [](const UpdateStats& stats) { return stats.update < 2; });
+    const std::filesystem::path checkpoint = temporary("same_seed.ckpt");
+    const std::filesystem::path policy = temporary("same_seed.pt");
+    trainer.save_checkpoint(checkpoint);
+    trainer.export_policy(policy);
+    checkpoints.push_back(bytes(checkpoint));
+    policies.push_back(bytes(policy));
+    std::filesystem::remove(policy);
+    if (run == 0) std::filesystem::remove(checkpoint);
+  }
+  REQUIRE(checkpoints[0].size() > 1000);
+  CHECK(checkpoints[0] == checkpoints[1]);
+  CHECK(policies[0] == policies[1]);
+
+  // The optimizer state keyed by parameter index resumes exactly.
+  const std::filesystem::path checkpoint = temporary("same_seed.ckpt");
+  VectorEnv uninterrupted_envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer uninterrupted(uninterrupted_envs, kOptions);
+  uninterrupted.train(2 * kTwoUpdates);
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  PpoTrainer resumed(envs, kOptions);
+  resumed.load_checkpoint(checkpoint);
+  resumed.train(2 * kTwoUpdates);
+  CHECK(resumed.parameters() == uninterrupted.parameters());
+  resumed.save_checkpoint(checkpoint);
+  // The archive names its entries after the file: the same name in another directory.
+  const testing::TempDirectory other;
+  const std::filesystem::path again = other.path() / checkpoint.filename();
+  uninterrupted.save_checkpoint(again);
+  CHECK(bytes(checkpoint) == bytes(again));
+  std::filesystem::remove(checkpoint);
+}
+
+TEST_CASE("PpoTrainer refuses a checkpoint of a run with other options, naming the option") {
+  const std::filesystem::path file = temporary("other_run.ckpt");
+  const RunSettings run = {{"scenario", "quickstart"}, {"steps", "64"}};
+  {
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer trainer(envs, kOptions, run);
+    trainer.train(kTwoUpdates);
+    trainer.save_checkpoint(file);
+  }
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  PpoOptions other_seed = kOptions;
+  other_seed.seed = 6;
+  PpoTrainer with_other_seed(envs, other_seed, run);
+  CHECK(refusal(with_other_seed, file) ==
+        file.string() +
+            ": --seed: expected '5' (this checkpoint's run on scenario 'quickstart'), found '6' "
+            "(a resume repeats the run's options)");
+
+  PpoOptions other_rate = kOptions;
+  other_rate.learning_rate = 1e-3;
+  PpoTrainer with_other_rate(envs, other_rate, run);
+  CHECK(refusal(with_other_rate, file).find("--learning-rate: expected '0.0003'") !=
         std::string::npos);
+
+  PpoTrainer with_other_steps(envs, kOptions, {{"scenario", "quickstart"}, {"steps", "65"}});
+  CHECK(refusal(with_other_steps, file).find("--steps: expected '64'") != std::string::npos);
+
+  PpoTrainer on_other_scenario(envs, kOptions, {{"scenario", "big"}, {"steps", "64"}});
+  CHECK(refusal(on_other_scenario, file).find("--scenario: expected 'quickstart'") !=
+        std::string::npos);
+
+  PpoTrainer same(envs, kOptions, run);
+  CHECK(refusal(same, file) == "accepted");
+  CHECK(same.updates() == 2);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("PpoTrainer refuses options out of range, naming the option") {
+  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  auto refusal_of = [&](auto change) {
+    PpoOptions options = kOptions;
+    change(options);
+    return testing::error_of([&] { PpoTrainer trainer(envs, options); });
+  };
+  CHECK(refusal_of([](PpoOptions& o) { o.learning_rate = -1; }) ==
+        "--learning-rate: expected a finite number > 0, found -1");
+  CHECK(refusal_of([](PpoOptions& o) { o.learning_rate = std::nan(""); }) ==
+        "--learning-rate: expected a finite number > 0, found nan");
+  CHECK(refusal_of([](PpoOptions& o) { o.gamma = 2; }) ==
+        "--gamma: expected a number in (0, 1], found 2");
+  CHECK(refusal_of([](PpoOptions& o) { o.gamma = 0; }) ==
+        "--gamma: expected a number in (0, 1], found 0");
+  CHECK(refusal_of([](PpoOptions& o) { o.gae_lambda = 1.5; }) ==
+        "--gae-lambda: expected a number in [0, 1], found 1.5");
+  CHECK(refusal_of([](PpoOptions& o) { o.initial_hold_probability = 2; }) ==
+        "--initial-hold: expected a number in [0, 1), found 2");
+  CHECK(refusal_of([](PpoOptions& o) { o.initial_hold_probability = 1; }) ==
+        "--initial-hold: expected a number in [0, 1), found 1");
+  CHECK(refusal_of([](PpoOptions& o) { o.entropy_coef = -0.01; }) ==
+        "--entropy-coef: expected a finite number >= 0, found -0.01");
+  CHECK(refusal_of([](PpoOptions& o) { o.rollout_steps = 0; }) ==
+        "--rollout-steps: expected an integer in [1, 1048576], found 0");
+  CHECK(refusal_of([](PpoOptions& o) {
+          o.hidden_sizes = {64, 0};
+        }) == "--hidden-sizes: expected an integer in [1, 16384], found 0");
+  CHECK(refusal_of([](PpoOptions& o) { o.threads = -1; }) ==
+        "--ppo-threads: expected an integer in [1, 1024], found -1");
+  CHECK(refusal_of([](PpoOptions&) {}) == "no error");
+  CHECK(testing::error_of([] { PpoLearner learner(3, 2, {.learning_rate = -1}); }) ==
+        "--learning-rate: expected a finite number > 0, found -1");
+}
+
+TEST_CASE("A checkpoint with flipped bytes is refused in one short line or loads, never raw") {
+  const std::filesystem::path file = temporary("flipped.ckpt");
+  std::string original;
+  {
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer trainer(envs, kOptions);
+    trainer.train(kTwoUpdates);
+    trainer.save_checkpoint(file);
+    std::ifstream in(file, std::ios::binary);
+    original.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  REQUIRE(original.size() > 1000);
+  int refused = 0;
+  for (std::size_t at = 37; at < original.size(); at += original.size() / 23) {
+    std::string flipped = original;
+    for (std::size_t i = at; i < std::min(at + 16, flipped.size()); ++i) flipped[i] ^= 0x5a;
+    std::ofstream(file, std::ios::binary) << flipped;
+    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    PpoTrainer trainer(envs, kOptions);
+    CAPTURE(at);
+    try {
+      trainer.load_checkpoint(file);
+    } catch (const InputError& error) {
+      ++refused;
+      const std::string message = error.what();
+      CAPTURE(message);
+      CHECK(message.starts_with(file.string()));
+      CHECK(message.find('\n') == std::string::npos);
+      CHECK(message.size() < 400);
+    }
+  }
+  CHECK(refused >= 5);
   std::filesystem::remove(file);
 }
 
