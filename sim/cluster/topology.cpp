@@ -26,6 +26,11 @@ namespace {
 
 constexpr std::string_view kIndexPlaceholder = "{i}";
 constexpr std::int64_t kMaxCount = 1 << 20;
+// Links slower than 1 Mb/s or with more than a second of latency would push one iteration's
+// simulated time past what int64 nanoseconds hold; faster than 1 Pb/s is a typo.
+constexpr double kMinBandwidthGbps = 1e-3;
+constexpr double kMaxBandwidthGbps = 1e6;
+constexpr double kMaxLatencyUs = 1e6;
 constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
 
 std::uint64_t pair_key(std::size_t a, std::size_t b, std::size_t n) {
@@ -43,11 +48,17 @@ std::string join(const std::vector<std::string>& names) {
 Duration read_latency(const ConfigNode& entry) {
   entry.at("latency_us");
   const double microseconds = entry.at_least_or("latency_us", 0, 0);
+  if (microseconds > kMaxLatencyUs) {
+    entry.at("latency_us").fail("a latency in [0, 1e6] us (one second at most)");
+  }
   return Duration{std::llround(microseconds * 1e3)};
 }
 
 LinkSpec read_link(const ConfigNode& entry) {
   const double bandwidth_gbps = entry.positive("bandwidth_gbps");
+  if (bandwidth_gbps < kMinBandwidthGbps || bandwidth_gbps > kMaxBandwidthGbps) {
+    entry.at("bandwidth_gbps").fail("a bandwidth in [0.001, 1e6] Gb/s");
+  }
   const Duration latency = read_latency(entry);
   return LinkSpec{bandwidth_gbps, latency, entry.fraction_or("loss_rate", 0)};
 }

@@ -15,6 +15,11 @@ namespace {
 
 constexpr std::string_view kTimeColumn = "time_s";
 constexpr std::string_view kBackgroundColumn = "background_gbps";
+/// Rows closer than this would cost an event per row per cycle of a repeating trace (a 1 ns
+/// step made one iteration take 32 s and 2 GB); a trace longer than this is not a trace of
+/// cross traffic any more, and keeps offsets far inside int64 nanoseconds.
+constexpr Duration kMinStep = std::chrono::milliseconds(1);
+constexpr double kMaxTimeSeconds = 1e6;
 
 std::string_view trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r");
@@ -78,15 +83,20 @@ BandwidthTrace BandwidthTrace::load(const std::string& path) {
     }
     const double time_s = parse_number(fields[0], path, line_number, kTimeColumn);
     const double background_gbps = parse_number(fields[1], path, line_number, kBackgroundColumn);
+    if (time_s < 0 || time_s > kMaxTimeSeconds) {
+      throw InputError(path, line_number, std::string(kTimeColumn),
+                       "a time in [0, 1e6] s (about 11.6 days)", std::string(fields[0]));
+    }
     const Duration offset = from_seconds(time_s);
     if (trace.steps.empty() && offset.count() != 0) {
       throw InputError(path, line_number, std::string(kTimeColumn), "0 on the first row",
                        std::string(fields[0]));
     }
-    if (!trace.steps.empty() && offset <= trace.steps.back().offset) {
+    if (!trace.steps.empty() && offset < trace.steps.back().offset + kMinStep) {
       throw InputError(path, line_number, std::string(kTimeColumn),
                        "a time after the previous row's " +
-                           std::to_string(to_seconds(trace.steps.back().offset)) + " s",
+                           std::to_string(to_seconds(trace.steps.back().offset)) +
+                           " s, by at least 0.001 s",
                        std::string(fields[0]));
     }
     if (background_gbps < 0) {

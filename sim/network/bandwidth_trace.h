@@ -14,7 +14,8 @@ struct BandwidthStep {
   double background_gbps = 0;
 };
 
-/// Steps with strictly increasing offsets, the first at 0, every background >= 0.
+/// Steps with strictly increasing offsets, the first at 0, every background >= 0. Loaded
+/// traces also have rows at least 1 ms apart and no offset above 1e6 s.
 struct BandwidthTrace {
   std::vector<BandwidthStep> steps;
   /// Replays the trace in cycles of period(): the last step then only marks the period's end.

@@ -239,6 +239,23 @@ TEST_CASE("Topology errors name the file, line and key") {
                      "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: -1}\n") ==
           "t.yaml:15: links.0.latency_us: expected a number >= 0, found '-1'");
   }
+  SUBCASE("bandwidth or latency that would overflow simulated time") {
+    CHECK(
+        load_error(std::string(kSmall) +
+                   "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1e-12, latency_us: 1}\n") ==
+        "t.yaml:15: links.0.bandwidth_gbps: expected a bandwidth in [0.001, 1e6] Gb/s, found "
+        "'1e-12'");
+    CHECK(
+        load_error(std::string(kSmall) +
+                   "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1e300, latency_us: 1}\n") ==
+        "t.yaml:15: links.0.bandwidth_gbps: expected a bandwidth in [0.001, 1e6] Gb/s, found "
+        "'1e300'");
+    CHECK(
+        load_error(std::string(kSmall) +
+                   "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: 1e300}\n") ==
+        "t.yaml:15: links.0.latency_us: expected a latency in [0, 1e6] us (one second at "
+        "most), found '1e300'");
+  }
   SUBCASE("loss outside [0, 1)") {
     for (const char* loss : {"1", "-0.1", "2"}) {
       CAPTURE(loss);

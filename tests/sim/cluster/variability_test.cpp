@@ -130,5 +130,27 @@ TEST_CASE("Variability options load from YAML with defaults and checked ranges")
   CHECK(error("spread: 0.1\n").starts_with("s.yaml:1: spread: expected one of the known keys"));
 }
 
+TEST_CASE("Variability options above their upper bounds are refused, not simulated") {
+  auto error = [](const std::string& text) {
+    try {
+      VariabilityOptions::load(ConfigNode::parse(text, "s.yaml"));
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("gpu_spread: 3000000000\n") ==
+        "s.yaml:1: gpu_spread: expected a log-space sigma in [0, 3], found '3000000000'");
+  CHECK(error("jitter_sigma: 1e300\n") ==
+        "s.yaml:1: jitter_sigma: expected a log-space sigma in [0, 3], found '1e300'");
+  CHECK(error("straggler_slowdown: 1e6\n") ==
+        "s.yaml:1: straggler_slowdown: expected a slowdown in [1, 1000], found '1e6'");
+  CHECK(error("minimum_factor: 2\n") ==
+        "s.yaml:1: minimum_factor: expected a factor in (0, 1], found '2'");
+  CHECK(error("straggler_mean_duration_s: 1e300\n")
+            .starts_with("s.yaml:1: straggler_mean_duration_s: expected a duration in (0, 1e6] s"));
+  CHECK(error("gpu_spread: 3\njitter_sigma: 3\nminimum_factor: 1\n") == "no error");
+}
+
 }  // namespace
 }  // namespace dynamix

@@ -67,5 +67,17 @@ TEST_CASE("trace loader errors name the file and line") {
   check_error("columns.csv", "time_s,background_gbps\n0,1,2\n", 2, "");
 }
 
+TEST_CASE("A trace refuses rows closer than 1 ms and times past 1e6 s") {
+  // A repeating trace with a 1 ns step once made one iteration take 32 s and 2 GB.
+  check_error("nanosecond_step.csv", "time_s,background_gbps\n0,1\n0.000000001,2\n", 3, "time_s");
+  check_error("sub_ms_step.csv", "time_s,background_gbps\n0,1\n1,2\n1.0009,3\n", 4, "time_s");
+  check_error("huge_time.csv", "time_s,background_gbps\n0,1\n1e300,2\n", 3, "time_s");
+  check_error("past_int64.csv", "time_s,background_gbps\n0,1\n9223372037,2\n", 3, "time_s");
+  const BandwidthTrace trace = BandwidthTrace::load(
+      write_trace("edges.csv", "time_s,background_gbps\n0,1\n0.001,2\n1000000,3\n"));
+  CHECK(trace.steps.size() == 3);
+  CHECK(trace.period() == std::chrono::seconds(1000000));
+}
+
 }  // namespace
 }  // namespace dynamix
