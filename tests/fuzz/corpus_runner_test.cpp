@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_targets.h"
+#include "tests/fuzz/known_failures.h"
 #include "tests/fuzz/mutator.h"
 #include "tests/fuzz/supervisor.h"
 
@@ -30,34 +31,6 @@ namespace {
 
 /// Mutants per target; DYNAMIX_FUZZ_MUTANTS overrides it for a longer local run.
 constexpr std::size_t kMutantsPerTarget = 4000;
-
-/// A failure CI tolerates until its fix lands: seeds by file name, mutants by a substring of
-/// their failure message. Remove an entry once its fix is in; the run then warns if it passes.
-struct KnownFailure {
-  std::string_view target;
-  std::string_view seed_or_message;
-  /// The bug, and the file that will fix it.
-  std::string_view why;
-};
-
-constexpr std::array<KnownFailure, 2> kKnownFailures = {{
-    {"scenario", "issue_file_name_too_long.yaml",
-     "read_text lets std::filesystem_error out for an over-long path (sim/io/sources.cpp)"},
-    {"scenario", "File name too long",
-     "read_text lets std::filesystem_error out for an over-long path (sim/io/sources.cpp)"},
-}};
-
-const KnownFailure* known_failure(std::string_view target, std::string_view seed,
-                                  std::string_view message) {
-  for (const KnownFailure& known : kKnownFailures) {
-    if (known.target != target) continue;
-    if (known.seed_or_message == seed ||
-        (!message.empty() && message.find(known.seed_or_message) != std::string_view::npos)) {
-      return &known;
-    }
-  }
-  return nullptr;
-}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -32,9 +32,7 @@ constexpr std::size_t kMaxSimulatedHosts = 64;
 /// A folder for this process's input files, removed when the process exits normally.
 class ScratchDirectory {
  public:
-  ScratchDirectory()
-      : path_(std::filesystem::temp_directory_path() /
-              ("dynamix-fuzz-" + std::to_string(::getpid()))) {
+  ScratchDirectory() : path_(scratch_directory(::getpid())) {
     std::filesystem::create_directories(path_);
   }
   ScratchDirectory(const ScratchDirectory&) = delete;
@@ -130,6 +128,10 @@ constexpr std::array kTargets = {
 };
 
 }  // namespace
+
+std::filesystem::path scratch_directory(int pid) {
+  return std::filesystem::temp_directory_path() / ("dynamix-fuzz-" + std::to_string(pid));
+}
 
 std::string as_text(std::span<const std::uint8_t> input) {
   return std::string(reinterpret_cast<const char*>(input.data()), input.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,10 @@ void fuzz_policy_metadata(std::span<const std::uint8_t> input);
 std::span<const NamedTarget> targets();
 /// The target called `name`, or nullptr.
 const NamedTarget* find_target(std::string_view name);
+
+/// The folder where process `pid` writes the files its targets load (created on first use,
+/// removed at normal exit; a supervisor removes its children's, which exit without cleanup).
+std::filesystem::path scratch_directory(int pid);
 
 /// The input as text (bytes kept as they are).
 std::string as_text(std::span<const std::uint8_t> input);

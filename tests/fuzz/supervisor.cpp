@@ -37,9 +37,11 @@
 namespace dynamix::fuzz {
 namespace {
 
+#ifndef DYNAMIX_FUZZ_ASAN
 /// Without AddressSanitizer (which reserves terabytes of address space) a child may not map
 /// more than this; under it, ASAN_OPTIONS' max_allocation_size_mb bounds single allocations.
 constexpr rlim_t kAddressSpaceLimit = rlim_t{8} << 30;
+#endif
 /// Lines of a dead child's stderr kept in its failure message.
 constexpr std::size_t kReportLines = 12;
 
@@ -187,6 +189,8 @@ std::vector<Failure> run_supervised(Target target, const std::vector<std::string
     ::close(pipe_fds[0]);
     int status = 0;
     ::waitpid(child, &status, 0);
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_directory(child), ignored);
     if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) break;
     const auto index = static_cast<std::size_t>(progress->index.load());
     std::ostringstream message;
