@@ -45,10 +45,6 @@ inline constexpr int kMaxPolicyActions = 256;
 inline constexpr int kMaxDecisionInterval = 1 << 20;
 inline constexpr std::size_t kMaxPolicyFeatures = 4096;
 
-/// Bad data as a short quotation for a one-line message: at most 40 characters, control
-/// characters escaped, with the full length when cut ("'[1, 2, 3…' (5000 bytes)").
-std::string excerpt(std::string_view text);
-
 /// The archive's extra files, by name.
 std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata);
 /// Reads to_extra_files()'s output, every value range-checked; PolicyFileError naming `source`

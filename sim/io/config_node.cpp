@@ -1,8 +1,10 @@
 // ConfigNode: yaml-cpp behind checked reads with precise error locations.
 #include "sim/io/config_node.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "sim/io/input_error.h"
@@ -21,7 +23,7 @@ std::string type_name(const YAML::Node& node) {
     case YAML::NodeType::Undefined:
       return "nothing";
     case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
+      return excerpt(node.Scalar());
   }
   return "something else";
 }
@@ -41,15 +43,56 @@ std::optional<std::size_t> parse_index(const std::string& text) {
   return value;
 }
 
+int line_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+/// Refuses duplicate keys (yaml-cpp keeps both and lookups find the first) and documents that
+/// would take unbounded time to walk (nested aliases, "billion laughs").
+void check_structure(const YAML::Node& node, const std::string& source, const std::string& path,
+                     std::size_t& values) {
+  if (++values > ConfigNode::kMaxValues) {
+    throw InputError(source, line_of(node), path,
+                     "a document of at most " + std::to_string(ConfigNode::kMaxValues) + " values",
+                     "more");
+  }
+  const auto child = [&path](const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  };
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      check_structure(node[i], source, child(std::to_string(i)), values);
+    }
+  } else if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        throw InputError(source, line_of(entry.first), path, "text keys", "a complex key");
+      }
+      const std::string& key = entry.first.Scalar();
+      if (!seen.insert(key).second) {
+        throw InputError(source, line_of(entry.first), child(key), "each key once in a map",
+                         excerpt(key) + " again");
+      }
+      check_structure(entry.second, source, child(key), values);
+    }
+  }
+}
+
 }  // namespace
 
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& source) {
+  YAML::Node root;
   try {
-    return ConfigNode(YAML::Load(text), std::make_shared<Document>(Document{source, {}}), "");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "", "valid YAML",
                      error.msg);
   }
+  std::size_t values = 0;
+  check_structure(root, source, "", values);
+  return ConfigNode(root, std::make_shared<Document>(Document{source, {}}), "");
 }
 
 ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<Document> document, std::string path)
@@ -221,6 +264,29 @@ double ConfigNode::at_least_or(std::string_view key, double minimum, double fall
   return value;
 }
 
+int ConfigNode::int_or(std::string_view key, int minimum, int maximum, int fallback) const {
+  const auto child = find(key);
+  if (!child) return fallback;
+  const std::int64_t value = child->as_integer();
+  if (value < minimum || value > maximum) {
+    child->fail("an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+  }
+  return static_cast<int>(value);
+}
+
+Duration ConfigNode::duration_or(std::string_view key, double unit_seconds,
+                                 Duration fallback) const {
+  const auto child = find(key);
+  if (!child) return fallback;
+  const double value = child->as_number();
+  if (!(value >= 0 && value * unit_seconds <= kMaxInputSeconds)) {
+    std::ostringstream expected;
+    expected << "a number in [0, " << kMaxInputSeconds / unit_seconds << "]";
+    child->fail(expected.str());
+  }
+  return from_seconds(value * unit_seconds);
+}
+
 std::int64_t ConfigNode::count_or(std::string_view key, std::int64_t minimum,
                                   std::int64_t fallback) const {
   const auto child = find(key);
@@ -268,6 +334,11 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
       } catch (const YAML::Exception& error) {
         throw InputError(origin, 0, here, "a YAML value", error.msg);
       }
+      if (!parsed.IsDefined() || parsed.IsNull()) {
+        throw InputError(origin, 0, here, "a value after '='", excerpt(value));
+      }
+      std::size_t values = 0;
+      check_structure(parsed, origin, here, values);
       if (current.IsSequence()) {
         current[*parse_index(part)] = parsed;
       } else {

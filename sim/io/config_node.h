@@ -11,14 +11,22 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/time.h"
+
 namespace dynamix {
+
+/// The longest single duration a configuration may give (about 11.6 days).
+inline constexpr double kMaxInputSeconds = 1e6;
 
 /// A node of a parsed configuration file. Reads are typed and checked: anything unexpected
 /// throws InputError naming the file, line and dotted key path ("links.2.bandwidth_gbps",
 /// the same path `--set` takes).
 class ConfigNode {
  public:
-  /// Parses YAML text; a syntax error is an InputError naming `source` and the line.
+  static constexpr std::size_t kMaxValues = 1'000'000;
+  /// Parses YAML text; a syntax error, a key given twice in one map, or a document of more than
+  /// kMaxValues values (aliases counted each time they are used) is an InputError naming
+  /// `source` and the line.
   static ConfigNode parse(const std::string& text, const std::string& source);
 
   const std::string& source() const { return document_->source; }
@@ -64,6 +72,11 @@ class ConfigNode {
   double fraction_or(std::string_view key, double fallback) const;
   double at_least_or(std::string_view key, double minimum, double fallback) const;
   std::int64_t count_or(std::string_view key, std::int64_t minimum, std::int64_t fallback) const;
+  /// An integer in [minimum, maximum], read as int64 and checked before it becomes an int.
+  int int_or(std::string_view key, int minimum, int maximum, int fallback) const;
+  /// A duration given in units of `unit_seconds` (1e-6 for a `_us` key), at least 0 and at
+  /// most kMaxInputSeconds, so that simulated time stays far inside int64 nanoseconds.
+  Duration duration_or(std::string_view key, double unit_seconds, Duration fallback) const;
 
   /// Throws the InputError for this node: "expected <expected>, found <this value>"; a value
   /// that came from set() is blamed on its origin instead of the file.

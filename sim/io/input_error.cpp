@@ -27,4 +27,23 @@ InputError::InputError(std::string source, int line, std::string where, std::str
       line_(line),
       where_(std::move(where)) {}
 
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  std::string shown = "'";
+  for (std::size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      shown += '?';
+    } else {
+      shown += static_cast<char>(c);
+    }
+  }
+  shown += "'";
+  if (text.size() > kShown) shown.insert(shown.size() - 1, "...");
+  if (text.size() > kShown) shown += " (" + std::to_string(text.size()) + " bytes)";
+  return shown;
+}
+
 }  // namespace dynamix

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace dynamix {
 
@@ -23,5 +24,9 @@ class InputError : public std::runtime_error {
   int line_;
   std::string where_;
 };
+
+/// Bad data as a short quotation for a one-line message: at most 40 characters, control
+/// characters escaped, with the full length when cut ("'[1, 2, 3...' (5000 bytes)").
+std::string excerpt(std::string_view text);
 
 }  // namespace dynamix

@@ -19,7 +19,17 @@ std::string read_text(const std::string& path) {
     }
     throw InputError(path, 0, "", "one of the files embedded in dynamix", "no such file");
   }
-  if (std::filesystem::is_directory(path)) throw InputError(path, 0, "", "a file", "a directory");
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  const std::string shown = path.size() > 256 ? excerpt(path) : path;
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw InputError(shown, 0, "", "a readable file", "No such file or directory");
+  }
+  if (error) throw InputError(shown, 0, "", "a readable file", error.message());
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError(path, 0, "", "a regular file",
+                     std::filesystem::is_directory(status) ? "a directory" : "a special file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "a readable file", std::strerror(errno));
   std::ostringstream text;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
@@ -31,9 +32,8 @@ SyncOptions parse_sync(const ConfigNode& node) {
   } else {
     node.at("ring_model").fail("collective or per_step");
   }
-  sync.servers = static_cast<int>(node.count_or("servers", 1, 1));
-  sync.message_overhead = from_seconds(
-      node.at_least_or("message_overhead_us", 0, to_seconds(sync.message_overhead) * 1e6) * 1e-6);
+  sync.servers = node.int_or("servers", 1, std::numeric_limits<int>::max(), 1);
+  sync.message_overhead = node.duration_or("message_overhead_us", 1e-6, sync.message_overhead);
   return sync;
 }
 
@@ -43,8 +43,8 @@ NetworkOptions parse_network(const ConfigNode& node) {
   options.mss_bytes = node.positive_or("mss_bytes", options.mss_bytes);
   options.max_window_bytes =
       node.positive_or("max_window_kb", options.max_window_bytes / 1024) * 1024;
-  options.min_rto =
-      from_seconds(node.positive_or("min_rto_ms", to_seconds(options.min_rto) * 1e3) * 1e-3);
+  options.min_rto = node.duration_or("min_rto_ms", 1e-3, options.min_rto);
+  if (options.min_rto <= Duration::zero()) node.at("min_rto_ms").fail("a number > 0");
   options.switch_buffer_bytes =
       node.positive_or("switch_buffer_kb", options.switch_buffer_bytes / 1024) * 1024;
   return options;
@@ -54,19 +54,27 @@ NetworkOptions parse_network(const ConfigNode& node) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   ConfigNode root = ConfigNode::parse(read_text(path), path);
+  std::vector<std::pair<std::string, std::string>> assignments;
+  for (const std::string& assignment : overrides) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InputError("--set", 0, "", "KEY=VALUE with a dotted key", "'" + assignment + "'");
+    }
+    assignments.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
+  }
+  // "--set topology=FILE" picks another topology file, so it applies before the file is read.
+  for (const auto& [key, value] : assignments) {
+    if (key == "topology") root.set(key, value, "--set");
+  }
   std::optional<ConfigNode> topology_doc;
   std::string topology_path = path;
   if (root.at("topology").is_scalar()) {
     topology_path = resolve_path(path, root.text("topology"));
     topology_doc = ConfigNode::parse(read_text(topology_path), topology_path);
   }
-  for (const std::string& assignment : overrides) {
-    const auto equals = assignment.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw InputError("--set", 0, "", "KEY=VALUE with a dotted key", "'" + assignment + "'");
-    }
-    const std::string key = assignment.substr(0, equals);
-    const std::string value = assignment.substr(equals + 1);
+  for (const auto& [key, value] : assignments) {
+    if (key == "topology") continue;
+    const std::string assignment = key + "=" + value;
     if (topology_doc && key.starts_with("topology.")) {
       topology_doc->set(key.substr(9), value, "--set", assignment);
     } else {
@@ -92,7 +100,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (const auto variability = root.find("variability")) {
     scenario.variability = VariabilityOptions::load(*variability);
   }
-  scenario.batch_size = static_cast<int>(root.count_or("batch_size", 1, scenario.batch_size));
+  scenario.batch_size =
+      root.int_or("batch_size", 1, std::numeric_limits<int>::max(), scenario.batch_size);
   if (root.has("iterations")) scenario.max_iterations = root.count_or("iterations", 1, 1);
   scenario.seed = static_cast<std::uint64_t>(root.count_or("seed", 0, 1));
 
@@ -105,7 +114,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     // Without dedicated server hosts, servers are colocated on the first workers (BytePS
     // colocated mode).
     if (scenario.server_hosts.empty()) {
-      const auto count = std::min<std::size_t>(scenario.sync.servers, scenario.worker_hosts.size());
+      const std::size_t count = static_cast<std::size_t>(scenario.sync.servers);
+      if (count > scenario.worker_hosts.size()) {
+        root.at("sync").at("servers").fail(
+            "at most " + std::to_string(scenario.worker_hosts.size()) +
+            " (servers are colocated with the workers when the topology has no server nodes)");
+      }
       scenario.server_hosts.assign(
           scenario.worker_hosts.begin(),
           scenario.worker_hosts.begin() + static_cast<std::ptrdiff_t>(count));

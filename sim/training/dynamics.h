@@ -96,7 +96,7 @@ class TrainingDynamics {
  private:
   double remaining_fraction(double progress) const;
 
-  const StatisticalModel& model_;
+  StatisticalModel model_;
   TrainingOptions options_;
   DynamicsParameters parameters_;
   std::size_t workers_;

@@ -16,14 +16,7 @@ struct KnownFailure {
   std::string_view why;
 };
 
-inline constexpr std::array<KnownFailure, 3> kKnownFailures = {{
-    {"scenario", "issue_file_name_too_long.yaml",
-     "read_text lets std::filesystem_error out for an over-long path (sim/io/sources.cpp)"},
-    {"scenario", "File name too long",
-     "read_text lets std::filesystem_error out for an over-long path (sim/io/sources.cpp)"},
-    {"overrides", "File name too long",
-     "read_text lets std::filesystem_error out for an over-long path (sim/io/sources.cpp)"},
-}};
+inline constexpr std::array<KnownFailure, 0> kKnownFailures = {};
 
 /// The entry covering this failure of `target` on the seed `seed` (or a mutant, seed empty),
 /// whose message is `message` (empty to match by seed only); nullptr if none.
