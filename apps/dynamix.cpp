@@ -6,6 +6,7 @@
 
 #include "apps/command_line.h"
 #include "apps/evaluate.h"
+#include "apps/interrupt.h"
 #include "apps/simulate.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + std::string(command.name);
     throw dynamix::InputError("command line", 0, "", "a command (" + names + ")",
                               "'" + args[0] + "'");
+  } catch (const dynamix::Interrupted&) {
+    std::cerr << "dynamix: interrupted; nothing was written\n";
+    return 130;
   } catch (const dynamix::InputError& error) {
     std::cerr << "dynamix: " << error.what() << '\n';
     return 2;

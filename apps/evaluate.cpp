@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "apps/command_line.h"
+#include "apps/interrupt.h"
 #include "apps/policy_factory.h"
 #include "apps/run_directory.h"
 #include "gym/batch_size_env.h"
@@ -38,7 +39,7 @@ int run_evaluate(const std::vector<std::string>& args) {
       "static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
   std::string out;
   int seeds = 5;
-  std::uint64_t first_seed = 1000;
+  std::int64_t first_seed = 1000;
   int decision_interval = 10;
   po::options_description options(
       "dynamix evaluate: compare batch-size policies on scenarios over seeds");
@@ -58,7 +59,9 @@ int run_evaluate(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (seeds < 1) throw InputError("--seeds", 0, "", "an integer >= 1", std::to_string(seeds));
+  require_in_range("--seeds", seeds, 1);
+  require_in_range("--seed", first_seed, 0);
+  require_in_range("--decision-interval", decision_interval, 1);
   if (scenario_paths.empty()) scenario_paths.push_back(kDefaultScenario);
   const std::vector<std::string> names = split_list(policy_list);
   if (names.empty()) throw InputError("--policies", 0, "", "at least one policy", "none");
@@ -72,15 +75,19 @@ int run_evaluate(const std::vector<std::string>& args) {
   }
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names)
-    policies.push_back(make_policy(name, first_seed, env_options));
+    policies.push_back(
+        make_policy(name, static_cast<std::uint64_t>(first_seed), env_options, "--policies"));
 
-  RunDirectory directory(out);
+  RunDirectory directory(out, "evaluate");
+  const InterruptScope interrupt;
   std::vector<EpisodeResult> results;
   for (const auto& scenario : scenarios) {
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), env_options);
+    env.set_iteration_observer(
+        [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
     for (const auto& policy : policies) {
       for (int i = 0; i < seeds; ++i) {
-        results.push_back(run_episode(env, *policy, first_seed + static_cast<std::uint64_t>(i)));
+        results.push_back(run_episode(env, *policy, static_cast<std::uint64_t>(first_seed + i)));
         std::cerr << "\r" << scenario->name << " " << policy->name() << " seed " << i + 1 << "/"
                   << seeds << std::string(20, ' ') << std::flush;
       }

@@ -3,15 +3,19 @@
 
 #include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_policy.h"
+#include "sim/io/input_error.h"
 
 namespace dynamix {
 
 std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
-                                    const EnvOptions& env_options) {
+                                    const EnvOptions& env_options, const std::string& option) {
   if (name.starts_with("ppo:")) {
+    if (name.size() == 4) {
+      throw InputError(option, 0, "", "ppo:PATH naming a policy.pt file", "'" + name + "'");
+    }
     return std::make_unique<PpoPolicy>(name.substr(4), ObservationBuilder().schema(), env_options);
   }
-  return make_baseline(name, seed);
+  return make_baseline(name, seed, option);
 }
 
 std::string policy_names() { return baseline_names() + ", ppo:PATH"; }

@@ -11,10 +11,10 @@
 namespace dynamix {
 
 /// "static:B", "random", "proportional", "goodput", "goodput+proportional", "gns" or
-/// "ppo:PATH"; an InputError listing the valid names otherwise, or naming what differs when a
-/// policy.pt does not fit `env_options`.
+/// "ppo:PATH"; an InputError on `option` listing the valid names otherwise, or naming what
+/// differs when a policy.pt does not fit `env_options`.
 std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
-                                    const EnvOptions& env_options);
+                                    const EnvOptions& env_options, const std::string& option);
 std::string policy_names();
 
 }  // namespace dynamix

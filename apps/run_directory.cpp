@@ -1,47 +1,176 @@
-// RunDirectory and CsvWriter.
+// RunDirectory, output-file checks and CsvWriter.
 #include "apps/run_directory.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <system_error>
 
+#include "apps/command_line.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 
 namespace dynamix {
+namespace {
 
-RunDirectory::RunDirectory(std::filesystem::path final_path, Staging staging)
-    : final_(std::move(final_path)), mode_(staging) {
-  if (final_.filename().empty()) final_ = final_.parent_path();
-  staging_ = final_;
-  staging_ += mode_ == kTemporary ? ".partial-" + std::to_string(::getpid()) : ".partial";
+namespace fs = std::filesystem;
+
+bool exists_here(const fs::path& path) {
+  std::error_code ignored;
+  return fs::exists(fs::symlink_status(path, ignored));
+}
+
+/// The absolute path with ".", ".." and the symbolic links of its existing part resolved.
+fs::path resolved(const fs::path& path) {
   std::error_code error;
-  if (mode_ != kResume) std::filesystem::remove_all(staging_, error);
-  std::filesystem::create_directories(staging_, error);
+  fs::path result = fs::weakly_canonical(fs::absolute(path), error);
+  if (error) result = fs::absolute(path).lexically_normal();
+  if (result.has_relative_path() && result.filename().empty()) result = result.parent_path();
+  return result;
+}
+
+/// An empty folder loses nothing when replaced; anything else must carry the marker.
+void refuse_unless_ours(const fs::path& path) {
+  std::error_code error;
+  if (!exists_here(path) || RunDirectory::is_run_directory(path)) return;
+  if (fs::is_directory(fs::symlink_status(path, error)) && fs::is_empty(path, error)) return;
+  throw InputError("--out", 0, "",
+                   "a new path or a run directory that dynamix wrote (holding " +
+                       std::string(RunDirectory::kMarker) + ")",
+                   "'" + path.string() + "', which exists and was not written by dynamix");
+}
+
+/// Replacing the working directory or one that holds it would pull the floor from under the
+/// user (and "--out ." would empty the folder they are in).
+void refuse_enclosing(const fs::path& path) {
+  const fs::path target = resolved(path);
+  const fs::path working = resolved(fs::current_path());
+  const auto [in_target, in_working] =
+      std::mismatch(target.begin(), target.end(), working.begin(), working.end());
+  if (in_target == target.end() || target == target.root_path()) {
+    throw InputError("--out", 0, "", "a run directory outside the working directory's path",
+                     "'" + path.string() + "', which is or holds " + working.string());
+  }
+}
+
+std::string pid_text() { return std::to_string(::getpid()); }
+
+bool process_alive(const std::string& pid_digits) {
+  if (pid_digits.empty() || pid_digits.size() > 9 ||
+      !std::all_of(pid_digits.begin(), pid_digits.end(),
+                   [](unsigned char c) { return std::isdigit(c); })) {
+    return true;
+  }
+  return ::kill(static_cast<pid_t>(std::stol(pid_digits)), 0) == 0 || errno != ESRCH;
+}
+
+/// Staging folders that dynamix processes killed without warning (SIGKILL, power loss) left
+/// beside `final_path`.
+void remove_abandoned_staging(const fs::path& final_path) {
+  const std::string prefix = final_path.filename().string() + ".partial-";
+  std::error_code error;
+  fs::directory_iterator entries(resolved(final_path).parent_path(), error);
+  if (error) return;
+  for (const fs::directory_entry& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || process_alive(name.substr(prefix.size()))) continue;
+    if (RunDirectory::is_run_directory(entry.path())) fs::remove_all(entry.path(), error);
+  }
+}
+
+bool holds_only_marker(const fs::path& directory) {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+    if (entry.path().filename() != RunDirectory::kMarker) return false;
+  }
+  return !error;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(fs::path final_path, std::string_view command, Staging staging)
+    : final_(std::move(final_path)), mode_(staging) {
+  if (final_.empty()) throw InputError("--out", 0, "", "a path", "nothing");
+  if (final_.has_relative_path() && final_.filename().empty()) final_ = final_.parent_path();
+  refuse_enclosing(final_);
+  refuse_unless_ours(final_);
+  staging_ = final_;
+  staging_ += mode_ == kTemporary ? ".partial-" + pid_text() : ".partial";
+  if (mode_ == kResume) {
+    if (!is_run_directory(staging_)) {
+      throw InputError("--resume", 0, "", "the folder an interrupted run left",
+                       "no run directory '" + staging_.string() + "'");
+    }
+    return;
+  }
+  if (mode_ == kTemporary) remove_abandoned_staging(final_);
+  std::error_code error;
+  if (exists_here(staging_)) {
+    refuse_unless_ours(staging_);
+    fs::remove_all(staging_, error);
+  }
+  fs::create_directories(staging_, error);
   if (error) {
     throw InputError("--out", 0, "", "a directory that can be created",
-                     final_.string() + " (" + error.message() + ")");
+                     "'" + staging_.string() + "' (" + error.message() + ")");
+  }
+  created_staging_ = true;
+  std::ofstream marker(staging_ / kMarker);
+  marker << "dynamix " << kDynamixVersion << ' ' << command << '\n';
+  if (!marker.flush()) {
+    throw InputError("--out", 0, "", "a writable directory", "'" + staging_.string() + "'");
   }
 }
 
 RunDirectory::~RunDirectory() {
-  if (committed_ || mode_ != kTemporary) return;
+  if (committed_ || !created_staging_) return;
   std::error_code ignored;
-  std::filesystem::remove_all(staging_, ignored);
+  if (mode_ == kTemporary || holds_only_marker(staging_)) fs::remove_all(staging_, ignored);
 }
 
 void RunDirectory::commit() {
+  DYNAMIX_CHECK(!committed_, final_.string() << " committed twice");
+  refuse_unless_ours(final_);
   std::error_code error;
-  std::filesystem::remove_all(final_, error);
-  std::filesystem::rename(staging_, final_, error);
+  fs::path replaced = final_;
+  replaced += ".replaced-" + pid_text();
+  const bool replacing = exists_here(final_);
+  if (replacing) fs::rename(final_, replaced, error);
+  if (!error) fs::rename(staging_, final_, error);
   if (error) {
+    std::error_code ignored;
+    if (replacing && !exists_here(final_)) fs::rename(replaced, final_, ignored);
     throw InputError("--out", 0, "", "a writable place for the run directory",
-                     final_.string() + " (" + error.message() + ")");
+                     "'" + final_.string() + "' (" + error.message() + ")");
   }
   committed_ = true;
+  if (replacing) fs::remove_all(replaced, error);
 }
 
+bool RunDirectory::is_run_directory(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error) && fs::is_regular_file(path / kMarker, error);
+}
+
+void check_output_file(const fs::path& file, std::string_view option,
+                       bool (*is_ours)(const fs::path&)) {
+  const std::string name(option);
+  if (file.empty() || !file.has_filename() || file.filename() == "." || file.filename() == "..") {
+    throw InputError(name, 0, "", "a file path", "'" + file.string() + "'");
+  }
+  std::error_code error;
+  if (fs::is_directory(file, error)) {
+    throw InputError(name, 0, "", "a file path", "'" + file.string() + "', a directory");
+  }
+  if (exists_here(file) && !is_ours(file)) {
+    throw InputError(name, 0, "", "a new file or one that dynamix wrote",
+                     "'" + file.string() + "', which exists and was not written by dynamix");
+  }
+}
 CsvWriter::CsvWriter(const std::filesystem::path& path, std::vector<std::string> columns)
     : path_(path), out_(path, std::ios::binary), columns_(columns.size()) {
   if (!out_) throw InputError(path.string(), 0, "", "a writable file", "cannot open it");

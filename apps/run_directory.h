@@ -1,4 +1,5 @@
-// Output directories that appear complete or not at all, and the CSV files inside them.
+// Output directories that appear complete or not at all, never replace what dynamix did not
+// write, and the CSV files inside them.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,9 @@
 namespace dynamix {
 
 /// Written under a temporary sibling name and renamed into place by commit(), so an interrupted
-/// or failed run never leaves a directory that looks complete.
+/// or failed run never leaves a directory that looks complete. Every directory it creates holds
+/// a marker file naming the command that wrote it; an existing path without that marker (a
+/// user's folder or file, ".", "/", the home folder) is refused before any work starts.
 class RunDirectory {
  public:
   enum Staging {
@@ -22,7 +25,14 @@ class RunDirectory {
     /// "DIR.partial" as an interrupted run left it.
     kResume,
   };
-  explicit RunDirectory(std::filesystem::path final_path, Staging staging = kTemporary);
+  /// The marker file's name inside every directory dynamix writes.
+  static constexpr std::string_view kMarker = ".dynamix-run";
+
+  /// InputError on --out when `final_path` or its staging path exists and is not a dynamix run
+  /// directory, or when replacing it would remove the working directory; `command` goes into
+  /// the marker.
+  RunDirectory(std::filesystem::path final_path, std::string_view command,
+               Staging staging = kTemporary);
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
   ~RunDirectory();
@@ -30,15 +40,24 @@ class RunDirectory {
   /// The path a file will have once committed, while it is written in the temporary place.
   std::filesystem::path file(std::string_view name) const { return staging_ / name; }
   const std::filesystem::path& final_path() const { return final_; }
-  /// Replaces any previous directory at the final path with this one.
+  /// Replaces a previous dynamix run directory at the final path with this one.
   void commit();
+
+  /// Whether `path` is a directory that dynamix wrote (it holds the marker).
+  static bool is_run_directory(const std::filesystem::path& path);
 
  private:
   std::filesystem::path final_;
   std::filesystem::path staging_;
   Staging mode_;
+  bool created_staging_ = false;
   bool committed_ = false;
 };
+
+/// Refuses, before any work, an output file path that names a directory or an existing file
+/// that `is_ours` does not recognize as written by dynamix.
+void check_output_file(const std::filesystem::path& file, std::string_view option,
+                       bool (*is_ours)(const std::filesystem::path&));
 
 /// A tidy CSV file: a header of unit-suffixed column names, then rows of the same width.
 class CsvWriter {

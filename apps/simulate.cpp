@@ -8,6 +8,7 @@
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
+#include "apps/interrupt.h"
 #include "apps/policy_factory.h"
 #include "apps/run_directory.h"
 #include "gym/episode_log.h"
@@ -145,12 +146,16 @@ int simulate_policy(const Scenario& scenario, const std::string& policy_name,
   env_options.stop_at_target = stop_at_target;
   BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
                    env_options);
-  const std::unique_ptr<Policy> policy = make_policy(policy_name, scenario.seed, env_options);
-  RunDirectory directory(out);
+  const std::unique_ptr<Policy> policy =
+      make_policy(policy_name, scenario.seed, env_options, "--policy");
+  RunDirectory directory(out, "simulate");
   IterationWriter writer(directory);
-  env.set_iteration_observer([&writer](const TrainingRun& run, const IterationRecord& record) {
-    writer.write(run, record);
-  });
+  const InterruptScope interrupt;
+  env.set_iteration_observer(
+      [&writer, &interrupt](const TrainingRun& run, const IterationRecord& record) {
+        interrupt.check();
+        writer.write(run, record);
+      });
   DecisionLog log;
   const EpisodeResult result = run_episode(env, *policy, scenario.seed, &log);
   writer.close();
@@ -170,7 +175,7 @@ int run_simulate(const std::vector<std::string>& args) {
   std::string scenario_path = kDefaultScenario;
   std::string batch_size, batch_sizes, schedule, out;
   std::vector<std::string> overrides;
-  std::uint64_t seed = 0;
+  std::int64_t seed = 0;
   std::int64_t iterations = 0;
   bool stop_at_target = false;
   std::string policy_name;
@@ -196,12 +201,12 @@ int run_simulate(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (values.count("iterations") && iterations < 1) {
-    throw InputError("--iterations", 0, "", "an integer >= 1", std::to_string(iterations));
-  }
+  if (values.count("iterations")) require_in_range("--iterations", iterations, 1);
+  require_in_range("--seed", seed, 0);
+  require_in_range("--decision-interval", env_options.decision_interval, 1);
 
   Scenario scenario = load_scenario(scenario_path, overrides);
-  if (values.count("seed")) scenario.seed = seed;
+  if (values.count("seed")) scenario.seed = static_cast<std::uint64_t>(seed);
   if (values.count("iterations")) scenario.max_iterations = iterations;
   if (!policy_name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
     throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
@@ -218,10 +223,12 @@ int run_simulate(const std::vector<std::string>& args) {
                                                    : scenario.source + ": batch_size";
   check_memory(plan, run, 0, option);
 
-  RunDirectory directory(out);
+  RunDirectory directory(out, "simulate");
   IterationWriter writer(directory);
+  const InterruptScope interrupt;
   std::int64_t last_epoch = 0;
   while (!run.budget_exhausted() && !(stop_at_target && run.reached_target())) {
+    interrupt.check();
     if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
       check_memory(plan, run, run.epochs(), option);
       last_epoch = static_cast<std::int64_t>(run.epochs());

@@ -2,17 +2,21 @@
 // progress line, train_curve.csv, checkpoints that resume, and policy.pt; `dynamix export`.
 #include "apps/train.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "apps/command_line.h"
+#include "apps/interrupt.h"
 #include "apps/run_directory.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/evaluation.h"
+#include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
@@ -24,9 +28,10 @@ namespace {
 
 namespace po = boost::program_options;
 
-// Set from the SIGINT handler; the only state a handler may touch.
-volatile std::sig_atomic_t interrupted = 0;
-extern "C" void on_interrupt(int) { interrupted = 1; }
+constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
+constexpr std::int64_t kMaxEnvironments = 4096;
+constexpr std::int64_t kMaxThreads = 4096;
+constexpr std::int64_t kMaxEvalSeeds = 100000;
 
 struct Evaluation {
   std::optional<double> time_to_target_s;
@@ -55,6 +60,55 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
   return evaluation;
 }
 
+/// FNV-1a of the resolved scenario: a resume must train on the configuration its checkpoint did.
+std::string fingerprint(const YAML::Node& resolved) {
+  YAML::Emitter emitter;
+  emitter << resolved;
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const char c : std::string_view(emitter.c_str(), emitter.size())) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+/// The rows of train_curve.csv for the updates a resumed checkpoint holds.
+std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path,
+                                         std::int64_t updates) {
+  std::vector<std::string> kept;
+  std::ifstream previous(curve_path);
+  std::string line;
+  std::getline(previous, line);
+  for (int number = 2; std::getline(previous, line); ++number) {
+    const std::string field = line.substr(0, line.find(','));
+    std::int64_t update = 0;
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), update);
+    if (error != std::errc() || end != field.data() + field.size() || update < 1) {
+      throw InputError(curve_path.string(), number, "update", "an update number >= 1",
+                       excerpt(field));
+    }
+    if (update <= updates) kept.push_back(line);
+  }
+  return kept;
+}
+
+constexpr const char* kShellSafe =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@";
+
+/// The command that resumes this run: its own options (a resume must repeat them) and --resume.
+std::string resume_command(const std::vector<std::string>& args) {
+  std::string command = "dynamix train";
+  for (const std::string& arg : args) {
+    const bool plain = !arg.empty() && arg.find_first_not_of(kShellSafe) == std::string::npos;
+    std::string quoted = "'";
+    for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " " + (plain ? arg : quoted + "'");
+  }
+  return args.end() == std::find(args.begin(), args.end(), "--resume") ? command + " --resume"
+                                                                       : command;
+}
+
 std::string progress_bar(double fraction) {
   const int width = 24;
   const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
@@ -80,6 +134,7 @@ int run_train(const std::vector<std::string>& args) {
   bool randomize = false;
   bool resume = false;
   PpoOptions ppo;
+  auto seed = static_cast<std::int64_t>(ppo.seed);
   EnvOptions env_options;
   std::string action_base(action_base_name(env_options.action_base));
   po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
@@ -90,7 +145,7 @@ int run_train(const std::vector<std::string>& args) {
       ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
       ("randomize", po::bool_switch(&randomize),
        "train on the scenario's randomized family (cluster size, GPU mix, network)")
-      ("seed", po::value(&ppo.seed)->default_value(ppo.seed), "root seed")
+      ("seed", po::value(&seed)->default_value(seed), "root seed")
       ("steps", po::value(&steps)->default_value(steps),
        "environment decisions to train on, all environments together")
       ("envs", po::value(&environments)->default_value(environments), "parallel environments")
@@ -127,15 +182,16 @@ int run_train(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (steps < 1) throw InputError("--steps", 0, "", "an integer >= 1", std::to_string(steps));
-  if (environments < 1)
-    throw InputError("--envs", 0, "", "an integer >= 1", std::to_string(environments));
-  if (eval_every < 1)
-    throw InputError("--eval-every", 0, "", "an integer >= 1", std::to_string(eval_every));
-  if (checkpoint_every < 1) {
-    throw InputError("--checkpoint-every", 0, "", "an integer >= 1",
-                     std::to_string(checkpoint_every));
-  }
+  require_in_range("--seed", seed, 0);
+  require_in_range("--steps", steps, 1, kMaxSteps);
+  require_in_range("--envs", environments, 1, kMaxEnvironments);
+  require_in_range("--threads", threads, 0, kMaxThreads);
+  require_in_range("--decision-interval", env_options.decision_interval, 1, kMaxDecisionInterval);
+  require_in_range("--eval-every", eval_every, 1);
+  require_in_range("--eval-seeds", eval_seeds, 1, kMaxEvalSeeds);
+  require_in_range("--checkpoint-every", checkpoint_every, 1);
+  ppo.seed = static_cast<std::uint64_t>(seed);
+  validate(ppo);
 
   const std::optional<ActionBase> base = parse_action_base(action_base);
   if (!base) {
@@ -156,9 +212,13 @@ int run_train(const std::vector<std::string>& args) {
   }
   VectorEnv envs(source, env_options, static_cast<std::size_t>(environments),
                  static_cast<std::size_t>(threads));
-  PpoTrainer trainer(envs, ppo);
+  PpoTrainer trainer(envs, ppo,
+                     {{"scenario", scenario->name},
+                      {"set", "resolved configuration " + fingerprint(scenario->resolved)},
+                      {"randomize", randomize ? "true" : "false"},
+                      {"steps", std::to_string(steps)}});
 
-  RunDirectory directory(out, resume ? RunDirectory::kResume : RunDirectory::kResumable);
+  RunDirectory directory(out, "train", resume ? RunDirectory::kResume : RunDirectory::kResumable);
   const std::filesystem::path checkpoint = directory.file("checkpoint.pt");
   const std::filesystem::path curve_path = directory.file("train_curve.csv");
   if (resume) {
@@ -171,21 +231,14 @@ int run_train(const std::vector<std::string>& args) {
   // The curve keeps the rows of the updates the checkpoint holds and appends the rest.
   std::vector<std::string> kept_rows;
   if (resume && std::filesystem::exists(curve_path)) {
-    std::ifstream previous(curve_path);
-    std::string line;
-    std::getline(previous, line);
-    while (std::getline(previous, line)) {
-      if (std::stoll(line.substr(0, line.find(','))) <= trainer.updates())
-        kept_rows.push_back(line);
-    }
+    kept_rows = kept_curve_rows(curve_path, trainer.updates());
   }
   std::ofstream curve(curve_path, std::ios::trunc);
   curve << "update,env_steps,wall_s,mean_return,eval_time_to_target_s,eval_final_accuracy,"
            "mean_episode_time_s,explained_variance,entropy,approx_kl,clip_fraction\n";
   for (const std::string& row : kept_rows) curve << row << '\n';
 
-  interrupted = 0;
-  const auto previous_handler = std::signal(SIGINT, on_interrupt);
+  std::optional<InterruptScope> interrupt(std::in_place);
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
   std::string last_eval = "-";
@@ -209,7 +262,8 @@ int run_train(const std::vector<std::string>& args) {
           << format_number(stats.losses.entropy) << ',' << format_number(stats.losses.approx_kl)
           << ',' << format_number(stats.losses.clip_fraction) << '\n';
     curve.flush();
-    if (stats.update % checkpoint_every == 0 || interrupted) trainer.save_checkpoint(checkpoint);
+    if (stats.update % checkpoint_every == 0 || interrupt->requested())
+      trainer.save_checkpoint(checkpoint);
     std::cerr << "\r"
               << progress_bar(static_cast<double>(stats.env_steps) / static_cast<double>(steps))
               << " update " << stats.update << " | "
@@ -218,12 +272,13 @@ int run_train(const std::vector<std::string>& args) {
               << (std::isnan(last_return) ? std::string("-")
                                           : format_number(std::round(last_return * 1000) / 1000))
               << " | eval time-to-target " << last_eval << "      " << std::flush;
-    return interrupted == 0;
+    return !interrupt->requested();
   });
-  std::signal(SIGINT, previous_handler);
+  const bool interrupted = interrupt->requested();
+  interrupt.reset();
   std::cerr << '\n';
   if (interrupted) {
-    std::cerr << "dynamix: interrupted; resume with --resume --out " << out << '\n';
+    std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
   }
   curve.close();
@@ -272,6 +327,14 @@ int run_export(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
+  check_output_file(out, "--out", [](const std::filesystem::path& file) {
+    try {
+      const TorchScriptPolicy existing(file);
+      return true;
+    } catch (const InputError&) {
+      return false;
+    }
+  });
   export_checkpoint(checkpoint, out);
   std::cout << "wrote " << out << '\n';
   return 0;

@@ -109,14 +109,14 @@ std::string baseline_names() {
   return "static:B, random, proportional, goodput, goodput+proportional, gns";
 }
 
-std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
+                                      const std::string& source) {
   if (name.starts_with("static:")) {
     const std::string value = name.substr(7);
     int batch = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), batch);
     if (error != std::errc{} || end != value.data() + value.size() || batch < 1) {
-      throw InputError("--policies", 0, "", "static:B with an integer batch B >= 1",
-                       "'" + name + "'");
+      throw InputError(source, 0, "", "static:B with an integer batch B >= 1", "'" + name + "'");
     }
     return std::make_unique<StaticPolicy>(batch);
   }
@@ -125,8 +125,7 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name == "goodput") return std::make_unique<GoodputPolicy>(false);
   if (name == "goodput+proportional") return std::make_unique<GoodputPolicy>(true);
   if (name == "gns") return std::make_unique<GnsPolicy>();
-  throw InputError("--policies", 0, "", "one of " + baseline_names() + ", ppo:PATH",
-                   "'" + name + "'");
+  throw InputError(source, 0, "", "one of " + baseline_names() + ", ppo:PATH", "'" + name + "'");
 }
 
 }  // namespace dynamix

@@ -79,8 +79,10 @@ class GnsPolicy : public Policy {
 };
 
 /// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns.
-/// Unknown names are an InputError listing the valid ones (ppo:PATH is resolved by the caller).
-std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed);
+/// Unknown names are an InputError on `source` (the option or key that named it) listing the
+/// valid ones (ppo:PATH is resolved by the caller).
+std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
+                                      const std::string& source = "policy");
 /// "static:B, random, proportional, goodput, goodput+proportional, gns".
 std::string baseline_names();
 

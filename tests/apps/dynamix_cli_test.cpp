@@ -147,6 +147,40 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
     check_rejected("simulate --batch-size 64 --schedule 0:64",
                    "--batch-size/--batch-sizes/--schedule");
   }
+  SUBCASE("a stray positional argument") { check_rejected("simulate extra", "positional"); }
+  SUBCASE("empty option values") {
+    check_rejected("simulate --batch-sizes ''", "--batch-sizes");
+    check_rejected("simulate --schedule ''", "--schedule");
+    check_rejected("simulate --set batch_size=", "--set: batch_size");
+  }
+  SUBCASE("a negative seed") { check_rejected("simulate --seed -1", "--seed"); }
+  SUBCASE("a zero decision interval") {
+    check_rejected("simulate --policy goodput --decision-interval 0", "--decision-interval");
+    check_rejected("evaluate --decision-interval 0", "--decision-interval");
+  }
+  SUBCASE("an unknown policy is blamed on the option that named it") {
+    check_rejected("simulate --policy foo", "--policy: expected one of");
+    check_rejected("simulate --policy ppo:", "--policy: expected ppo:PATH");
+  }
+  SUBCASE("more parameter servers than workers to colocate them with") {
+    check_rejected("simulate --set sync.architecture=ps --set sync.servers=99", "sync.servers");
+  }
+  SUBCASE("a time conversion that would overflow int64 nanoseconds") {
+    check_rejected("simulate --set sync.message_overhead_us=1e300", "sync.message_overhead_us");
+  }
+  SUBCASE("scenario values that do not fit their type, or keys given twice") {
+    TempDirectory inputs;
+    const std::string quickstart = (kSourceDir / "scenarios" / "quickstart.yaml").string();
+    const std::string topology = (kSourceDir / "topologies" / "quickstart.yaml").string();
+    const std::string header = "topology: " + topology + "\ntraining:\n  workload: " +
+                               "resnet18-cifar10\n  budget_epochs: 1\n";
+    check_rejected(
+        "simulate --scenario " + inputs.write("big.yaml", header + "batch_size: 3000000000\n"),
+        "big.yaml:5: batch_size: expected an integer in [1, 2147483647]");
+    check_rejected(
+        "simulate --scenario " + inputs.write("twice.yaml", header + "seed: 1\nseed: 2\n"),
+        "twice.yaml:6: seed: expected each key once in a map, found 'seed' again");
+  }
   SUBCASE("a scheduled batch that outgrows memory in the middle of the run") {
     // The run directory already exists in its temporary place when epoch 1 begins.
     check_rejected("simulate --iterations 120 --schedule 0:128,1:100000", "--schedule");
@@ -172,6 +206,87 @@ TEST_CASE("a failed run leaves an earlier run directory at --out untouched") {
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(work.path())) ++entries;
   CHECK(entries == 1);
+}
+
+TEST_CASE("--set topology=FILE picks another topology file, relative to the scenario") {
+  TempDirectory work;
+  const Outcome outcome =
+      dynamix("simulate --iterations 3 --set topology=lossy8.yaml --out " + quoted(work / "run"));
+  REQUIRE(outcome.status == 2);
+  CHECK(outcome.stderr_text.find("embedded:/scenarios/lossy8.yaml") != std::string::npos);
+  const Outcome picked =
+      dynamix("simulate --iterations 3 --set topology=../topologies/lossy8.yaml --out " +
+              quoted(work / "run"));
+  CAPTURE(picked.stderr_text);
+  REQUIRE(picked.status == 0);
+  const YAML::Node summary = YAML::LoadFile(work / "run/summary.json");
+  CHECK(summary["workers"].as<int>() == 8);
+}
+
+TEST_CASE("no command replaces a folder or file that dynamix did not write") {
+  TempDirectory work;
+  const fs::path mine = work.path() / "mine";
+  fs::create_directories(mine);
+  std::ofstream(mine / "notes.txt") << "precious";
+  const std::string file = work.write("policy.pt", "not a policy");
+  const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.csv").string();
+  for (const std::string command :
+       {"simulate --iterations 3 --out " + quoted(mine.string()),
+        "simulate --iterations 3 --out " + quoted(file),
+        "evaluate --seeds 1 --policies static:64 --out " + quoted(mine.string()),
+        "train --steps 64 --out " + quoted(mine.string()),
+        "export --checkpoint " + quoted(checkpoint) + " --out " + quoted(mine.string()),
+        "export --checkpoint " + quoted(checkpoint) + " --out " + quoted(file)}) {
+    CAPTURE(command);
+    const Outcome outcome = dynamix(command);
+    CAPTURE(outcome.stderr_text);
+    CHECK(outcome.status == 2);
+    CHECK(outcome.stderr_text.find("--out") != std::string::npos);
+  }
+  CHECK(contents(mine / "notes.txt") == "precious");
+  CHECK(contents(file) == "not a policy");
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(work.path())) ++entries;
+  CHECK(entries == 2);
+}
+
+TEST_CASE("--out naming the working directory or a parent of it is refused") {
+  TempDirectory work;
+  std::ofstream(work.path() / "notes.txt") << "precious";
+  fs::create_directories(work.path() / "inside");
+  for (const std::string out : {".", "..", "../inside/.."}) {
+    CAPTURE(out);
+    // Run inside the temporary directory, so that a regression can only empty that.
+    const std::string command = "cd " + quoted(work / "inside") + " && " + quoted(DYNAMIX_BINARY) +
+                                " simulate --iterations 3 --out " + out + " 2>/dev/null";
+    const int raw = std::system(command.c_str());
+    CHECK(WEXITSTATUS(raw) == 2);
+  }
+  CHECK(contents(work.path() / "notes.txt") == "precious");
+  CHECK(fs::exists(work.path() / "inside"));
+}
+
+TEST_CASE("an interrupted simulate or evaluate exits 130 and leaves no staging folder") {
+  TempDirectory work;
+  const std::string scenario = (kSourceDir / "scenarios" / "hetero32.yaml").string();
+  const std::string longer = " --set training.budget_time_s=30000 --set training.budget_epochs=1e5";
+  for (const std::string command :
+       {"simulate --scenario " + quoted(scenario) + longer,
+        "evaluate --seeds 50 --scenario " + quoted(scenario) + longer}) {
+    CAPTURE(command);
+    // SIGTERM once the staging folder exists (a background job of sh ignores SIGINT); the
+    // runs take minutes, the wait for the folder at most 20 s.
+    const std::string shell = quoted(DYNAMIX_BINARY) + " " + command + " --out " +
+                              quoted(work / "run") + " >/dev/null 2>&1 & pid=$!; " +
+                              "for i in $(seq 200); do [ -n \"$(ls -A " + quoted(work / "") +
+                              ")\" ] && break; sleep 0.1; done; sleep 0.3; kill -TERM $pid; " +
+                              "wait $pid";
+    const int raw = std::system(shell.c_str());
+    CHECK(WEXITSTATUS(raw) == 130);
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(work.path())) ++entries;
+    CHECK(entries == 0);
+  }
 }
 
 }  // namespace

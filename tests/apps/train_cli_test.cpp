@@ -90,11 +90,110 @@ TEST_CASE("evaluate refuses a corrupt policy.pt and unknown policies with status
   CHECK_FALSE(fs::exists(work.path() / "eval"));
 }
 
-TEST_CASE("train --resume without an interrupted run is refused with status 2") {
+TEST_CASE("train --resume without an interrupted run is refused with status 2, leaving nothing") {
   TempDirectory work;
   const Outcome resumed = dynamix("train --resume --steps 100 --out " + quoted(work / "train"));
   CHECK(resumed.status == 2);
   CHECK(resumed.stderr_text.find("--resume") != std::string::npos);
+  CHECK(fs::is_empty(work.path()));
+}
+
+TEST_CASE("train refuses each option out of range with status 2 and one line naming it") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--rollout-steps 0", "--rollout-steps: expected an integer in [1, 1048576], found 0"},
+      {"--initial-hold 2", "--initial-hold: expected a number in [0, 1), found 2"},
+      {"--learning-rate -1", "--learning-rate: expected a finite number > 0, found -1"},
+      {"--learning-rate nan", "--learning-rate: expected a finite number > 0, found nan"},
+      {"--gamma 2", "--gamma: expected a number in (0, 1], found 2"},
+      {"--gamma 0", "--gamma: expected a number in (0, 1], found 0"},
+      {"--gae-lambda 1.5", "--gae-lambda: expected a number in [0, 1], found 1.5"},
+      {"--gae-lambda -0.5", "--gae-lambda: expected a number in [0, 1], found -0.5"},
+      {"--entropy-coef -0.01", "--entropy-coef: expected a finite number >= 0, found -0.01"},
+      {"--threads -1", "--threads: expected an integer in [0, 4096], found -1"},
+      {"--decision-interval 0",
+       "--decision-interval: expected an integer in [1, 1048576], found 0"},
+      {"--envs 0", "--envs: expected an integer in [1, 4096], found 0"},
+      {"--envs 100000", "--envs: expected an integer in [1, 4096], found 100000"},
+      {"--eval-seeds 0", "--eval-seeds: expected an integer in [1, 100000], found 0"},
+      {"--seed -1", "--seed: expected an integer >= 0, found -1"},
+      {"--steps 0", "--steps: expected an integer in [1, 1000000000000], found 0"},
+  };
+  TempDirectory work;
+  for (const auto& [option, message] : cases) {
+    CAPTURE(option);
+    const std::string steps = option.starts_with("--steps") ? "" : " --steps 100";
+    const Outcome refused = dynamix("train " + option + steps + " --out " + quoted(work / "train"));
+    CHECK(refused.status == 2);
+    CHECK(refused.stderr_text == "dynamix: " + message + "\n");
+    CHECK(fs::is_empty(work.path()));
+  }
+}
+
+/// A tiny training run: 2 updates of 2 environments × 4 decisions.
+const std::string kTinyRun =
+    "train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set training.budget_epochs=1";
+
+TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and policy.pt") {
+  TempDirectory work;
+  for (const char* name : {"first", "second"}) {
+    const Outcome run = dynamix(kTinyRun + " --seed 3 --out " + quoted(work / name));
+    REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  }
+  for (const char* file : {"checkpoint.pt", "policy.pt"}) {
+    CAPTURE(file);
+    CHECK(contents(work.path() / "first" / file) == contents(work.path() / "second" / file));
+  }
+}
+
+TEST_CASE("train --resume with other options or another scenario is refused naming what differs") {
+  TempDirectory work;
+  const Outcome run = dynamix(kTinyRun + " --seed 1 --out " + quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  // A finished run directory stands in for the one an interrupted run leaves.
+  const fs::path partial = work.path() / "train.partial";
+  fs::copy(work.path() / "train", partial);
+  const std::string checkpoint = (partial / "checkpoint.pt").string();
+  const std::string out = " --resume --out " + quoted(work / "train");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kTinyRun + " --seed 2",
+       ": --seed: expected '1' (this checkpoint's run on scenario 'quickstart'), found '2' (a "
+       "resume repeats the run's options)"},
+      {"train --steps 32 --envs 2 --rollout-steps 4 --eval-every 100 --set "
+       "training.budget_epochs=1",
+       ": --steps: expected '16'"},
+      {kTinyRun + " --learning-rate 0.001", ": --learning-rate: expected '0.0003'"},
+      {kTinyRun + " --gamma 0.99", ": --gamma: expected '0.999'"},
+      {"train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set "
+       "training.budget_epochs=2",
+       ": --set: expected 'resolved configuration "},
+      {kTinyRun + " --scenario " + quoted((kSourceDir / "scenarios" / "lossy8.yaml").string()),
+       ": --scenario: expected 'quickstart'"},
+  };
+  for (const auto& [command, message] : cases) {
+    CAPTURE(command);
+    const Outcome refused = dynamix(command + out);
+    CHECK(refused.status == 2);
+    CHECK(refused.stderr_text.starts_with("dynamix: " + checkpoint + message));
+    CHECK(std::count(refused.stderr_text.begin(), refused.stderr_text.end(), '\n') == 1);
+    CHECK(fs::exists(partial / "checkpoint.pt"));
+  }
+
+  {  // A corrupt train_curve.csv is named with its line.
+    std::ofstream curve(partial / "train_curve.csv", std::ios::app);
+    curve << "x7,1,2\n";
+  }
+  const std::size_t rows = read_csv(work.path() / "train" / "train_curve.csv").rows.size();
+  const Outcome corrupt = dynamix(kTinyRun + " --seed 1" + out);
+  CHECK(corrupt.status == 2);
+  CHECK(corrupt.stderr_text == "dynamix: " + (partial / "train_curve.csv").string() + ":" +
+                                   std::to_string(rows + 2) +
+                                   ": update: expected an update number >= 1, found 'x7'\n");
+
+  fs::copy_file(work.path() / "train" / "train_curve.csv", partial / "train_curve.csv",
+                fs::copy_options::overwrite_existing);
+  const Outcome resumed = dynamix(kTinyRun + " --seed 1" + out);
+  CHECK_MESSAGE(resumed.status == 0, resumed.stderr_text);
+  CHECK(read_csv(work.path() / "train" / "train_curve.csv").rows.size() == rows);
 }
 
 TEST_CASE("train refuses an unknown action base with status 2, naming both") {

@@ -31,7 +31,7 @@ TEST_CASE("make_baseline knows every baseline and lists them for an unknown name
        {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
-  CHECK_THROWS_WITH_AS(make_baseline("pollux", 1),
+  CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
                        "--policies: expected one of static:B, random, proportional, goodput, "
                        "goodput+proportional, gns, ppo:PATH, found 'pollux'",
                        InputError);
