@@ -36,4 +36,11 @@ cd "$root"
 if [[ ! -f build/build.ninja ]]; then
   meson setup build --buildtype=release -Db_ndebug=false >/dev/null
 fi
-ninja -C build -j"$(nproc)" >/dev/null
+build_log=$(mktemp)
+if ! ninja -C build -j"$(nproc)" >"$build_log" 2>&1; then
+  cat "$build_log" >&2
+  rm -f "$build_log"
+  echo "dynamix: the build failed (output above)" >&2
+  exit 1
+fi
+rm -f "$build_log"

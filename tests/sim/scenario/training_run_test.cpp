@@ -75,6 +75,16 @@ TEST_CASE("the same scenario and seed give identical iteration records") {
   CHECK(first == second);
 }
 
+TEST_CASE("a training run outlives the scenario it was built from") {
+  const auto alive = flatten(run_records(quickstart(), 42, 50, 128));
+  std::optional<TrainingRun> run;
+  run.emplace(quickstart(), 42);  // the scenario is a temporary, gone after this line
+  std::vector<std::vector<double>> orphan;
+  const std::vector<int> batches(run->workers(), 128);
+  for (int i = 0; i < 50; ++i) orphan.push_back(flatten(run->step(batches)));
+  CHECK(orphan == alive);
+}
+
 TEST_CASE("training runs on concurrent threads give the same records as one run alone") {
   const Scenario scenario = quickstart();
   const auto alone = flatten(run_records(scenario, 42, 200, 128));
