@@ -36,11 +36,16 @@ cd "$root"
 if [[ ! -f build/build.ninja ]]; then
   meson setup build --buildtype=release -Db_ndebug=false >/dev/null
 fi
-build_log=$(mktemp)
-if ! ninja -C build -j"$(nproc)" >"$build_log" 2>&1; then
-  cat "$build_log" >&2
-  rm -f "$build_log"
-  echo "dynamix: the build failed (output above)" >&2
-  exit 1
-fi
-rm -f "$build_log"
+# Builds quietly, showing the compiler's output only when the build fails.
+build_quietly() {
+  local log
+  log=$(mktemp)
+  if ! ninja -C "$1" -j"$(nproc)" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "dynamix: the build in $1 failed (output above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+build_quietly build

@@ -18,7 +18,7 @@ if [[ ${DYNAMIX_SANITIZERS:-0} == 1 ]]; then
       -Dcpp_args="-O1 $sanitizer_flags" -Dcpp_link_args="$sanitizer_flags" \
       -Dppo=disabled -Dbenchmarks=false >/dev/null
   fi
-  ninja -C build-asan -j"$(nproc)" >/dev/null
+  build_quietly build-asan
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     meson test -C build-asan --print-errorlogs --suite sim --suite calibration --suite gym \
     --suite policies --suite fuzz | tee -a "$log" || status=$?
