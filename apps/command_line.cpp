@@ -39,11 +39,21 @@ void require_in_range(const std::string& option, std::int64_t value, std::int64_
 bool parse_command_line(const std::vector<std::string>& args,
                         const po::options_description& options, po::variables_map& values) {
   try {
-    const po::positional_options_description none;
-    po::store(po::command_line_parser(args).options(options).positional(none).run(), values);
+    // Positional arguments are collected only to be named in the error.
+    po::options_description with_stray;
+    with_stray.add(options).add_options()("stray-argument", po::value<std::vector<std::string>>());
+    po::positional_options_description stray;
+    stray.add("stray-argument", -1);
+    po::store(po::command_line_parser(args).options(with_stray).positional(stray).run(), values);
     if (values.count("help")) {
       std::cout << options << '\n';
       return true;
+    }
+    if (values.count("stray-argument")) {
+      throw InputError(
+          "command line", 0, "", "options only (see --help)",
+          "the argument " +
+              excerpt(values["stray-argument"].as<std::vector<std::string>>().front()));
     }
     refuse_empty_values(values);
     po::notify(values);
