@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "policies/export/torch_error.h"
 #include "sim/core/check.h"
 
 namespace dynamix {
@@ -31,16 +32,6 @@ std::string forward_source(std::size_t layers) {
   out << "def act(self, obs):\n"
          "    return torch.argmax(self.forward(obs), 1)\n";
   return out.str();
-}
-
-/// LibTorch's message, first line only and cut short: some quote the file's bytes.
-std::string first_line(const std::exception& error) {
-  constexpr std::size_t kLongest = 160;
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
-  std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
-  text = text.substr(0, text.find('\n'));
-  if (text.size() > kLongest) text = text.substr(0, kLongest) + "...";
-  return text;
 }
 
 /// The module's normalization matches the schema's features, and a row of zeros gives one
@@ -108,7 +99,7 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
   try {
     module.save(partial.string(), extra_files);
   } catch (const std::exception& error) {
-    throw PolicyFileError(file.string(), 0, "", "a writable policy path", first_line(error));
+    throw PolicyFileError(file.string(), 0, "", "a writable policy path", torch_error_line(error));
   }
   std::error_code error;
   std::filesystem::rename(partial, file, error);
@@ -137,7 +128,7 @@ TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
     impl_->module = torch::jit::load(file.string(), torch::kCPU, extra_files);
   } catch (const std::exception& error) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy archive",
-                          "an unreadable file (" + first_line(error) + ")");
+                          "an unreadable file (" + torch_error_line(error) + ")");
   }
   impl_->metadata = from_extra_files({extra_files.begin(), extra_files.end()}, file.string());
   impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
@@ -146,7 +137,7 @@ TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
   } catch (const PolicyFileError&) {
     throw;
   } catch (const std::exception& error) {
-    throw PolicyFileError(file.string(), 0, "", "a dynamix policy module", first_line(error));
+    throw PolicyFileError(file.string(), 0, "", "a dynamix policy module", torch_error_line(error));
   }
   impl_->module.eval();
   impl_->features = static_cast<std::int64_t>(impl_->metadata.features);

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "policies/export/torch_error.h"
 #include "policies/ppo/categorical.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
@@ -88,16 +89,6 @@ torch::Tensor rows_of(std::span<const float> values, std::size_t features) {
       const_cast<float*>(values.data()),
       {static_cast<std::int64_t>(values.size() / features), static_cast<std::int64_t>(features)},
       torch::kFloat32);
-}
-
-/// LibTorch's message, first line only and cut short: some quote the file's bytes.
-std::string first_line(const std::exception& error) {
-  constexpr std::size_t kLongest = 160;
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
-  std::string text = c10_error ? c10_error->what_without_backtrace() : error.what();
-  text = text.substr(0, text.find('\n'));
-  if (text.size() > kLongest) text = text.substr(0, kLongest) + "...";
-  return text;
 }
 
 std::string state_key(const torch::Tensor& parameter) {
@@ -347,7 +338,7 @@ void PpoLearner::save(const std::filesystem::path& file, const CheckpointExtras&
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& error) {
-    throw InputError(file.string(), 0, "", "a writable checkpoint path", first_line(error));
+    throw InputError(file.string(), 0, "", "a writable checkpoint path", torch_error_line(error));
   }
   std::error_code error;
   std::filesystem::rename(partial, file, error);
@@ -369,7 +360,7 @@ torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file
     throw;
   } catch (const std::exception& error) {
     throw InputError(file.string(), 0, "", "a PPO checkpoint",
-                     "an unreadable file (" + first_line(error) + ")");
+                     "an unreadable file (" + torch_error_line(error) + ")");
   }
   return archive;
 }
@@ -435,7 +426,7 @@ void PpoLearner::load(const std::filesystem::path& file) {
     throw;
   } catch (const std::exception& error) {
     throw InputError(source, 0, "model", "the network of this trainer's options",
-                     first_line(error));
+                     torch_error_line(error));
   }
 }
 
@@ -458,7 +449,7 @@ CheckpointExtras PpoLearner::read_extras(const std::filesystem::path& file) {
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& error) {
-    throw InputError(file.string(), 0, "", "a PPO checkpoint", first_line(error));
+    throw InputError(file.string(), 0, "", "a PPO checkpoint", torch_error_line(error));
   }
   throw InputError(file.string(), 0, "", "a PPO checkpoint", "an archive without trainer state");
 }
