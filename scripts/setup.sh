@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ meson ninja-build pkg-config cmake python3
-  libboost-graph-dev libboost-program-options-dev libeigen3-dev libyaml-cpp-dev
+  libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
 )
 
