@@ -9,7 +9,11 @@
 
 namespace dynamix {
 
-inline constexpr const char* kDynamixVersion = "0.1.0";
+#ifndef DYNAMIX_VERSION
+#error "DYNAMIX_VERSION (the project version in meson.build) must be defined by the build"
+#endif
+/// The project's version, as meson.build declares it.
+inline constexpr const char* kDynamixVersion = DYNAMIX_VERSION;
 
 /// Parses a subcommand's arguments; prints help and returns true when --help was asked.
 /// Unknown or malformed options, stray positional arguments and options given an empty value
@@ -21,5 +25,16 @@ bool parse_command_line(const std::vector<std::string>& args,
 /// InputError on `option` unless minimum <= value <= maximum.
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,
                       std::int64_t maximum = std::numeric_limits<std::int64_t>::max());
+
+/// `value` rounded to 4 significant digits for people to read (stdout, stderr, --help);
+/// output files keep full precision through format_number.
+std::string format_rounded(double value);
+
+/// A default value for --help, shown rounded (0.0003, not 0.00029999999999999997).
+template <typename T>
+boost::program_options::typed_value<T>* with_default(T* target) {
+  return boost::program_options::value(target)->default_value(
+      *target, format_rounded(static_cast<double>(*target)));
+}
 
 }  // namespace dynamix

@@ -7,6 +7,7 @@
 #include "apps/command_line.h"
 #include "apps/evaluate.h"
 #include "apps/interrupt.h"
+#include "apps/scenarios.h"
 #include "apps/simulate.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
@@ -14,6 +15,15 @@
 #include "sim/io/input_error.h"
 
 namespace {
+
+int print_version(const std::vector<std::string>& args) {
+  boost::program_options::options_description options("dynamix version: print the version");
+  options.add_options()("help,h", "print this help");
+  boost::program_options::variables_map values;
+  if (dynamix::parse_command_line(args, options, values)) return 0;
+  std::cout << "dynamix " << dynamix::kDynamixVersion << '\n';
+  return 0;
+}
 
 struct Command {
   const char* name;
@@ -27,6 +37,8 @@ const Command kCommands[] = {
     {"evaluate", "compare policies on scenarios over seeds", dynamix::run_evaluate},
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
+    {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},
+    {"version", "print the version", print_version},
 };
 
 void print_usage(std::ostream& out) {
@@ -42,7 +54,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_usage(std::cerr);
     return 2;
@@ -51,6 +63,7 @@ int main(int argc, char** argv) {
     print_usage(std::cout);
     return 0;
   }
+  if (args[0] == "--version" || args[0] == "-V") args[0] = "version";
   try {
     for (const Command& command : kCommands) {
       if (args[0] == command.name) return command.run({args.begin() + 1, args.end()});

@@ -9,7 +9,9 @@
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
 #include "apps/policy_factory.h"
+#include "apps/progress.h"
 #include "apps/run_directory.h"
+#include "apps/scenarios.h"
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
 #include "policies/evaluation.h"
@@ -41,13 +43,15 @@ int run_evaluate(const std::vector<std::string>& args) {
   int seeds = 5;
   std::int64_t first_seed = 1000;
   int decision_interval = 10;
+  bool quiet = false;
   po::options_description options(
       "dynamix evaluate: compare batch-size policies on scenarios over seeds");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
       ("scenario", po::value(&scenario_paths)->composing(),
-       "scenario YAML file; repeat for several (default: the embedded quickstart)")
+       "scenario YAML file or built-in name (dynamix scenarios); repeat for several "
+       "(default: quickstart)")
       ("policies", po::value(&policy_list),
        ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
       ("seeds", po::value(&seeds)->default_value(seeds), "seeds per scenario and policy")
@@ -55,6 +59,7 @@ int run_evaluate(const std::vector<std::string>& args) {
       ("decision-interval", po::value(&decision_interval)->default_value(decision_interval),
        "iterations between decisions, k")
       ("set", po::value(&overrides)->composing(), "override a value in every scenario: dotted.key=VALUE")
+      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
       ("out", po::value(&out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
@@ -71,7 +76,7 @@ int run_evaluate(const std::vector<std::string>& args) {
   env_options.stop_at_target = false;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : scenario_paths) {
-    scenarios.push_back(std::make_shared<const Scenario>(load_scenario(path, overrides)));
+    scenarios.push_back(std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), overrides)));
   }
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names)
@@ -81,6 +86,8 @@ int run_evaluate(const std::vector<std::string>& args) {
   RunDirectory directory(out, "evaluate");
   const InterruptScope interrupt;
   std::vector<EpisodeResult> results;
+  Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
+  const double episodes = static_cast<double>(scenarios.size() * policies.size()) * seeds;
   for (const auto& scenario : scenarios) {
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), env_options);
     env.set_iteration_observer(
@@ -88,12 +95,13 @@ int run_evaluate(const std::vector<std::string>& args) {
     for (const auto& policy : policies) {
       for (int i = 0; i < seeds; ++i) {
         results.push_back(run_episode(env, *policy, static_cast<std::uint64_t>(first_seed + i)));
-        std::cerr << "\r" << scenario->name << " " << policy->name() << " seed " << i + 1 << "/"
-                  << seeds << std::string(20, ' ') << std::flush;
+        progress.update(static_cast<double>(results.size()) / episodes,
+                        scenario->name + " " + policy->name() + " seed " + std::to_string(i + 1) +
+                            "/" + std::to_string(seeds));
       }
     }
   }
-  std::cerr << '\r' << std::string(60, ' ') << '\r';
+  progress.finish();
   {
     std::ofstream csv(directory.file("results.csv"));
     write_results_csv(csv, results);

@@ -11,6 +11,7 @@
 #include "apps/interrupt.h"
 #include "apps/policy_factory.h"
 #include "apps/run_directory.h"
+#include "apps/scenarios.h"
 #include "gym/episode_log.h"
 #include "gym/scenario_source.h"
 #include "policies/evaluation.h"
@@ -129,13 +130,13 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
             << scenario.workload.name << ", " << plan_description << ", seed " << scenario.seed
             << '\n'
             << "  iterations        " << run.iterations() << '\n'
-            << "  epochs            " << format_number(run.epochs()) << '\n'
-            << "  total_time_s      " << format_number(to_seconds(run.now())) << '\n'
+            << "  epochs            " << format_rounded(run.epochs()) << '\n'
+            << "  total_time_s      " << format_rounded(to_seconds(run.now())) << '\n'
             << "  time_to_target_s  "
-            << (time_to_target ? format_number(*time_to_target) : "not reached") << " (target "
-            << format_number(scenario.training.target_accuracy) << ")\n"
+            << (time_to_target ? format_rounded(*time_to_target) : "not reached") << " (target "
+            << format_rounded(scenario.training.target_accuracy) << ")\n"
             << "  final_accuracy    "
-            << (run.validation_accuracy() ? format_number(*run.validation_accuracy()) : "none")
+            << (run.validation_accuracy() ? format_rounded(*run.validation_accuracy()) : "none")
             << '\n'
             << "wrote " << directory.final_path().string() << "/{iterations.csv,validation.csv,"
             << (episode_return ? "decisions.csv," : "") << "summary.json}\n";
@@ -184,7 +185,7 @@ int run_simulate(const std::vector<std::string>& args) {
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("scenario", po::value(&scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
       ("seed", po::value(&seed), "root seed (default: the scenario's)")
       ("iterations", po::value(&iterations), "stop after this many iterations")
       ("batch-size", po::value(&batch_size), "the same batch on every worker")
@@ -205,7 +206,7 @@ int run_simulate(const std::vector<std::string>& args) {
   require_in_range("--seed", seed, 0);
   require_in_range("--decision-interval", env_options.decision_interval, 1);
 
-  Scenario scenario = load_scenario(scenario_path, overrides);
+  Scenario scenario = load_scenario(resolve_scenario(scenario_path), overrides);
   if (values.count("seed")) scenario.seed = static_cast<std::uint64_t>(seed);
   if (values.count("iterations")) scenario.max_iterations = iterations;
   if (!policy_name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {

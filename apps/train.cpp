@@ -12,7 +12,9 @@
 
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
+#include "apps/progress.h"
 #include "apps/run_directory.h"
+#include "apps/scenarios.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/evaluation.h"
@@ -109,16 +111,6 @@ std::string resume_command(const std::vector<std::string>& args) {
                                                                        : command;
 }
 
-std::string progress_bar(double fraction) {
-  const int width = 24;
-  const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
-  std::string bar(width + 2, '.');
-  bar.front() = '[';
-  bar.back() = ']';
-  std::fill_n(bar.begin() + 1, filled, '#');
-  return bar;
-}
-
 }  // namespace
 
 int run_train(const std::vector<std::string>& args) {
@@ -133,6 +125,7 @@ int run_train(const std::vector<std::string>& args) {
   int checkpoint_every = 10;
   bool randomize = false;
   bool resume = false;
+  bool quiet = false;
   PpoOptions ppo;
   auto seed = static_cast<std::int64_t>(ppo.seed);
   EnvOptions env_options;
@@ -141,7 +134,7 @@ int run_train(const std::vector<std::string>& args) {
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file (default: the embedded quickstart)")
+      ("scenario", po::value(&scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
       ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
       ("randomize", po::bool_switch(&randomize),
        "train on the scenario's randomized family (cluster size, GPU mix, network)")
@@ -155,22 +148,21 @@ int run_train(const std::vector<std::string>& args) {
       ("action-base", po::value(&action_base)->default_value(action_base),
        "what batch changes add to: current (each worker's batch) or balanced (its speed-"
        "proportional share of the global batch)")
-      ("learning-rate", po::value(&ppo.learning_rate)->default_value(ppo.learning_rate),
+      ("learning-rate", with_default(&ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
       ("rollout-steps", po::value(&ppo.rollout_steps)->default_value(ppo.rollout_steps),
        "decisions per environment per update")
-      ("gamma", po::value(&ppo.gamma)->default_value(ppo.gamma),
+      ("gamma", with_default(&ppo.gamma),
        "discount per reference window of simulated time")
-      ("gae-lambda", po::value(&ppo.gae_lambda)->default_value(ppo.gae_lambda), "GAE lambda per decision")
-      ("entropy-coef", po::value(&ppo.entropy_coef)->default_value(ppo.entropy_coef),
+      ("gae-lambda", with_default(&ppo.gae_lambda), "GAE lambda per decision")
+      ("entropy-coef", with_default(&ppo.entropy_coef),
        "entropy bonus coefficient")
       ("single-explorer", po::bool_switch(&ppo.single_explorer),
        "one worker per environment explores per decision; the others act greedily")
       ("coordinated-exploration", po::value(&ppo.coordinated_exploration)
            ->default_value(ppo.coordinated_exploration),
        "workers of an environment sample their actions with one shared random number")
-      ("initial-hold", po::value(&ppo.initial_hold_probability)
-           ->default_value(ppo.initial_hold_probability),
+      ("initial-hold", with_default(&ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
       ("eval-every", po::value(&eval_every)->default_value(eval_every),
        "updates between evaluations of the greedy policy")
@@ -178,10 +170,12 @@ int run_train(const std::vector<std::string>& args) {
       ("checkpoint-every", po::value(&checkpoint_every)->default_value(checkpoint_every),
        "updates between checkpoints")
       ("resume", po::bool_switch(&resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
+      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
       ("out", po::value(&out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
+  scenario_path = resolve_scenario(scenario_path);
   require_in_range("--seed", seed, 0);
   require_in_range("--steps", steps, 1, kMaxSteps);
   require_in_range("--envs", environments, 1, kMaxEnvironments);
@@ -242,13 +236,14 @@ int run_train(const std::vector<std::string>& args) {
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
   std::string last_eval = "-";
+  Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
   trainer.train(steps, [&](const UpdateStats& stats) {
     if (!std::isnan(stats.mean_return)) last_return = stats.mean_return;
     std::optional<Evaluation> evaluation;
     if (stats.update % eval_every == 0) {
       trainer.export_policy(policy_file);
       evaluation = evaluate_policy(policy_file, scenario, env_options, eval_seeds);
-      last_eval = evaluation->time_to_target_s ? format_number(*evaluation->time_to_target_s) + " s"
+      last_eval = evaluation->time_to_target_s ? format_rounded(*evaluation->time_to_target_s) + " s"
                                                : "not reached";
     }
     curve << stats.update << ',' << stats.env_steps << ',' << format_number(stats.wall_s) << ','
@@ -264,19 +259,18 @@ int run_train(const std::vector<std::string>& args) {
     curve.flush();
     if (stats.update % checkpoint_every == 0 || interrupt->requested())
       trainer.save_checkpoint(checkpoint);
-    std::cerr << "\r"
-              << progress_bar(static_cast<double>(stats.env_steps) / static_cast<double>(steps))
-              << " update " << stats.update << " | "
-              << static_cast<std::int64_t>(stats.env_steps / std::max(stats.wall_s, 1e-9))
-              << " env steps/s | return "
-              << (std::isnan(last_return) ? std::string("-")
-                                          : format_number(std::round(last_return * 1000) / 1000))
-              << " | eval time-to-target " << last_eval << "      " << std::flush;
+    progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(steps),
+                    "update " + std::to_string(stats.update) + " | " +
+                        std::to_string(static_cast<std::int64_t>(
+                            stats.env_steps / std::max(stats.wall_s, 1e-9))) +
+                        " env steps/s | return " +
+                        (std::isnan(last_return) ? std::string("-") : format_rounded(last_return)) +
+                        " | eval time-to-target " + last_eval);
     return !interrupt->requested();
   });
   const bool interrupted = interrupt->requested();
   interrupt.reset();
-  std::cerr << '\n';
+  progress.finish();
   if (interrupted) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
