@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -289,6 +290,105 @@ TEST_CASE("an interrupted simulate or evaluate exits 130 and leaves no staging f
     for ([[maybe_unused]] const auto& entry : fs::directory_iterator(work.path())) ++entries;
     CHECK(entries == 0);
   }
+}
+
+TEST_CASE("dynamix --version and dynamix version print the version meson.build declares") {
+  const std::string meson = contents(kSourceDir / "meson.build");
+  const std::size_t key = meson.find("version: '");
+  REQUIRE(key != std::string::npos);
+  const std::size_t start = key + std::string("version: '").size();
+  const std::string version = meson.substr(start, meson.find('\'', start) - start);
+  for (const std::string arguments : {"--version", "version"}) {
+    CAPTURE(arguments);
+    const Outcome outcome = dynamix(arguments);
+    CHECK(outcome.status == 0);
+    CHECK(outcome.stdout_text == "dynamix " + version + "\n");
+    CHECK(outcome.stderr_text.empty());
+  }
+}
+
+TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and workload") {
+  const Outcome outcome = dynamix("scenarios");
+  REQUIRE(outcome.status == 0);
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(outcome.stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> row;
+    for (std::string word; words >> word;) row.push_back(word);
+    rows.push_back(row);
+  }
+  REQUIRE(rows.size() > 1);
+  CHECK(rows.front() == std::vector<std::string>{"name", "workers", "workload"});
+  std::set<std::string> listed;
+  for (std::size_t i = 1; i < rows.size(); ++i) listed.insert(rows[i].at(0));
+  for (const auto& entry : fs::directory_iterator(kSourceDir / "scenarios")) {
+    if (entry.path().extension() == ".yaml") CHECK(listed.count(entry.path().stem().string()) == 1);
+  }
+  CHECK(std::find(rows.begin(), rows.end(),
+                  std::vector<std::string>{"hetero32", "32", "resnet50-cifar100"}) != rows.end());
+  CHECK(std::find(rows.begin(), rows.end(),
+                  std::vector<std::string>{"quickstart", "8", "resnet18-cifar10"}) != rows.end());
+}
+
+TEST_CASE("--scenario takes a built-in scenario's short name in simulate and evaluate") {
+  TempDirectory work;
+  REQUIRE(dynamix("simulate --scenario hetero32 --iterations 5 --out " + quoted(work / "sim"))
+              .status == 0);
+  const YAML::Node summary = YAML::LoadFile(work / "sim/summary.json");
+  CHECK(summary["scenario"].as<std::string>() == "hetero32");
+  CHECK(summary["workers"].as<int>() == 32);
+
+  REQUIRE(dynamix("evaluate --scenario lossy8 --seeds 1 --policies static:64 --quiet --out " +
+                  quoted(work / "eval"))
+              .status == 0);
+  const Csv results = read_csv(work.path() / "eval" / "results.csv");
+  REQUIRE(results.rows.size() == 1);
+  CHECK(results.rows[0][results.column("scenario")] == "lossy8");
+}
+
+TEST_CASE("an unknown scenario name exits 2 with one line listing the built-in names") {
+  for (const std::string command : {"simulate", "evaluate", "train"}) {
+    CAPTURE(command);
+    check_rejected(command + " --scenario hetero33", "built-in scenario (background8, hetero32");
+  }
+}
+
+TEST_CASE("simulate prints its summary to 4 significant digits; summary.json keeps them all") {
+  TempDirectory work;
+  const Outcome outcome = dynamix("simulate --iterations 50 --out " + quoted(work / "run"));
+  REQUIRE(outcome.status == 0);
+  const YAML::Node summary = YAML::LoadFile(work / "run/summary.json");
+  const std::string exact = summary["total_time_s"].as<std::string>();
+  const std::size_t at = outcome.stdout_text.find("total_time_s");
+  REQUIRE(at != std::string::npos);
+  std::istringstream line(outcome.stdout_text.substr(at + std::string("total_time_s").size()));
+  std::string printed;
+  line >> printed;
+  CAPTURE(exact);
+  CAPTURE(printed);
+  std::size_t digits = 0;
+  bool leading = true;
+  for (const char c : printed) {
+    if (c >= '1' && c <= '9') leading = false;
+    if (std::isdigit(static_cast<unsigned char>(c)) && !leading) ++digits;
+  }
+  CHECK(digits <= 4);
+  CHECK(exact.size() > printed.size());
+  CHECK(std::stod(printed) == doctest::Approx(std::stod(exact)).epsilon(5e-4));
+}
+
+TEST_CASE("evaluate's progress in a file is plain lines ending in the last run; --quiet has none") {
+  TempDirectory work;
+  const std::string command = "evaluate --seeds 2 --policies static:64,static:128 ";
+  const Outcome logged = dynamix(command + "--out " + quoted(work / "a"));
+  REQUIRE(logged.status == 0);
+  CHECK(logged.stderr_text.find('\r') == std::string::npos);
+  CHECK(logged.stderr_text.ends_with("[100%] quickstart static:128 seed 2/2\n"));
+  const Outcome quiet = dynamix(command + "--quiet --out " + quoted(work / "b"));
+  REQUIRE(quiet.status == 0);
+  CHECK(quiet.stderr_text.empty());
+  CHECK(contents(work.path() / "a" / "results.csv") == contents(work.path() / "b" / "results.csv"));
 }
 
 }  // namespace

@@ -206,5 +206,42 @@ TEST_CASE("train refuses an unknown action base with status 2, naming both") {
   CHECK_FALSE(fs::exists(work.path() / "train"));
 }
 
+TEST_CASE("train's progress in a file is plain lines ending in the last update; --quiet has none") {
+  TempDirectory work;
+  const std::string command = "train --steps 128 --envs 1 --rollout-steps 64 --eval-every 1000 ";
+  const Outcome logged = dynamix(command + "--out " + quoted(work / "a"));
+  REQUIRE(logged.status == 0);
+  CAPTURE(logged.stderr_text);
+  CHECK(logged.stderr_text.find('\r') == std::string::npos);
+  CHECK(logged.stderr_text.starts_with("[100%] update 2 | "));
+  CHECK(std::count(logged.stderr_text.begin(), logged.stderr_text.end(), '\n') == 1);
+  const Outcome quiet = dynamix(command + "--quiet --out " + quoted(work / "b"));
+  REQUIRE(quiet.status == 0);
+  CHECK(quiet.stderr_text.empty());
+}
+
+TEST_CASE("train takes a built-in scenario by its short name") {
+  TempDirectory work;
+  REQUIRE(dynamix("train --scenario hetero32 --steps 64 --envs 1 --rollout-steps 64 "
+                  "--eval-every 1000 --quiet --out " +
+                  quoted(work / "run"))
+              .status == 0);
+  const std::string run = contents(work.path() / "run" / "run.json");
+  CHECK(run.find("\"name\": \"hetero32\"") != std::string::npos);
+}
+
+TEST_CASE("train --help shows its defaults as they were written") {
+  const Outcome help = dynamix("train --help");
+  REQUIRE(help.status == 0);
+  for (const std::string shown :
+       {"--learning-rate arg (=0.0003)", "--gae-lambda arg (=0.95)", "--gamma arg (=0.999)",
+        "--entropy-coef arg (=0.01)", "--initial-hold arg (=0.8)", "--quiet"}) {
+    CAPTURE(shown);
+    CHECK(help.stdout_text.find(shown) != std::string::npos);
+  }
+  CHECK(help.stdout_text.find("0.000299") == std::string::npos);
+  CHECK(help.stdout_text.find("0.9499") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynamix
