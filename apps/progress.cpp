@@ -33,7 +33,9 @@ Progress::Progress(std::ostream& out, ProgressOptions options)
 
 std::string Progress::line(double fraction, const std::string& status) const {
   if (options_.style == ProgressStyle::kBar) return bar(fraction) + " " + status;
-  return "[" + std::to_string(static_cast<int>(std::floor(fraction * 100))) + "%] " + status;
+  std::string text = "[";
+  text += std::to_string(static_cast<int>(std::floor(fraction * 100)));
+  return text + "%] " + status;
 }
 
 void Progress::update(double fraction, const std::string& status) {

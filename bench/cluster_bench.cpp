@@ -19,7 +19,8 @@ Scenario heterogeneous_ring(std::size_t nodes, SyncArchitecture architecture) {
   const char* kMix[] = {"A100", "V100", "T4"};
   std::vector<NodeSpec> hosts;
   for (std::size_t i = 0; i < nodes; ++i) {
-    hosts.push_back(worker_node("n" + std::to_string(i), *gpus.find(kMix[i % 3])));
+    hosts.push_back(
+        worker_node(std::string("n").append(std::to_string(i)), *gpus.find(kMix[i % 3])));
   }
   Scenario scenario;
   scenario.name = "bench";

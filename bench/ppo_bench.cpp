@@ -2,6 +2,8 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "gym/observation.h"
 #include "policies/export/torchscript_policy.h"
@@ -57,16 +59,17 @@ void BM_TorchScriptInference(benchmark::State& state) {
   RunningMeanStd statistics(f);
   statistics.update(random_rows(64, f, 3), 64);
   const auto file = std::filesystem::temp_directory_path() / "dynamix_ppo_bench_policy.pt";
-  save_torchscript_policy({.metadata = {.schema_json = ObservationBuilder().schema().to_json(),
-                                        .actions = kActions,
-                                        .min_batch = 32,
-                                        .max_batch = 1024,
-                                        .decision_interval = 10},
-                           .observation_mean = statistics.float_mean(),
-                           .observation_std = statistics.float_std(),
-                           .observation_clip = 10,
-                           .layers = learner.actor_layers()},
-                          file);
+  PolicyMetadata metadata{.schema_json = ObservationBuilder().schema().to_json(),
+                          .actions = kActions,
+                          .min_batch = 32,
+                          .max_batch = 1024,
+                          .decision_interval = 10};
+  const PolicySnapshot snapshot{.metadata = std::move(metadata),
+                                .observation_mean = statistics.float_mean(),
+                                .observation_std = statistics.float_std(),
+                                .observation_clip = 10,
+                                .layers = learner.actor_layers()};
+  save_torchscript_policy(snapshot, file);
   const TorchScriptPolicy policy(file);
   const Observation observation{workers, f, random_rows(workers, f, 4)};
   for (auto _ : state) benchmark::DoNotOptimize(policy.greedy_actions(observation));

@@ -33,10 +33,6 @@ std::string exact(float value) {
   return {text, std::to_chars(text, text + sizeof(text), value).ptr};
 }
 
-std::string range(std::int64_t low, std::int64_t high) {
-  return "[" + std::to_string(low) + ", " + std::to_string(high) + "]";
-}
-
 class Reader {
  public:
   Reader(const CheckpointExtras& extras, std::string source) : source_(std::move(source)) {

@@ -36,7 +36,7 @@ struct TrainerState {
   VectorReplay replay;
   /// What defined the run (PPO options, environment, scenario, total steps): a resume must
   /// repeat them.
-  RunSettings settings;
+  RunSettings settings{};
 };
 
 CheckpointExtras to_extras(const TrainerState& state);

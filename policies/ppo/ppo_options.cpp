@@ -56,7 +56,10 @@ void require_number(const std::string& name, double value, double low, bool low_
 
 std::string join(const std::vector<int>& values) {
   std::string text;
-  for (int value : values) text += (text.empty() ? "" : " ") + std::to_string(value);
+  for (int value : values) {
+    if (!text.empty()) text += ' ';
+    text += std::to_string(value);
+  }
   return text;
 }
 

@@ -495,7 +495,10 @@ void PpoTrainer::load_checkpoint(const std::filesystem::path& file) {
   }
   auto sizes = [](const std::vector<int>& hidden) {
     std::string text;
-    for (int width : hidden) text += (text.empty() ? "" : " ") + std::to_string(width);
+    for (int width : hidden) {
+      if (!text.empty()) text += ' ';
+      text += std::to_string(width);
+    }
     return "hidden sizes [" + text + "]";
   };
   if (state.hidden_sizes != impl_->options.hidden_sizes) {

@@ -18,11 +18,11 @@ struct TrainingOptions {
   /// Validation accuracy that ends a time-to-accuracy run, in (0, 1).
   double target_accuracy = 0.9;
   /// The run stops after this many epochs, or this much simulated time, whichever comes first.
-  std::optional<double> budget_epochs;
-  std::optional<double> budget_time_s;
+  std::optional<double> budget_epochs = std::nullopt;
+  std::optional<double> budget_time_s = std::nullopt;
   /// Standard deviation of measured validation accuracy; by default the binomial sampling error
   /// of the workload's validation set, sqrt(a(1-a)/n).
-  std::optional<double> validation_noise;
+  std::optional<double> validation_noise = std::nullopt;
 };
 
 /// The LR rule an optimizer is normally used with: linear for SGD (Goyal et al. 2017), square

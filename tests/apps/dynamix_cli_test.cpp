@@ -233,7 +233,7 @@ TEST_CASE("no command replaces a folder or file that dynamix did not write") {
   std::ofstream(mine / "notes.txt") << "precious";
   const std::string file = work.write("policy.pt", "not a policy");
   const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.csv").string();
-  for (const std::string command :
+  for (const std::string& command :
        {"simulate --iterations 3 --out " + quoted(mine.string()),
         "simulate --iterations 3 --out " + quoted(file),
         "evaluate --seeds 1 --policies static:64 --out " + quoted(mine.string()),
@@ -273,7 +273,7 @@ TEST_CASE("an interrupted simulate or evaluate exits 130 and leaves no staging f
   TempDirectory work;
   const std::string scenario = (kSourceDir / "scenarios" / "hetero32.yaml").string();
   const std::string longer = " --set training.budget_time_s=30000 --set training.budget_epochs=1e5";
-  for (const std::string command :
+  for (const std::string& command :
        {"simulate --scenario " + quoted(scenario) + longer,
         "evaluate --seeds 50 --scenario " + quoted(scenario) + longer}) {
     CAPTURE(command);

@@ -27,7 +27,7 @@ std::vector<NodeSpec> workers(std::size_t count) {
   REQUIRE(gpu != nullptr);
   std::vector<NodeSpec> hosts;
   for (std::size_t i = 0; i < count; ++i)
-    hosts.push_back(worker_node("w" + std::to_string(i), *gpu));
+    hosts.push_back(worker_node(std::string("w").append(std::to_string(i)), *gpu));
   return hosts;
 }
 
