@@ -50,6 +50,13 @@ std::string format_rounded(double value) {
   return text == "-0" ? "0" : text;
 }
 
+bool parse_help_only(const std::vector<std::string>& args, const std::string& description) {
+  po::options_description options(description);
+  options.add_options()("help,h", "print this help");
+  po::variables_map values;
+  return parse_command_line(args, options, values);
+}
+
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,
                       std::int64_t maximum) {
   if (value >= minimum && value <= maximum) return;

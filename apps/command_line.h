@@ -22,6 +22,9 @@ bool parse_command_line(const std::vector<std::string>& args,
                         const boost::program_options::options_description& options,
                         boost::program_options::variables_map& values);
 
+/// For commands whose only option is --help: prints `description` on --help, returns true.
+bool parse_help_only(const std::vector<std::string>& args, const std::string& description);
+
 /// InputError on `option` unless minimum <= value <= maximum.
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,
                       std::int64_t maximum = std::numeric_limits<std::int64_t>::max());

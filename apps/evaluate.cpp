@@ -76,7 +76,8 @@ int run_evaluate(const std::vector<std::string>& args) {
   env_options.stop_at_target = false;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : scenario_paths) {
-    scenarios.push_back(std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), overrides)));
+    scenarios.push_back(
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), overrides)));
   }
   std::vector<std::unique_ptr<Policy>> policies;
   for (const std::string& name : names)

@@ -46,7 +46,8 @@ void Progress::update(double fraction, const std::string& status) {
     case ProgressStyle::kBar: {
       // Spaces cover whatever a longer earlier line left on screen.
       const std::string text = line(fraction, status);
-      out_ << '\r' << text << std::string(drawn_width_ > text.size() ? drawn_width_ - text.size() : 0, ' ')
+      out_ << '\r' << text
+           << std::string(drawn_width_ > text.size() ? drawn_width_ - text.size() : 0, ' ')
            << std::flush;
       drawn_width_ = std::max(drawn_width_, text.size());
       return;

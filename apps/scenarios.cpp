@@ -37,8 +37,7 @@ std::vector<std::string> builtin_scenario_names() {
 }
 
 std::string resolve_scenario(const std::string& name_or_path, const std::string& option) {
-  const bool bare_name = !name_or_path.empty() &&
-                         name_or_path.find('/') == std::string::npos &&
+  const bool bare_name = !name_or_path.empty() && name_or_path.find('/') == std::string::npos &&
                          !name_or_path.ends_with(kScenarioExtension) &&
                          !name_or_path.starts_with(kEmbeddedPrefix);
   std::error_code ignored;
@@ -53,11 +52,10 @@ std::string resolve_scenario(const std::string& name_or_path, const std::string&
 }
 
 int run_scenarios(const std::vector<std::string>& args) {
-  boost::program_options::options_description options(
-      "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)");
-  options.add_options()("help,h", "print this help");
-  boost::program_options::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
+  if (parse_help_only(
+          args,
+          "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)"))
+    return 0;
   struct Row {
     std::string name, workers, workload, description;
   };
@@ -70,7 +68,8 @@ int run_scenarios(const std::vector<std::string>& args) {
     rows.push_back({name, std::to_string(scenario.worker_hosts.size()), scenario.workload.name,
                     text.substr(0, text.find('\n'))});
   }
-  if (std::all_of(rows.begin() + 1, rows.end(), [](const Row& row) { return row.description.empty(); }))
+  if (std::all_of(rows.begin() + 1, rows.end(),
+                  [](const Row& row) { return row.description.empty(); }))
     rows.front().description.clear();
   std::size_t name_width = 0, workload_width = 0;
   for (const Row& row : rows) {

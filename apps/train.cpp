@@ -232,7 +232,7 @@ int run_train(const std::vector<std::string>& args) {
            "mean_episode_time_s,explained_variance,entropy,approx_kl,clip_fraction\n";
   for (const std::string& row : kept_rows) curve << row << '\n';
 
-  std::optional<InterruptScope> interrupt(std::in_place);
+  const InterruptScope interrupt;
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
   std::string last_eval = "-";
@@ -243,8 +243,9 @@ int run_train(const std::vector<std::string>& args) {
     if (stats.update % eval_every == 0) {
       trainer.export_policy(policy_file);
       evaluation = evaluate_policy(policy_file, scenario, env_options, eval_seeds);
-      last_eval = evaluation->time_to_target_s ? format_rounded(*evaluation->time_to_target_s) + " s"
-                                               : "not reached";
+      last_eval = evaluation->time_to_target_s
+                      ? format_rounded(*evaluation->time_to_target_s) + " s"
+                      : "not reached";
     }
     curve << stats.update << ',' << stats.env_steps << ',' << format_number(stats.wall_s) << ','
           << (std::isnan(stats.mean_return) ? "" : format_number(stats.mean_return)) << ','
@@ -257,19 +258,18 @@ int run_train(const std::vector<std::string>& args) {
           << format_number(stats.losses.entropy) << ',' << format_number(stats.losses.approx_kl)
           << ',' << format_number(stats.losses.clip_fraction) << '\n';
     curve.flush();
-    if (stats.update % checkpoint_every == 0 || interrupt->requested())
+    if (stats.update % checkpoint_every == 0 || interrupt.requested())
       trainer.save_checkpoint(checkpoint);
     progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(steps),
                     "update " + std::to_string(stats.update) + " | " +
-                        std::to_string(static_cast<std::int64_t>(
-                            stats.env_steps / std::max(stats.wall_s, 1e-9))) +
+                        std::to_string(static_cast<std::int64_t>(stats.env_steps /
+                                                                 std::max(stats.wall_s, 1e-9))) +
                         " env steps/s | return " +
                         (std::isnan(last_return) ? std::string("-") : format_rounded(last_return)) +
                         " | eval time-to-target " + last_eval);
-    return !interrupt->requested();
+    return !interrupt.requested();
   });
-  const bool interrupted = interrupt->requested();
-  interrupt.reset();
+  const bool interrupted = interrupt.requested();
   progress.finish();
   if (interrupted) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';

@@ -333,8 +333,9 @@ TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and 
 
 TEST_CASE("--scenario takes a built-in scenario's short name in simulate and evaluate") {
   TempDirectory work;
-  REQUIRE(dynamix("simulate --scenario hetero32 --iterations 5 --out " + quoted(work / "sim"))
-              .status == 0);
+  REQUIRE(
+      dynamix("simulate --scenario hetero32 --iterations 5 --out " + quoted(work / "sim")).status ==
+      0);
   const YAML::Node summary = YAML::LoadFile(work / "sim/summary.json");
   CHECK(summary["scenario"].as<std::string>() == "hetero32");
   CHECK(summary["workers"].as<int>() == 32);

@@ -16,8 +16,8 @@ using testing::error_of;
 TEST_CASE("every scenario in scenarios/ is built in under its file name") {
   const std::vector<std::string> names = builtin_scenario_names();
   std::size_t files = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(DYNAMIX_SOURCE_DIR) / "scenarios")) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(DYNAMIX_SOURCE_DIR) / "scenarios")) {
     if (entry.path().extension() != ".yaml") continue;
     ++files;
     CAPTURE(entry.path());
