@@ -7,6 +7,7 @@
 #include "apps/command_line.h"
 #include "apps/evaluate.h"
 #include "apps/interrupt.h"
+#include "apps/oracle.h"
 #include "apps/scenarios.h"
 #include "apps/simulate.h"
 #include "apps/train.h"
@@ -35,6 +36,8 @@ const Command kCommands[] = {
     {"simulate", "run one training job on a simulated cluster", dynamix::run_simulate},
     {"train", "pretrain a PPO batch-size policy offline", dynamix::run_train},
     {"evaluate", "compare policies on scenarios over seeds", dynamix::run_evaluate},
+    {"oracle", "search batch schedules for the fastest that always reaches the target",
+     dynamix::run_oracle},
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},

@@ -1,10 +1,15 @@
 // `dynamix evaluate`: runs every policy on every scenario for N seeds and writes results.csv and
-// summary.md (means, 95% bootstrap intervals, ratios to the best static batch).
+// summary.md (reach-aware ranks, 95% bootstrap intervals, ratios to the best static batch and
+// the best heuristic, and with --oracle the headroom each policy captures).
 #include "apps/evaluate.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
@@ -15,6 +20,7 @@
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
 #include "policies/evaluation.h"
+#include "policies/oracle.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -32,83 +38,224 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-}  // namespace
+/// One entry of --policies: "SPEC" or "LABEL=SPEC".
+struct PolicyEntry {
+  std::string label;
+  std::string spec;
+  EnvOptions env_options;
+  bool oracle = false;
+};
 
-int run_evaluate(const std::vector<std::string>& args) {
+PolicyEntry parse_entry(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  const std::size_t colon = text.find(':');
+  if (equals != std::string::npos && (colon == std::string::npos || equals < colon)) {
+    if (equals == 0 || equals + 1 == text.size()) {
+      throw InputError("--policies", 0, "", "LABEL=POLICY with both parts", "'" + text + "'");
+    }
+    return {text.substr(0, equals), text.substr(equals + 1), {}};
+  }
+  // A learned policy is labelled by its file's stem ("ppo:runs/a/policy.pt" -> "policy").
+  const std::string label =
+      text.starts_with("ppo:") && text.size() > 4
+          ? std::filesystem::path(text.substr(4)).stem().string()
+          : text;
+  return {label.empty() ? text : label, text, {}};
+}
+
+std::vector<PolicyEntry> parse_entries(const std::string& list) {
+  std::vector<PolicyEntry> entries;
+  std::set<std::string> labels;
+  for (const std::string& item : split_list(list)) {
+    PolicyEntry entry = parse_entry(item);
+    if (!labels.insert(entry.label).second) {
+      throw InputError("--policies", 0, "", "a distinct label per policy (LABEL=POLICY)",
+                       "'" + entry.label + "' twice");
+    }
+    entries.push_back(std::move(entry));
+  }
+  if (entries.empty()) throw InputError("--policies", 0, "", "at least one policy", "none");
+  return entries;
+}
+
+/// Each entry's environment: the evaluation's, with a learned policy's own decision interval
+/// unless --decision-interval was given (then a warning when they differ).
+void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& base,
+                         bool interval_given) {
+  for (PolicyEntry& entry : entries) {
+    entry.env_options = base;
+    const int own = make_policy(entry.spec, 1, base, "--policies")->decision_interval();
+    if (own <= 0 || own == base.decision_interval) continue;
+    if (interval_given) {
+      std::cerr << "dynamix: warning: " << entry.label << " was trained to decide every " << own
+                << " iterations; evaluating it every " << base.decision_interval
+                << " as --decision-interval asks\n";
+    } else {
+      entry.env_options.decision_interval = own;
+    }
+  }
+}
+
+struct EvaluateArgs {
   std::vector<std::string> scenario_paths;
   std::vector<std::string> overrides;
   std::string policy_list =
-      "static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
+      "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
   std::string out;
   int seeds = 5;
   std::int64_t first_seed = 1000;
   int decision_interval = 10;
+  int initial_batch = kEvaluationInitialBatch;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool oracle = false;
   bool quiet = false;
+  bool interval_given = false;
+};
+
+/// Parses the options; false when --help was printed.
+bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   po::options_description options(
       "dynamix evaluate: compare batch-size policies on scenarios over seeds");
+  const std::string default_policies = a.policy_list;
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_paths)->composing(),
+      ("scenario", po::value(&a.scenario_paths)->composing(),
        "scenario YAML file or built-in name (dynamix scenarios); repeat for several "
        "(default: quickstart)")
-      ("policies", po::value(&policy_list),
-       ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
-      ("seeds", po::value(&seeds)->default_value(seeds), "seeds per scenario and policy")
-      ("seed", po::value(&first_seed)->default_value(first_seed), "first seed")
-      ("decision-interval", po::value(&decision_interval)->default_value(decision_interval),
-       "iterations between decisions, k")
-      ("set", po::value(&overrides)->composing(), "override a value in every scenario: dotted.key=VALUE")
-      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
-      ("out", po::value(&out)->required(), "run directory to write");
+      ("policies", po::value(&a.policy_list),
+       ("comma-separated policies, each POLICY or LABEL=POLICY: " + policy_names() +
+        " (default: " + default_policies + "); ppo:PATH is labelled by the file's stem").c_str())
+      ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds per scenario and policy")
+      ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
+      ("decision-interval", po::value(&a.decision_interval),
+       "iterations between decisions, k (default: a learned policy's own, else 10)")
+      ("initial-batch", po::value(&a.initial_batch)->default_value(a.initial_batch),
+       "per-worker batch every adaptive policy starts from (static and schedule policies "
+       "start at their own)")
+      ("oracle", po::bool_switch(&a.oracle),
+       "also search global-batch schedules for the fastest that reaches the target on every "
+       "seed (an upper bound) and report the headroom each policy captures")
+      ("jobs,j", po::value(&a.jobs)->default_value(a.jobs),
+       "policies run at once (threads); results do not depend on it")
+      ("set", po::value(&a.overrides)->composing(),
+       "override a value in every scenario: dotted.key=VALUE")
+      ("quiet,q", po::bool_switch(&a.quiet), "print no progress on stderr")
+      ("out", po::value(&a.out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  require_in_range("--seeds", seeds, 1);
-  require_in_range("--seed", first_seed, 0);
-  require_in_range("--decision-interval", decision_interval, 1);
-  if (scenario_paths.empty()) scenario_paths.push_back(kDefaultScenario);
-  const std::vector<std::string> names = split_list(policy_list);
-  if (names.empty()) throw InputError("--policies", 0, "", "at least one policy", "none");
+  if (parse_command_line(args, options, values)) return false;
+  a.interval_given = values.count("decision-interval") > 0;
+  require_in_range("--seeds", a.seeds, 1);
+  require_in_range("--seed", a.first_seed, 0);
+  require_in_range("--decision-interval", a.decision_interval, 1);
+  require_in_range("--initial-batch", a.initial_batch, 1);
+  require_in_range("--jobs", a.jobs, 1, 256);
+  if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
+  return true;
+}
 
-  EnvOptions env_options;
-  env_options.decision_interval = decision_interval;
-  env_options.stop_at_target = false;
-  std::vector<std::shared_ptr<const Scenario>> scenarios;
-  for (const std::string& path : scenario_paths) {
-    scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), overrides)));
+/// Shared progress for episodes finished on several threads.
+class EpisodeProgress {
+ public:
+  EpisodeProgress(bool quiet, double total)
+      : progress_(std::cerr, {.style = stderr_progress_style(quiet)}), total_(total) {}
+  void add(double episodes, const std::string& status) {
+    const std::lock_guard lock(mutex_);
+    done_ += episodes;
+    progress_.update(done_ / total_, status);
   }
-  std::vector<std::unique_ptr<Policy>> policies;
-  for (const std::string& name : names)
-    policies.push_back(
-        make_policy(name, static_cast<std::uint64_t>(first_seed), env_options, "--policies"));
+  void finish() { progress_.finish(); }
 
-  RunDirectory directory(out, "evaluate");
+ private:
+  std::mutex mutex_;
+  Progress progress_;
+  double total_;
+  double done_ = 0;
+};
+
+/// The oracle's schedule on `scenario`, as a policy entry labelled "oracle"; none when no
+/// schedule reached the target on every seed.
+std::optional<PolicyEntry> find_oracle(const std::shared_ptr<const Scenario>& scenario,
+                                       const EvaluateArgs& a, const EnvOptions& base,
+                                       const InterruptScope& interrupt,
+                                       EpisodeProgress& progress) {
+  OracleOptions options;
+  options.jobs = a.jobs;
+  options.observer = [&interrupt](const TrainingRun&, const IterationRecord&) {
+    interrupt.check();
+  };
+  int reported = 0;
+  const OracleResult result = search_schedules(
+      scenario, base, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
+      [&](int done, int total) {
+        progress.add(static_cast<double>(done - reported) / total,
+                     scenario->name + " oracle search");
+        reported = done;
+      });
+  if (!result.best) {
+    std::cerr << "dynamix: no schedule reached the target on every seed of " << scenario->name
+              << "; no oracle row\n";
+    return std::nullopt;
+  }
+  return PolicyEntry{"oracle", result.best->name, base, true};
+}
+
+}  // namespace
+
+int run_evaluate(const std::vector<std::string>& args) {
+  EvaluateArgs a;
+  if (!parse_args(args, a)) return 0;
+  EnvOptions base;
+  base.decision_interval = a.decision_interval;
+  base.initial_batch = a.initial_batch;
+  base.stop_at_target = false;
+  std::vector<PolicyEntry> entries = parse_entries(a.policy_list);
+  resolve_env_options(entries, base, a.interval_given);
+  std::vector<std::shared_ptr<const Scenario>> scenarios;
+  for (const std::string& path : a.scenario_paths) {
+    scenarios.push_back(
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+  }
+
+  RunDirectory directory(a.out, "evaluate");
   const InterruptScope interrupt;
-  std::vector<EpisodeResult> results;
-  Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
-  const double episodes = static_cast<double>(scenarios.size() * policies.size()) * seeds;
+  EpisodeProgress progress(a.quiet, static_cast<double>(scenarios.size() *
+                                                        (entries.size() + a.oracle)));
+  // Every (scenario, entry) pair is one task with its own environment and policy instance.
+  std::vector<std::pair<std::shared_ptr<const Scenario>, PolicyEntry>> tasks;
   for (const auto& scenario : scenarios) {
-    BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), env_options);
+    for (const PolicyEntry& entry : entries) tasks.emplace_back(scenario, entry);
+    if (!a.oracle) continue;
+    if (auto oracle = find_oracle(scenario, a, base, interrupt, progress)) tasks.emplace_back(scenario, *oracle);
+  }
+  std::vector<std::vector<EpisodeResult>> slots(tasks.size());
+  parallel_for(static_cast<int>(tasks.size()), a.jobs, [&](int t) {
+    const auto& [scenario, entry] = tasks[static_cast<std::size_t>(t)];
+    BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), entry.env_options);
     env.set_iteration_observer(
         [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
-    for (const auto& policy : policies) {
-      for (int i = 0; i < seeds; ++i) {
-        results.push_back(run_episode(env, *policy, static_cast<std::uint64_t>(first_seed + i)));
-        progress.update(static_cast<double>(results.size()) / episodes,
-                        scenario->name + " " + policy->name() + " seed " + std::to_string(i + 1) +
-                            "/" + std::to_string(seeds));
-      }
+    const auto policy = make_policy(entry.spec, static_cast<std::uint64_t>(a.first_seed),
+                                    entry.env_options, "--policies");
+    for (int i = 0; i < a.seeds; ++i) {
+      EpisodeResult result =
+          run_episode(env, *policy, static_cast<std::uint64_t>(a.first_seed + i));
+      result.policy = entry.label;
+      if (entry.oracle) result.kind = PolicyKind::kOracle;
+      slots[static_cast<std::size_t>(t)].push_back(std::move(result));
+      progress.add(1.0 / a.seeds, scenario->name + " " + entry.label + " seed " +
+                                      std::to_string(i + 1) + "/" + std::to_string(a.seeds));
     }
-  }
+  });
   progress.finish();
+  std::vector<EpisodeResult> results;
+  for (auto& slot : slots) results.insert(results.end(), slot.begin(), slot.end());
   {
     std::ofstream csv(directory.file("results.csv"));
     write_results_csv(csv, results);
     std::ofstream markdown(directory.file("summary.md"));
     write_summary_markdown(markdown, results);
-    if (!csv || !markdown) throw InputError(out, 0, "", "writable result files");
+    if (!csv || !markdown) throw InputError(a.out, 0, "", "writable result files");
   }
   directory.commit();
   std::ifstream summary(directory.final_path() / "summary.md");

@@ -1,4 +1,4 @@
-// Evaluation: episodes, bootstrap intervals, tables.
+// Evaluation: episodes, bootstrap intervals, reach-aware scores and tables.
 #include "policies/evaluation.h"
 
 #include <algorithm>
@@ -13,11 +13,6 @@
 namespace dynamix {
 namespace {
 
-/// Time to target, or the whole run's time when the target was never reached (censored).
-double time_or_budget(const EpisodeResult& result) {
-  return result.time_to_target_s.value_or(result.total_time_s);
-}
-
 std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
@@ -29,38 +24,122 @@ std::string interval_text(const Interval& interval, int digits) {
          fixed(interval.high, digits) + "]";
 }
 
-}  // namespace
+int global_batch(std::span<const int> batches) {
+  return std::accumulate(batches.begin(), batches.end(), 0);
+}
 
-EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed, DecisionLog* log) {
+/// Index of the zero change in the action set, if it has one.
+std::optional<int> hold_action(const EnvOptions& options) {
+  const auto hold = std::find(options.actions.begin(), options.actions.end(), 0);
+  if (hold == options.actions.end()) return std::nullopt;
+  return static_cast<int>(hold - options.actions.begin());
+}
+
+/// Running statistics of one episode's decisions.
+class DecisionStats {
+ public:
+  explicit DecisionStats(std::span<const int> start) : min_(global_batch(start)), max_(min_) {}
+
+  /// `before` and `after` are the batches in force around the decision; `actions` the indices
+  /// the policy took (empty when it set batches directly).
+  void add(std::span<const int> before, std::span<const int> after, std::span<const int> actions,
+           std::optional<int> hold) {
+    const int old_global = global_batch(before);
+    const int new_global = global_batch(after);
+    min_ = std::min(min_, new_global);
+    max_ = std::max(max_, new_global);
+    change_ += old_global > 0 ? std::abs(new_global - old_global) / double(old_global) : 0.0;
+    ++decisions_;
+    for (std::size_t w = 0; w < after.size(); ++w) {
+      departures_ += actions.empty() ? before[w] != after[w]
+                                     : (!hold || w >= actions.size() || actions[w] != *hold);
+      ++worker_decisions_;
+    }
+  }
+
+  void fill(EpisodeResult& result) const {
+    result.min_global_batch = min_;
+    result.max_global_batch = max_;
+    result.global_batch_change = decisions_ ? change_ / double(decisions_) : 0.0;
+    result.departure_share = worker_decisions_ ? departures_ / double(worker_decisions_) : 0.0;
+  }
+
+ private:
+  int min_, max_;
+  double change_ = 0;
+  std::int64_t decisions_ = 0;
+  double departures_ = 0;
+  std::int64_t worker_decisions_ = 0;
+};
+
+/// Accumulates the batch-iterations of every worker between counted iterations.
+class BatchAverage {
+ public:
+  void count(const BatchSizeEnv& env, std::int64_t iteration) {
+    const auto span = static_cast<double>(iteration - last_iteration_);
+    for (int b : env.batches()) batch_iterations_ += b * span;
+    iterations_ += static_cast<double>(env.workers()) * span;
+    last_iteration_ = iteration;
+  }
+  double mean() const { return iterations_ > 0 ? batch_iterations_ / iterations_ : 0; }
+
+ private:
+  std::int64_t last_iteration_ = 0;
+  double batch_iterations_ = 0;
+  double iterations_ = 0;
+};
+
+EpisodeResult start_result(const BatchSizeEnv& env, const Policy& policy, std::uint64_t seed) {
   EpisodeResult result;
   result.policy = policy.name();
+  result.kind = policy.kind();
   result.seed = seed;
-  ResetResult reset = env.reset(seed, {.initial_batch = policy.initial_batch()});
   result.scenario = env.scenario().name;
+  result.time_budget_s = env.scenario().training.budget_time_s.value_or(0);
+  return result;
+}
+
+}  // namespace
+
+const char* policy_kind_name(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::kStatic: return "static";
+    case PolicyKind::kHeuristic: return "heuristic";
+    case PolicyKind::kLearned: return "learned";
+    case PolicyKind::kSchedule: return "schedule";
+    case PolicyKind::kOracle: return "oracle";
+    case PolicyKind::kOther: break;
+  }
+  return "other";
+}
+
+EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed, DecisionLog* log) {
+  ResetResult reset = env.reset(seed, {.initial_batch = policy.initial_batch()});
+  EpisodeResult result = start_result(env, policy, seed);
+  const bool clamped =
+      std::find(reset.info.clamped.begin(), reset.info.clamped.end(), true) !=
+      reset.info.clamped.end();
+  if (policy.kind() == PolicyKind::kStatic && clamped) {
+    result.feasible = false;
+    return result;
+  }
   policy.begin_episode(env);
-  double batch_iterations = 0;
-  double iterations = 0;
   StepResult step;
   step.observation = std::move(reset.observation);
-  std::int64_t last_iteration = 0;
-  // The batches in force from the last counted iteration up to `iteration`.
-  auto count = [&](std::int64_t iteration) {
-    const auto span = static_cast<double>(iteration - last_iteration);
-    for (int b : env.batches()) batch_iterations += b * span;
-    iterations += static_cast<double>(env.workers()) * span;
-    last_iteration = iteration;
-  };
-  count(reset.info.iteration);
-  const std::vector<int>& deltas = env.options().actions;
-  std::vector<int> actions(env.workers());
+  BatchAverage average;
+  average.count(env, reset.info.iteration);
+  DecisionStats stats(env.batches());
+  const std::optional<int> hold = hold_action(env.options());
+  std::vector<int> before;
+  std::vector<int> actions;
   while (!env.episode_over()) {
     const std::vector<int> batches = policy.decide(env, step.observation);
-    for (std::size_t w = 0; w < actions.size() && w < batches.size(); ++w) {
-      const auto match = std::find(deltas.begin(), deltas.end(), batches[w] - env.batches()[w]);
-      actions[w] = match == deltas.end() ? -1 : static_cast<int>(match - deltas.begin());
-    }
+    const std::span<const int> taken = policy.last_actions();
+    actions.assign(taken.begin(), taken.end());
+    before = env.batches();
     env.step_batches(batches, step);
-    count(step.info.iteration);
+    average.count(env, step.info.iteration);
+    stats.add(before, env.batches(), actions, hold);
     result.episode_return += std::accumulate(step.rewards.begin(), step.rewards.end(), 0.0) /
                              static_cast<double>(std::max<std::size_t>(1, step.rewards.size()));
     ++result.decisions;
@@ -71,7 +150,9 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
       run.time_to_target() ? std::optional(to_seconds(*run.time_to_target())) : std::nullopt;
   result.final_accuracy = run.validation_accuracy().value_or(0);
   result.total_time_s = to_seconds(run.now());
-  result.mean_batch_size = iterations > 0 ? batch_iterations / iterations : 0;
+  result.epochs = run.epochs();
+  result.mean_batch_size = average.mean();
+  stats.fill(result);
   return result;
 }
 
@@ -97,84 +178,218 @@ Interval bootstrap_mean(std::span<const double> values, std::uint64_t seed, int 
   return interval;
 }
 
-void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& results) {
-  out << "scenario,policy,seed,time_to_target_s,final_accuracy,total_time_s,mean_batch_size\n";
-  for (const EpisodeResult& r : results) {
-    out << r.scenario << ',' << r.policy << ',' << r.seed << ','
-        << (r.time_to_target_s ? format_number(*r.time_to_target_s) : "") << ','
-        << format_number(r.final_accuracy) << ',' << format_number(r.total_time_s) << ','
-        << format_number(r.mean_batch_size) << '\n';
+namespace {
+
+PolicyScore score_policy(const std::vector<const EpisodeResult*>& episodes, double penalty_s) {
+  PolicyScore score;
+  score.policy = episodes.front()->policy;
+  score.kind = episodes.front()->kind;
+  score.seeds = static_cast<int>(episodes.size());
+  std::vector<double> times, accuracies, batches;
+  score.min_global_batch = episodes.front()->min_global_batch;
+  for (const EpisodeResult* r : episodes) {
+    score.feasible = score.feasible && r->feasible;
+    if (!r->feasible) continue;
+    if (r->time_to_target_s) times.push_back(*r->time_to_target_s);
+    accuracies.push_back(r->final_accuracy);
+    batches.push_back(r->mean_batch_size);
+    score.min_global_batch = std::min(score.min_global_batch, r->min_global_batch);
+    score.max_global_batch = std::max(score.max_global_batch, r->max_global_batch);
+    score.global_batch_change += r->global_batch_change / double(episodes.size());
+    score.departure_share += r->departure_share / double(episodes.size());
+  }
+  score.reached = static_cast<int>(times.size());
+  score.time_to_target = bootstrap_mean(times, 1);
+  score.final_accuracy = bootstrap_mean(accuracies, 2);
+  score.mean_batch_size = bootstrap_mean(batches, 3);
+  score.score_s = score.reached_all() ? score.time_to_target.mean : penalty_s;
+  return score;
+}
+
+/// The scenario's budget_time_s, or its longest episode when it sets none.
+double penalty_time(const std::vector<const EpisodeResult*>& episodes) {
+  double longest = 0;
+  for (const EpisodeResult* r : episodes) {
+    if (r->time_budget_s > 0) return r->time_budget_s;
+    longest = std::max(longest, r->total_time_s);
+  }
+  return longest;
+}
+
+std::optional<std::size_t> fastest(const std::vector<PolicyScore>& scores, PolicyKind kind) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i].kind != kind || !scores[i].reached_all()) continue;
+    if (!best || scores[i].score_s < scores[*best].score_s) best = i;
+  }
+  return best;
+}
+
+void rank(ScenarioScores& scenario) {
+  std::vector<std::size_t> order(scenario.policies.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto key = [&](std::size_t i) {
+    return std::pair(!scenario.policies[i].reached_all(), scenario.policies[i].score_s);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  scenario.ranks.assign(order.size(), 0);
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    const bool tie = r > 0 && key(order[r]) == key(order[r - 1]);
+    scenario.ranks[order[r]] = tie ? scenario.ranks[order[r - 1]] : static_cast<int>(r + 1);
   }
 }
 
-void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>& results) {
+}  // namespace
+
+std::vector<ScenarioScores> score_results(const std::vector<EpisodeResult>& results) {
   std::vector<std::string> scenarios;
-  std::vector<std::string> policies;
+  std::map<std::string, std::vector<std::string>> policies;
   std::map<std::pair<std::string, std::string>, std::vector<const EpisodeResult*>> groups;
+  std::map<std::string, std::vector<const EpisodeResult*>> by_scenario;
   for (const EpisodeResult& r : results) {
-    if (std::find(scenarios.begin(), scenarios.end(), r.scenario) == scenarios.end())
-      scenarios.push_back(r.scenario);
-    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end())
-      policies.push_back(r.policy);
-    groups[{r.scenario, r.policy}].push_back(&r);
+    if (!by_scenario.contains(r.scenario)) scenarios.push_back(r.scenario);
+    by_scenario[r.scenario].push_back(&r);
+    auto& group = groups[{r.scenario, r.policy}];
+    if (group.empty()) policies[r.scenario].push_back(r.policy);
+    group.push_back(&r);
   }
+  std::vector<ScenarioScores> out;
+  for (const std::string& name : scenarios) {
+    ScenarioScores scenario;
+    scenario.scenario = name;
+    scenario.penalty_s = penalty_time(by_scenario[name]);
+    for (const std::string& policy : policies[name]) {
+      scenario.policies.push_back(score_policy(groups[{name, policy}], scenario.penalty_s));
+    }
+    scenario.best_static = fastest(scenario.policies, PolicyKind::kStatic);
+    scenario.best_heuristic = fastest(scenario.policies, PolicyKind::kHeuristic);
+    for (std::size_t i = 0; i < scenario.policies.size(); ++i) {
+      if (scenario.policies[i].kind == PolicyKind::kOracle) scenario.oracle = i;
+    }
+    rank(scenario);
+    out.push_back(std::move(scenario));
+  }
+  return out;
+}
+
+void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& results) {
+  out << "scenario,policy,kind,seed,feasible,reached,time_to_target_s,final_accuracy,"
+         "total_time_s,mean_batch_size,min_global_batch,max_global_batch,global_batch_change,"
+         "departure_share\n";
+  for (const EpisodeResult& r : results) {
+    out << r.scenario << ',' << r.policy << ',' << policy_kind_name(r.kind) << ',' << r.seed
+        << ',' << r.feasible << ',' << r.time_to_target_s.has_value() << ','
+        << (r.time_to_target_s ? format_number(*r.time_to_target_s) : "") << ','
+        << format_number(r.final_accuracy) << ',' << format_number(r.total_time_s) << ','
+        << format_number(r.mean_batch_size) << ',' << r.min_global_batch << ','
+        << r.max_global_batch << ',' << format_number(r.global_batch_change) << ','
+        << format_number(r.departure_share) << '\n';
+  }
+}
+
+namespace {
+
+std::string reached_text(const PolicyScore& score) {
+  if (!score.feasible) return "infeasible";
+  if (score.reached == score.seeds) return std::to_string(score.seeds) + "/" +
+                                           std::to_string(score.seeds);
+  return "miss " + std::to_string(score.seeds - score.reached) + "/" +
+         std::to_string(score.seeds);
+}
+
+std::string ratio_text(const PolicyScore& score, const ScenarioScores& scenario,
+                       std::optional<std::size_t> reference) {
+  if (!reference) return "n/a";
+  return fixed(score.score_s / scenario.policies[*reference].score_s, 3);
+}
+
+/// Share of the gap between the best heuristic and the oracle that `score` closes.
+std::string headroom_text(const PolicyScore& score, const ScenarioScores& scenario) {
+  if (!scenario.oracle || !scenario.best_heuristic) return "n/a";
+  const double heuristic = scenario.policies[*scenario.best_heuristic].score_s;
+  const double gap = heuristic - scenario.policies[*scenario.oracle].score_s;
+  if (gap <= 0) return "n/a";
+  return fixed(100 * (heuristic - score.score_s) / gap, 0) + "%";
+}
+
+void write_scenario_table(std::ostream& out, const ScenarioScores& scenario) {
+  out << "\n## " << scenario.scenario << "\n\n";
+  const auto name_of = [&](std::optional<std::size_t> i) {
+    return i ? scenario.policies[*i].policy : std::string("none reached the target on every seed");
+  };
+  out << "Best static batch: " << name_of(scenario.best_static)
+      << ". Best heuristic: " << name_of(scenario.best_heuristic)
+      << ". A miss counts as " << fixed(scenario.penalty_s, 1) << " s.\n\n";
+  out << "| rank | policy | reached | time_to_target_s | final_accuracy | ratio_to_best_static | "
+         "ratio_to_best_heuristic | headroom | mean_batch_size | global_batch | departures |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < scenario.policies.size(); ++i) {
+    const PolicyScore& p = scenario.policies[i];
+    out << "| " << scenario.ranks[i] << " | " << p.policy << " | " << reached_text(p) << " | ";
+    if (!p.feasible) {
+      out << "| | | | | | | |\n";
+      continue;
+    }
+    out << (p.reached > 0 ? interval_text(p.time_to_target, 1) : "never") << " | "
+        << interval_text(p.final_accuracy, 4) << " | "
+        << ratio_text(p, scenario, scenario.best_static) << " | "
+        << ratio_text(p, scenario, scenario.best_heuristic) << " | "
+        << headroom_text(p, scenario) << " | " << fixed(p.mean_batch_size.mean, 1) << " | "
+        << p.min_global_batch << "–" << p.max_global_batch << " | "
+        << fixed(100 * p.departure_share, 0) << "% |\n";
+  }
+}
+
+double geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+void write_across_scenarios(std::ostream& out, const std::vector<ScenarioScores>& scenarios) {
+  std::vector<std::string> order;
   std::map<std::string, std::vector<double>> ratios;
-  out << "# Evaluation\n\nTime to target in simulated seconds (mean [95% bootstrap interval]); a "
-         "run "
-         "that never reached the target counts with its total time and is marked by reached < "
-         "seeds. Ratio: mean time to target over the best static batch's for that scenario.\n";
-  for (const std::string& scenario : scenarios) {
-    double best_static = 0;
-    std::string best_static_name;
-    for (const std::string& policy : policies) {
-      const auto it = groups.find({scenario, policy});
-      if (it == groups.end() || !policy.starts_with("static:")) continue;
-      double sum = 0;
-      for (const EpisodeResult* r : it->second) sum += time_or_budget(*r);
-      const double mean = sum / static_cast<double>(it->second.size());
-      if (best_static_name.empty() || mean < best_static) {
-        best_static = mean;
-        best_static_name = policy;
-      }
-    }
-    out << "\n## " << scenario << "\n\n";
-    if (!best_static_name.empty()) out << "Best static batch: " << best_static_name << "\n\n";
-    out << "| policy | reached | time_to_target_s | final_accuracy | ratio_to_best_static | "
-           "mean_batch_size |\n"
-        << "|---|---|---|---|---|---|\n";
-    for (const std::string& policy : policies) {
-      const auto it = groups.find({scenario, policy});
-      if (it == groups.end()) continue;
-      std::vector<double> times, accuracies, batches;
-      int reached = 0;
-      for (const EpisodeResult* r : it->second) {
-        times.push_back(time_or_budget(*r));
-        accuracies.push_back(r->final_accuracy);
-        batches.push_back(r->mean_batch_size);
-        reached += r->time_to_target_s.has_value();
-      }
-      const Interval time = bootstrap_mean(times, 1);
-      const Interval accuracy = bootstrap_mean(accuracies, 2);
-      const Interval batch = bootstrap_mean(batches, 3);
-      std::string ratio = "n/a";
-      if (!best_static_name.empty() && best_static > 0) {
-        ratios[policy].push_back(time.mean / best_static);
-        ratio = fixed(time.mean / best_static, 3);
-      }
-      out << "| " << policy << " | " << reached << "/" << it->second.size() << " | "
-          << interval_text(time, 1) << " | " << interval_text(accuracy, 4) << " | " << ratio
-          << " | " << fixed(batch.mean, 1) << " |\n";
+  std::map<std::string, int> misses;
+  int counted = 0;
+  for (const ScenarioScores& scenario : scenarios) {
+    if (!scenario.best_static) continue;
+    ++counted;
+    const double reference = scenario.policies[*scenario.best_static].score_s;
+    for (const PolicyScore& p : scenario.policies) {
+      if (!ratios.contains(p.policy)) order.push_back(p.policy);
+      ratios[p.policy].push_back(p.score_s / reference);
+      misses[p.policy] += !p.reached_all();
     }
   }
-  out << "\n## Across scenarios\n\n| policy | geometric mean of ratios |\n|---|---|\n";
-  for (const std::string& policy : policies) {
-    const auto it = ratios.find(policy);
-    if (it == ratios.end()) continue;
-    double log_sum = 0;
-    for (double r : it->second) log_sum += std::log(r);
-    out << "| " << policy << " | "
-        << fixed(std::exp(log_sum / static_cast<double>(it->second.size())), 3) << " |\n";
+  out << "\n## Across scenarios\n\nGeometric mean of the ratios to the best static batch over the "
+      << counted << " scenario(s) where a static batch reached the target on every seed; a miss "
+                    "or an infeasible batch enters at the scenario's miss time.\n\n"
+      << "| policy | geometric mean of ratios | scenarios missed |\n|---|---|---|\n";
+  for (const std::string& policy : order) {
+    const std::vector<double>& values = ratios[policy];
+    out << "| " << policy << " | " << fixed(geometric_mean(values), 3) << " | " << misses[policy]
+        << (values.size() < static_cast<std::size_t>(counted)
+                ? " (run on " + std::to_string(values.size()) + ")"
+                : std::string())
+        << " |\n";
   }
+}
+
+}  // namespace
+
+void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>& results) {
+  out << "# Evaluation\n\nTime to target in simulated seconds over the seeds that reached it "
+         "(mean [95% bootstrap interval]). A policy that misses the target on any seed shows "
+         "`miss k/n`, ranks after every policy that always reached it, and scores the scenario's "
+         "miss time; ratios divide scores by the best static batch's or the best heuristic's "
+         "(the fastest of their kind that reached the target on every seed). headroom: share of "
+         "the gap between the best heuristic and the oracle schedule that the policy closes. "
+         "global_batch: smallest–largest global batch; departures: share of worker decisions "
+         "that left the policy's default (docs/evaluation.md).\n";
+  const std::vector<ScenarioScores> scenarios = score_results(results);
+  for (const ScenarioScores& scenario : scenarios) write_scenario_table(out, scenario);
+  write_across_scenarios(out, scenarios);
 }
 
 }  // namespace dynamix

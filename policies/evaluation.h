@@ -1,5 +1,5 @@
-// Evaluation protocol: episodes of each policy on each scenario over seeds, summarized with
-// bootstrap intervals and ratios to the best static batch.
+// Evaluation protocol: episodes of each policy on each scenario over seeds, summarized so that
+// a miss never ranks as fast (docs/evaluation.md).
 #pragma once
 
 #include <cstdint>
@@ -15,18 +15,39 @@
 
 namespace dynamix {
 
+/// Per-worker batch every adaptive policy starts from in `dynamix evaluate` unless
+/// --initial-batch says otherwise (static and schedule policies start at their own).
+inline constexpr int kEvaluationInitialBatch = 64;
+
 /// One row of results.csv.
 struct EpisodeResult {
   std::string scenario;
+  /// The policy's label in reports (its name unless the evaluation gave another).
   std::string policy;
+  PolicyKind kind = PolicyKind::kOther;
   std::uint64_t seed = 0;
+  /// False when the policy needs a batch that memory or the batch bounds cannot hold (a
+  /// static:B too big for some worker); nothing else is then meaningful.
+  bool feasible = true;
   /// Simulated seconds until validation accuracy first reached the target; none if never.
   std::optional<double> time_to_target_s;
   /// Validation accuracy when the budget ran out.
   double final_accuracy = 0;
   double total_time_s = 0;
+  /// Epochs run when the episode ended.
+  double epochs = 0;
+  /// The scenario's training.budget_time_s; 0 when it sets none.
+  double time_budget_s = 0;
   /// Mean per-worker batch over the episode's iterations.
   double mean_batch_size = 0;
+  /// Smallest and largest global batch in force after a decision (the starting one included).
+  int min_global_batch = 0;
+  int max_global_batch = 0;
+  /// Mean over decisions of |ΔG| / G, the relative move of the global batch.
+  double global_batch_change = 0;
+  /// Share of worker decisions that leave the policy's default: a non-hold action for a policy
+  /// that picks from the action set, a changed batch for one that sets batches directly.
+  double departure_share = 0;
   /// Σ over decisions of the mean reward over workers.
   double episode_return = 0;
   std::int64_t decisions = 0;
@@ -34,7 +55,8 @@ struct EpisodeResult {
 
 /// Runs `policy` in `env` from reset(seed) until the episode ends (at the budget, or at the
 /// target when EnvOptions::stop_at_target). Each decision goes to `log` if given, with the
-/// action index its batch change corresponds to, if any.
+/// action indices the policy took (none for policies that set batches directly). A policy whose
+/// initial_batch() the environment had to clamp is not run: the result says infeasible.
 EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
                           DecisionLog* log = nullptr);
 
@@ -46,11 +68,48 @@ struct Interval {
 };
 Interval bootstrap_mean(std::span<const double> values, std::uint64_t seed, int resamples = 2000);
 
+/// What one policy did on one scenario over its seeds, and where it ranks.
+struct PolicyScore {
+  std::string policy;
+  PolicyKind kind = PolicyKind::kOther;
+  int seeds = 0;
+  int reached = 0;
+  bool feasible = true;
+  /// Mean time to target when every seed reached it; the scenario's penalty time otherwise.
+  double score_s = 0;
+  /// Over the seeds that reached the target (empty interval when none did).
+  Interval time_to_target;
+  Interval final_accuracy;
+  Interval mean_batch_size;
+  int min_global_batch = 0;
+  int max_global_batch = 0;
+  double global_batch_change = 0;
+  double departure_share = 0;
+  bool reached_all() const { return feasible && reached == seeds; }
+};
+
+/// One scenario's scores in the order the policies were given, with its references.
+struct ScenarioScores {
+  std::string scenario;
+  /// What a miss or an infeasible policy counts as: the scenario's training.budget_time_s, or
+  /// the longest episode of any policy there when it sets none.
+  double penalty_s = 0;
+  std::vector<PolicyScore> policies;
+  /// Indices into `policies`: the fastest static batch and the fastest heuristic among those
+  /// that reached the target on every seed; the oracle's row if there is one.
+  std::optional<std::size_t> best_static;
+  std::optional<std::size_t> best_heuristic;
+  std::optional<std::size_t> oracle;
+  /// 1-based rank of each policy: every seed reached first, then by score.
+  std::vector<int> ranks;
+};
+
+/// Groups results by scenario and policy (each in first-seen order) and scores them.
+std::vector<ScenarioScores> score_results(const std::vector<EpisodeResult>& results);
+
 void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& results);
-/// A Markdown table per scenario (means, 95% intervals, time-to-target ratio to the best static
-/// batch of that scenario) and the geometric mean of each policy's ratios across scenarios.
-/// Runs that never reached the target count with their total time (a lower bound) and are
-/// flagged.
+/// A Markdown table per scenario and the geometric mean of each policy's ratios to the best
+/// static batch across the scenarios that have one (docs/evaluation.md).
 void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>& results);
 
 }  // namespace dynamix

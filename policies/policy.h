@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -9,14 +10,28 @@
 
 namespace dynamix {
 
+/// What a policy is, for reports: the best static batch and the best heuristic are chosen among
+/// their kinds; the oracle is the upper bound learned policies are measured against.
+enum class PolicyKind { kStatic, kHeuristic, kLearned, kSchedule, kOracle, kOther };
+
+/// "static", "heuristic", "learned", "schedule", "oracle", "other".
+const char* policy_kind_name(PolicyKind kind);
+
 /// Chooses every worker's next batch at each decision point of a BatchSizeEnv.
 class Policy {
  public:
   virtual ~Policy() = default;
   /// The name evaluation reports use ("static:128", "goodput", "ppo").
   virtual std::string name() const = 0;
-  /// The batch every worker starts the episode at; 0 leaves the environment's default.
+  virtual PolicyKind kind() const = 0;
+  /// The batch every worker starts the episode at; 0 leaves the environment's starting batch.
+  /// A static policy whose batch memory cannot hold is infeasible.
   virtual int initial_batch() const { return 0; }
+  /// Iterations between decisions the policy was made for; 0 for any.
+  virtual int decision_interval() const { return 0; }
+  /// The action indices of the last decide(), when the policy picks from the environment's
+  /// action set (learned policies); empty for policies that choose batches directly.
+  virtual std::span<const int> last_actions() const { return {}; }
   /// Called after env.reset(); policies with per-episode state clear it here.
   virtual void begin_episode(const BatchSizeEnv& env) { (void)env; }
   /// The batch each worker should run next, from the environment's current observation and

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 #include "sim/training/dynamics.h"
 
 namespace dynamix {
@@ -35,6 +37,14 @@ double goodput(const ThroughputModel& model, const std::vector<int>& batches, do
   return global / seconds * statistical_efficiency(global, reference, noise_scale);
 }
 
+/// The whole of `text` as a number (from_chars: no sign, space or trailing text accepted).
+template <typename Number>
+bool parse_whole(const std::string& text, Number& value) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc{} && end == text.data() + text.size() && !text.empty() &&
+         std::isfinite(static_cast<double>(value));
+}
+
 }  // namespace
 
 std::vector<int> StaticPolicy::decide(const BatchSizeEnv& env, const Observation&) {
@@ -44,8 +54,11 @@ std::vector<int> StaticPolicy::decide(const BatchSizeEnv& env, const Observation
 std::vector<int> RandomPolicy::decide(const BatchSizeEnv& env, const Observation&) {
   const auto& actions = env.options().actions;
   std::vector<int> batches = env.batches();
-  for (int& batch : batches) {
-    batch = std::max(env.options().min_batch, batch + actions[rng_.below(actions.size())]);
+  actions_.resize(batches.size());
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    actions_[w] = static_cast<int>(rng_.below(actions.size()));
+    batches[w] = std::max(env.options().min_batch,
+                          batches[w] + actions[static_cast<std::size_t>(actions_[w])]);
   }
   return batches;
 }
@@ -105,20 +118,72 @@ std::vector<int> GnsPolicy::decide(const BatchSizeEnv& env, const Observation&) 
   return batches;
 }
 
+SchedulePolicy::SchedulePolicy(std::vector<Phase> phases) : phases_(std::move(phases)) {}
+
+SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string& source) {
+  const auto refuse = [&] {
+    return InputError(source, 0, "",
+                      "schedule:B/E:B/... (per-worker batches B >= 1, epochs E increasing)",
+                      "'schedule:" + text + "'");
+  };
+  std::vector<Phase> phases;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('/', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    Phase phase;
+    const std::size_t colon = part.find(':');
+    if ((colon == std::string::npos) != phases.empty()) throw refuse();
+    if (colon != std::string::npos && !parse_whole(part.substr(0, colon), phase.from_epoch))
+      throw refuse();
+    const std::string batch = colon == std::string::npos ? part : part.substr(colon + 1);
+    if (!parse_whole(batch, phase.per_worker) || phase.per_worker < 1) throw refuse();
+    if (!phases.empty() && !(phase.from_epoch > phases.back().from_epoch)) throw refuse();
+    phases.push_back(phase);
+    start = end + 1;
+  }
+  return SchedulePolicy(std::move(phases));
+}
+
+std::string SchedulePolicy::name() const {
+  std::string text = "schedule:" + std::to_string(phases_.front().per_worker);
+  for (std::size_t i = 1; i < phases_.size(); ++i) {
+    text += '/';
+    text += format_number(phases_[i].from_epoch);
+    text += ':';
+    text += std::to_string(phases_[i].per_worker);
+  }
+  return text;
+}
+
+void SchedulePolicy::begin_episode(const BatchSizeEnv& env) { model_.reset(env.workers()); }
+
+std::vector<int> SchedulePolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  model_.observe(env.window());
+  const double epochs = env.run().epochs();
+  int per_worker = phases_.front().per_worker;
+  for (const Phase& phase : phases_) {
+    if (epochs >= phase.from_epoch) per_worker = phase.per_worker;
+  }
+  const int global = per_worker * static_cast<int>(env.workers());
+  return model_.proportional_split(global, env.options().min_batch, memory_limits(env));
+}
+
 std::string baseline_names() {
-  return "static:B, random, proportional, goodput, goodput+proportional, gns";
+  return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
                                       const std::string& source) {
   if (name.starts_with("static:")) {
-    const std::string value = name.substr(7);
     int batch = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), batch);
-    if (error != std::errc{} || end != value.data() + value.size() || batch < 1) {
+    if (!parse_whole(name.substr(7), batch) || batch < 1) {
       throw InputError(source, 0, "", "static:B with an integer batch B >= 1", "'" + name + "'");
     }
     return std::make_unique<StaticPolicy>(batch);
+  }
+  if (name.starts_with("schedule:")) {
+    return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(9), source));
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();

@@ -17,6 +17,7 @@ class StaticPolicy : public Policy {
  public:
   explicit StaticPolicy(int batch) : batch_(batch) {}
   std::string name() const override { return "static:" + std::to_string(batch_); }
+  PolicyKind kind() const override { return PolicyKind::kStatic; }
   int initial_batch() const override { return batch_; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
@@ -29,10 +30,13 @@ class RandomPolicy : public Policy {
  public:
   explicit RandomPolicy(std::uint64_t seed) : rng_(seed, stream_id("random-policy")) {}
   std::string name() const override { return "random"; }
+  PolicyKind kind() const override { return PolicyKind::kOther; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::span<const int> last_actions() const override { return actions_; }
 
  private:
   Rng rng_;
+  std::vector<int> actions_;
 };
 
 /// LB-BSP-style split (Chen et al., SoCC'20): keeps the global batch and gives each worker a
@@ -40,6 +44,7 @@ class RandomPolicy : public Policy {
 class ProportionalPolicy : public Policy {
  public:
   std::string name() const override { return "proportional"; }
+  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   void begin_episode(const BatchSizeEnv& env) override;
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
@@ -55,6 +60,7 @@ class GoodputPolicy : public Policy {
  public:
   explicit GoodputPolicy(bool proportional_split = false) : split_(proportional_split) {}
   std::string name() const override { return split_ ? "goodput+proportional" : "goodput"; }
+  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   void begin_episode(const BatchSizeEnv& env) override;
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
@@ -71,6 +77,7 @@ class GnsPolicy : public Policy {
  public:
   explicit GnsPolicy(int initial_batch = 32) : initial_batch_(initial_batch) {}
   std::string name() const override { return "gns"; }
+  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   int initial_batch() const override { return initial_batch_; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
@@ -78,12 +85,39 @@ class GnsPolicy : public Policy {
   int initial_batch_;
 };
 
-/// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns.
+/// A global-batch schedule over epochs with the speed-balanced split: from epoch `from_epoch`
+/// on, the global batch is `per_worker` × workers, split by measured speed as ProportionalPolicy
+/// does. The oracle searches over these ("schedule:64/10:128/30:256": 64 per worker, 128 from
+/// epoch 10, 256 from epoch 30).
+class SchedulePolicy : public Policy {
+ public:
+  struct Phase {
+    double from_epoch = 0;
+    int per_worker = 0;
+  };
+  /// Phases in increasing from_epoch, the first from epoch 0.
+  explicit SchedulePolicy(std::vector<Phase> phases);
+  /// Parses the text after "schedule:"; an InputError on `source` otherwise.
+  static SchedulePolicy parse(const std::string& text, const std::string& source);
+  std::string name() const override;
+  PolicyKind kind() const override { return PolicyKind::kSchedule; }
+  int initial_batch() const override { return phases_.front().per_worker; }
+  void begin_episode(const BatchSizeEnv& env) override;
+  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  const std::vector<Phase>& phases() const { return phases_; }
+
+ private:
+  std::vector<Phase> phases_;
+  ThroughputModel model_;
+};
+
+/// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns,
+/// schedule:B/E:B/....
 /// Unknown names are an InputError on `source` (the option or key that named it) listing the
 /// valid ones (ppo:PATH is resolved by the caller).
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
                                       const std::string& source = "policy");
-/// "static:B, random, proportional, goodput, goodput+proportional, gns".
+/// "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...".
 std::string baseline_names();
 
 }  // namespace dynamix

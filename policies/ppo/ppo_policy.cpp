@@ -14,7 +14,8 @@ PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema&
 }
 
 std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {
-  const std::vector<int> actions = module_.greedy_actions(observation);
+  actions_ = module_.greedy_actions(observation);
+  const std::vector<int>& actions = actions_;
   DYNAMIX_CHECK(env.batches().size() == actions.size(),
                 env.batches().size() << " batches for " << actions.size() << " workers");
   std::vector<int> batches;

@@ -18,12 +18,16 @@ class PpoPolicy : public Policy {
             const EnvOptions& options);
 
   std::string name() const override { return "ppo"; }
+  PolicyKind kind() const override { return PolicyKind::kLearned; }
   /// Each worker's base (the policy's action_base) plus the change of its most likely action.
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  int decision_interval() const override { return module_.metadata().decision_interval; }
+  std::span<const int> last_actions() const override { return actions_; }
   const TorchScriptPolicy& module() const { return module_; }
 
  private:
   TorchScriptPolicy module_;
+  std::vector<int> actions_;
 };
 
 }  // namespace dynamix

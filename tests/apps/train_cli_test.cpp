@@ -67,8 +67,9 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
     REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
     const Csv results = read_csv(work.path() / "eval" / "results.csv");
     CHECK(results.rows.size() == 2);
-    CHECK(results.rows[1][results.column("policy")] == "ppo");
-    CHECK(contents(work.path() / "eval" / "summary.md").find("| ppo |") != std::string::npos);
+    CHECK(results.rows[1][results.column("policy")] == "again");  // the file's stem
+    CHECK(results.rows[1][results.column("kind")] == "learned");
+    CHECK(contents(work.path() / "eval" / "summary.md").find(" | again | ") != std::string::npos);
   }
 }
 

@@ -1,9 +1,12 @@
-// Evaluation statistics and the summary table.
+// Evaluation statistics, reach-aware scores and the summary table.
 #include "policies/evaluation.h"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
+
+#include "gym/scenario_source.h"
+#include "policies/baselines/baselines.h"
 
 namespace dynamix {
 namespace {
@@ -22,30 +25,125 @@ TEST_CASE("bootstrap_mean brackets the mean and collapses for identical values")
   CHECK(flat.high == 5);
 }
 
-TEST_CASE("The summary gives each policy's ratio to the best static batch of its scenario") {
-  std::vector<EpisodeResult> results;
-  auto add = [&](const char* scenario, const char* policy, std::optional<double> time) {
-    EpisodeResult r;
-    r.scenario = scenario;
-    r.policy = policy;
-    r.time_to_target_s = time;
-    r.total_time_s = 500;
-    r.final_accuracy = 0.9;
-    results.push_back(r);
-  };
-  add("a", "static:64", 200.0);
-  add("a", "static:128", 100.0);
-  add("a", "ppo", 80.0);
-  add("b", "static:64", 50.0);
-  add("b", "ppo", std::nullopt);
-  std::ostringstream out;
-  write_summary_markdown(out, results);
-  const std::string text = out.str();
-  CHECK(text.find("Best static batch: static:128") != std::string::npos);
-  CHECK(text.find("| ppo | 1/1 | 80.0 [80.0, 80.0] | 0.9000 [0.9000, 0.9000] | 0.800 |") !=
-        std::string::npos);
-  CHECK(text.find("| ppo | 0/1 | 500.0 [500.0, 500.0]") != std::string::npos);
-  CHECK(text.find("| ppo | 2.828 |") != std::string::npos);
+/// Results built by hand: scenario, policy, kind, per-seed times (none: a miss).
+class Results {
+ public:
+  void add(const char* scenario, const char* policy, PolicyKind kind,
+           std::vector<std::optional<double>> times, bool feasible = true) {
+    std::uint64_t seed = 1;
+    for (const auto& time : times) {
+      EpisodeResult r;
+      r.scenario = scenario;
+      r.policy = policy;
+      r.kind = kind;
+      r.seed = seed++;
+      r.feasible = feasible;
+      r.time_to_target_s = time;
+      r.total_time_s = time.value_or(90);
+      r.time_budget_s = 500;
+      r.final_accuracy = 0.9;
+      results_.push_back(r);
+    }
+  }
+  const std::vector<EpisodeResult>& all() const { return results_; }
+  std::string summary() const {
+    std::ostringstream out;
+    write_summary_markdown(out, results_);
+    return out.str();
+  }
+
+ private:
+  std::vector<EpisodeResult> results_;
+};
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("A miss never ranks as fast: it ranks after every reacher and scores the budget") {
+  Results r;
+  r.add("a", "static:64", PolicyKind::kStatic, {200.0, 200.0});
+  r.add("a", "static:512", PolicyKind::kStatic, {50.0, std::nullopt});  // fast, but misses once
+  r.add("a", "goodput", PolicyKind::kHeuristic, {160.0, 160.0});
+  r.add("a", "ppo", PolicyKind::kLearned, {std::nullopt, std::nullopt});
+  const std::vector<ScenarioScores> scores = score_results(r.all());
+  REQUIRE(scores.size() == 1);
+  const ScenarioScores& a = scores[0];
+  REQUIRE(a.best_static);
+  CHECK(a.policies[*a.best_static].policy == "static:64");
+  CHECK(a.policies[*a.best_heuristic].policy == "goodput");
+  CHECK(a.penalty_s == 500);
+  CHECK(a.ranks == std::vector<int>{2, 3, 1, 3});
+  CHECK(a.policies[1].score_s == 500);
+  const std::string text = r.summary();
+  CHECK(has(text, "Best static batch: static:64. Best heuristic: goodput."));
+  CHECK(has(text, "| 3 | static:512 | miss 1/2 | 50.0 [50.0, 50.0] | 0.9000 [0.9000, 0.9000] | "
+                  "2.500 | 3.125 |"));
+  CHECK(has(text, "| 3 | ppo | miss 2/2 | never |"));
+  CHECK(has(text, "| 1 | goodput | 2/2 | 160.0 [160.0, 160.0] | 0.9000 [0.9000, 0.9000] | "
+                  "0.800 | 1.000 |"));
+}
+
+TEST_CASE("The geometric mean counts misses at the budget and skips scenarios no static reached") {
+  Results r;
+  r.add("a", "static:64", PolicyKind::kStatic, {100.0});
+  r.add("a", "ppo", PolicyKind::kLearned, {80.0});
+  r.add("b", "static:64", PolicyKind::kStatic, {50.0});
+  r.add("b", "ppo", PolicyKind::kLearned, {std::nullopt});  // counts as 500 / 50 = 10
+  r.add("c", "static:64", PolicyKind::kStatic, {std::nullopt});
+  r.add("c", "ppo", PolicyKind::kLearned, {10.0});
+  const std::string text = r.summary();
+  CHECK(has(text, "over the 2 scenario(s)"));
+  CHECK(has(text, "| ppo | 2.828 | 1 |"));  // sqrt(0.8 * 10)
+  CHECK(has(text, "Best static batch: none reached the target on every seed"));
+}
+
+TEST_CASE("An infeasible static batch is reported as such and never becomes the best static") {
+  Results r;
+  r.add("a", "static:64", PolicyKind::kStatic, {100.0});
+  r.add("a", "static:4096", PolicyKind::kStatic, {std::nullopt}, false);
+  const ScenarioScores scores = score_results(r.all()).front();
+  CHECK(scores.policies[*scores.best_static].policy == "static:64");
+  CHECK(has(r.summary(), "| 2 | static:4096 | infeasible |"));
+}
+
+TEST_CASE("The oracle's headroom is the share of the heuristic-to-oracle gap a policy closes") {
+  Results r;
+  r.add("a", "static:64", PolicyKind::kStatic, {200.0});
+  r.add("a", "goodput", PolicyKind::kHeuristic, {150.0});
+  r.add("a", "ppo", PolicyKind::kLearned, {125.0});
+  r.add("a", "oracle", PolicyKind::kOracle, {100.0});
+  const std::string text = r.summary();
+  CHECK(has(text, "| 2 | ppo | 1/1 | 125.0 [125.0, 125.0] | 0.9000 [0.9000, 0.9000] | 0.625 | "
+                  "0.833 | 50% |"));
+  CHECK(has(text, "| 1 | oracle |"));
+}
+
+std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides) {
+  return std::make_shared<FixedScenario>(
+      std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
+}
+
+TEST_CASE("run_episode refuses to run a static batch memory cannot hold, and counts departures") {
+  BatchSizeEnv env(quickstart({"training.budget_epochs=1"}), {.max_batch = 100000});
+  StaticPolicy huge(60000);
+  const EpisodeResult refused = run_episode(env, huge, 1);
+  CHECK_FALSE(refused.feasible);
+  CHECK(refused.decisions == 0);
+
+  StaticPolicy steady(64);
+  const EpisodeResult held = run_episode(env, steady, 1);
+  CHECK(held.feasible);
+  CHECK(held.departure_share == 0);
+  CHECK(held.global_batch_change == 0);
+  CHECK(held.min_global_batch == 64 * 8);
+  CHECK(held.max_global_batch == 64 * 8);
+
+  SchedulePolicy growing({{0, 64}, {0.3, 128}});
+  const EpisodeResult grown = run_episode(env, growing, 1);
+  CHECK(grown.min_global_batch <= 64 * 8 + 8);
+  CHECK(grown.max_global_batch >= 128 * 8 - 8);
+  CHECK(grown.departure_share > 0);
 }
 
 }  // namespace
