@@ -10,6 +10,7 @@
 #include "apps/oracle.h"
 #include "apps/scenarios.h"
 #include "apps/simulate.h"
+#include "apps/sweep.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
 #include "sim/core/check.h"
@@ -38,6 +39,7 @@ const Command kCommands[] = {
     {"evaluate", "compare policies on scenarios over seeds", dynamix::run_evaluate},
     {"oracle", "search batch schedules for the fastest that always reaches the target",
      dynamix::run_oracle},
+    {"sweep", "run a grid of scenario values × policies × seeds, resumable", dynamix::run_sweep},
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},

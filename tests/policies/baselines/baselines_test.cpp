@@ -33,7 +33,7 @@ TEST_CASE("make_baseline knows every baseline and lists them for an unknown name
   }
   CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
                        "--policies: expected one of static:B, random, proportional, goodput, "
-                       "goodput+proportional, gns, ppo:PATH, found 'pollux'",
+                       "goodput+proportional, gns, schedule:B/E:B/..., ppo:PATH, found 'pollux'",
                        InputError);
   CHECK_THROWS_AS(make_baseline("static:0", 1), InputError);
 }

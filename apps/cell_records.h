@@ -1,0 +1,38 @@
+// The finished cells of a resumable sweep, one file per cell, each made durable before it
+// counts as finished, so a killed sweep loses at most the cells that were running.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dynamix {
+
+/// Writes `text` to `file` through a temporary sibling that is flushed to disk (fsync) and
+/// renamed into place, then syncs the folder: after a crash `file` holds all of `text` or is
+/// absent. InputError naming the file when it cannot be written.
+void write_durably(const std::filesystem::path& file, std::string_view text);
+
+/// Cell records in one folder, named by the cell's index. Distinct cells may be written from
+/// different threads at once.
+class CellRecords {
+ public:
+  /// Creates `folder` if needed.
+  explicit CellRecords(std::filesystem::path folder);
+
+  /// Where a cell's record is written before commit() makes it count.
+  std::filesystem::path staging(std::size_t index) const;
+  /// Makes the staged record of `index` durable (its bytes on disk, then its name) and finished.
+  void commit(std::size_t index) const;
+  /// The record of a finished cell; none when the cell has not finished.
+  std::optional<std::string> read(std::size_t index) const;
+
+ private:
+  std::filesystem::path record(std::size_t index) const;
+
+  std::filesystem::path folder_;
+};
+
+}  // namespace dynamix

@@ -1,0 +1,130 @@
+// End to end: `dynamix sweep` runs the grid × policies × seeds, writes the same results.csv
+// whatever --jobs, resumes without rerunning recorded episodes, and refuses bad input.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/apps/run_dynamix.h"
+
+namespace dynamix {
+namespace {
+
+using namespace testing;
+namespace fs = std::filesystem;
+
+/// Two workloads × two synchronizations; gpt2-small cannot hold a static batch of 256.
+const std::string kSweep =
+    "sweep --grid training.workload=resnet18-cifar10,gpt2small-wikitext103 "
+    "--grid sync.architecture=ring,ps --policies static:256,goodput --seeds 2 "
+    "--set training.budget_time_s=8 --quiet";
+
+TEST_CASE("dynamix sweep writes a row per cell, policy and seed with the grid values as columns") {
+  TempDirectory work;
+  const Outcome outcome = dynamix(kSweep + " --jobs 2 --out " + quoted(work / "sweep"));
+  REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  const Csv results = read_csv(work.path() / "sweep" / "results.csv");
+  REQUIRE(results.rows.size() == 4 * 2 * 2);
+  CHECK(results.header[0] == "cell");
+  CHECK(results.header[1] == "training.workload");
+  CHECK(results.header[2] == "sync.architecture");
+  const std::size_t status = results.column("status");
+  for (std::size_t i = 0; i < results.rows.size(); ++i) {
+    const auto& row = results.rows[i];
+    CAPTURE(i);
+    CHECK(row[0] == std::to_string(i / 4));
+    CHECK(row[1] == (i < 8 ? "resnet18-cifar10" : "gpt2small-wikitext103"));
+    CHECK(row[2] == (i / 4 % 2 == 0 ? "ring" : "ps"));
+    CHECK(row[results.column("policy")] == (i / 2 % 2 == 0 ? "static:256" : "goodput"));
+    CHECK(row[results.column("seed")] == std::to_string(1000 + i % 2));
+    const bool infeasible = i >= 8 && i / 2 % 2 == 0;
+    CHECK(row[status] == (infeasible ? "infeasible" : "ok"));
+    if (!infeasible) {
+      CHECK(std::stod(row[results.column("mean_iteration_s")]) > 0);
+      CHECK(std::stod(row[results.column("comm_share")]) > 0);
+      CHECK(std::stod(row[results.column("comm_share")]) < 1);
+    }
+  }
+  CHECK(read_csv(work.path() / "sweep" / "timing.csv").rows.size() == 16);
+  const std::string summary = contents(work.path() / "sweep" / "summary.md");
+  CHECK(summary.find("| training.workload=gpt2small-wikitext103 sync.architecture=ps | "
+                     "static:256 | infeasible |") != std::string::npos);
+  CHECK(!fs::exists(work.path() / "sweep" / "episodes"));
+}
+
+TEST_CASE("dynamix sweep writes the same results.csv bytes with one job and with two") {
+  TempDirectory work;
+  REQUIRE(dynamix(kSweep + " --jobs 1 --out " + quoted(work / "one")).status == 0);
+  REQUIRE(dynamix(kSweep + " --jobs 2 --out " + quoted(work / "two")).status == 0);
+  CHECK(contents(work.path() / "one" / "results.csv") ==
+        contents(work.path() / "two" / "results.csv"));
+  CHECK(contents(work.path() / "one" / "summary.md") ==
+        contents(work.path() / "two" / "summary.md"));
+}
+
+TEST_CASE("dynamix sweep --resume runs only the episodes that have no record") {
+  TempDirectory work;
+  const std::string out = work / "sweep";
+  const Outcome first = dynamix(kSweep + " --jobs 2 --max-episodes 5 --out " + quoted(out));
+  REQUIRE_MESSAGE(first.status == 0, first.stderr_text);
+  CHECK(first.stderr_text.find("5 of 16 episodes recorded") != std::string::npos);
+  CHECK(!fs::exists(out));
+  std::vector<std::string> recorded;
+  for (const auto& entry : fs::directory_iterator(out + ".partial/episodes"))
+    recorded.push_back(contents(entry.path()));
+  REQUIRE(recorded.size() == 5);
+
+  REQUIRE(dynamix(kSweep + " --jobs 2 --resume --out " + quoted(out)).status == 0);
+  REQUIRE(dynamix(kSweep + " --jobs 1 --out " + quoted(work / "fresh")).status == 0);
+  CHECK(contents(fs::path(out) / "results.csv") == contents(work.path() / "fresh" / "results.csv"));
+  // A rerun episode would have a new wall time: the five recorded ones kept theirs.
+  const std::string timing = contents(fs::path(out) / "timing.csv");
+  for (const std::string& record : recorded) {
+    const std::string row = record.substr(record.find('\n') + 1);
+    const std::string wall = row.substr(row.rfind(',') + 1);
+    CAPTURE(record);
+    CHECK(timing.find("," + wall) != std::string::npos);
+  }
+}
+
+TEST_CASE("dynamix sweep --resume refuses a directory another sweep left and keeps it") {
+  TempDirectory work;
+  const std::string out = work / "sweep";
+  REQUIRE(dynamix(kSweep + " --max-episodes 1 --out " + quoted(out)).status == 0);
+  const std::string definition = contents(out + ".partial/run.json");
+  const Outcome other = dynamix(kSweep + " --seed 7 --resume --out " + quoted(out));
+  CHECK(other.status == 2);
+  CHECK(other.stderr_text.find("different sweep") != std::string::npos);
+  CHECK(std::count(other.stderr_text.begin(), other.stderr_text.end(), '\n') == 1);
+  CHECK(contents(out + ".partial/run.json") == definition);
+  CHECK(std::distance(fs::directory_iterator(out + ".partial/episodes"), {}) == 1);
+}
+
+TEST_CASE("dynamix sweep refuses bad grids with one line before running anything") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--grid bogus=1,2", "bogus"},
+      {"--grid training.bogus=1", "training.bogus"},
+      {"--grid batch_size=64,abc", "batch_size=abc"},
+      {"--grid batch_size=", "non-empty values"},
+      {"--grid batch_size=64,64", "distinct"},
+      {"", "at least one KEY=V1,V2"},
+      {"--grid seed=1,2", "not a results.csv column"},
+      {"--grid batch_size=64 --grid batch_size=32", "each key once"},
+      {"--grid batch_size=64 --policies goodput,nonsense", "nonsense"},
+  };
+  for (const auto& [arguments, named] : cases) {
+    CAPTURE(arguments);
+    TempDirectory work;
+    const Outcome outcome = dynamix("sweep " + arguments + " --out " + quoted(work / "sweep"));
+    CHECK(outcome.status == 2);
+    CHECK(outcome.stderr_text.starts_with("dynamix: "));
+    CHECK(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n') == 1);
+    CHECK(outcome.stderr_text.find(named) != std::string::npos);
+    CHECK(fs::is_empty(work.path()));
+  }
+}
+
+}  // namespace
+}  // namespace dynamix
