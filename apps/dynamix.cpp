@@ -13,6 +13,10 @@
 #include "apps/sweep.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
+#ifdef DYNAMIX_ADAPTER
+#include "apps/replay.h"
+#include "apps/serve.h"
+#endif
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 
@@ -43,6 +47,10 @@ const Command kCommands[] = {
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},
+#ifdef DYNAMIX_ADAPTER
+    {"serve", "serve a policy.pt's decisions to real DDP workers (gRPC)", dynamix::run_serve},
+    {"replay", "recompute a serve log's decisions and check they match", dynamix::run_replay},
+#endif
     {"version", "print the version", print_version},
 };
 

@@ -7,6 +7,7 @@ packages=(
   g++ meson ninja-build pkg-config cmake python3
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf
 )
 
 missing=()

@@ -166,13 +166,17 @@ std::vector<float> TorchScriptPolicy::logits(const Observation& observation) con
 }
 
 std::vector<int> TorchScriptPolicy::greedy_actions(const Observation& observation) const {
-  const std::vector<float> all = logits(observation);
-  const auto actions = static_cast<std::size_t>(impl_->actions);
-  std::vector<int> chosen(observation.workers, 0);
-  for (std::size_t worker = 0; worker < observation.workers; ++worker) {
-    const float* row = all.data() + worker * actions;
+  return greedy_of(logits(observation), static_cast<std::size_t>(impl_->actions));
+}
+
+std::vector<int> greedy_of(std::span<const float> logits, std::size_t actions) {
+  DYNAMIX_CHECK(actions > 0 && logits.size() % actions == 0,
+                logits.size() << " logits for " << actions << " actions");
+  std::vector<int> chosen(logits.size() / actions, 0);
+  for (std::size_t row = 0; row < chosen.size(); ++row) {
+    const float* values = logits.data() + row * actions;
     for (std::size_t a = 1; a < actions; ++a) {
-      if (row[a] > row[chosen[worker]]) chosen[worker] = static_cast<int>(a);
+      if (values[a] > values[chosen[row]]) chosen[row] = static_cast<int>(a);
     }
   }
   return chosen;

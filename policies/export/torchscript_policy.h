@@ -17,6 +17,10 @@ namespace dynamix {
 /// Writes the TorchScript archive (whole, then renamed into place).
 void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file);
 
+/// The most likely action of every row of row-major `logits` [rows × actions] (the first of
+/// equal maxima).
+std::vector<int> greedy_of(std::span<const float> logits, std::size_t actions);
+
 class TorchScriptPolicy {
  public:
   /// PolicyFileError if the file is missing, is not a TorchScript archive, or lacks metadata.

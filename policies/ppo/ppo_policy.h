@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "policies/export/torchscript_policy.h"
+#include "policies/ppo/greedy_decision.h"
 #include "policies/policy.h"
 
 namespace dynamix {
@@ -19,7 +20,8 @@ class PpoPolicy : public Policy {
 
   std::string name() const override { return "ppo"; }
   PolicyKind kind() const override { return PolicyKind::kLearned; }
-  /// Each worker's base (the policy's action_base) plus the change of its most likely action.
+  /// Each worker's base (the policy's action_base) plus the change of its most likely action
+  /// (decide_greedy, the path the arbitrator and replay take too).
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
   int decision_interval() const override { return module_.metadata().decision_interval; }
   std::span<const int> last_actions() const override { return actions_; }
@@ -28,6 +30,7 @@ class PpoPolicy : public Policy {
  private:
   TorchScriptPolicy module_;
   std::vector<int> actions_;
+  GreedyDecision decision_;
 };
 
 }  // namespace dynamix

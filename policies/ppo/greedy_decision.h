@@ -1,0 +1,30 @@
+// A learned policy's greedy decision for one raw window, with the logits behind it: the one code
+// path the environment's PpoPolicy, the arbitrator serving real workers and replay share.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "gym/observation.h"
+#include "gym/window_metrics.h"
+#include "policies/export/torchscript_policy.h"
+
+namespace dynamix {
+
+struct GreedyDecision {
+  /// Row-major [workers × actions].
+  std::vector<float> logits;
+  /// Each worker's most likely action index.
+  std::vector<int> actions;
+  /// Each worker's base (the policy's action_base over the window) plus its action's change,
+  /// at least the minimum batch.
+  std::vector<int> batches;
+};
+
+/// Decides for `observation` (ObservationBuilder's view of `window`), given the batches the
+/// workers ran in that window (`current`).
+void decide_greedy(const TorchScriptPolicy& policy, const WindowMetrics& window,
+                   std::span<const int> current, const Observation& observation, int min_batch,
+                   GreedyDecision& out);
+
+}  // namespace dynamix
