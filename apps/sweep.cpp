@@ -8,8 +8,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -44,10 +44,10 @@ namespace fs = std::filesystem;
 
 /// The results.csv columns after the cell index and the grid values.
 const std::vector<std::string> kResultColumns = {
-    "policy",         "seed",           "status",        "reached",        "time_to_target_s",
-    "final_accuracy", "total_time_s",   "iterations",    "mean_iteration_s", "comm_share",
-    "wait_share",     "mean_batch_size", "decisions",    "retransmits",    "timeouts",
-    "reason"};
+    "policy",           "seed",           "status",       "reached",
+    "time_to_target_s", "final_accuracy", "total_time_s", "iterations",
+    "mean_iteration_s", "comm_share",     "wait_share",   "mean_batch_size",
+    "decisions",        "retransmits",    "timeouts",     "reason"};
 
 /// One --grid key and the values it takes, in the order given.
 struct GridAxis {
@@ -117,9 +117,9 @@ GridAxis parse_axis(const std::string& text, const std::vector<GridAxis>& earlie
     throw InputError("--grid", 0, axis.key, "distinct, non-empty values separated by commas",
                      excerpt(text.substr(equals + 1)));
   }
-  const bool reserved = axis.key == "cell" || std::find(kResultColumns.begin(),
-                                                        kResultColumns.end(),
-                                                        axis.key) != kResultColumns.end();
+  const bool reserved =
+      axis.key == "cell" ||
+      std::find(kResultColumns.begin(), kResultColumns.end(), axis.key) != kResultColumns.end();
   const bool repeated = std::any_of(earlier.begin(), earlier.end(),
                                     [&](const GridAxis& other) { return other.key == axis.key; });
   if (reserved || repeated) {
@@ -149,7 +149,8 @@ std::shared_ptr<const Scenario> load_with(const SweepSpec& spec,
     return std::make_shared<const Scenario>(load_scenario(spec.scenario, overrides));
   } catch (const InputError& error) {
     std::string cell;
-    for (const std::string& assignment : assignments) cell += (cell.empty() ? "" : " ") + assignment;
+    for (const std::string& assignment : assignments)
+      cell += (cell.empty() ? "" : " ") + assignment;
     throw InputError("--grid", 0, cell, "values the scenario " + spec.scenario + " accepts",
                      "the error \"" + std::string(error.what()) + "\"");
   }
@@ -246,6 +247,7 @@ EpisodeOutcome run_one(const SweepPlan& plan, std::size_t index,
     outcome.totals.add(record);
   });
   outcome.episode = run_episode(env, *policy, seed);
+  if (!outcome.episode.feasible) outcome.infeasible = "the environment had to clamp the batch";
   return outcome;
 }
 
@@ -342,7 +344,8 @@ void run_pending(const SweepPlan& plan, const std::vector<std::size_t>& pending,
     threads.emplace_back(work);
   for (std::unique_lock lock(mutex);;) {
     changed.wait_for(lock, std::chrono::milliseconds(500));
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::size_t done = done_before + finished;
     const std::string left =
         finished == 0 ? "-" : clock_text(elapsed / finished * (pending.size() - finished));
@@ -357,7 +360,6 @@ void run_pending(const SweepPlan& plan, const std::vector<std::size_t>& pending,
   if (failure) std::rethrow_exception(failure);
   interrupt.check();
 }
-
 
 /// run.json: the sweep's definition and every cell's resolved configuration. --resume accepts
 /// only a directory whose run.json has the same bytes.
@@ -417,8 +419,9 @@ void check_same_sweep(const fs::path& file, const std::string& definition) {
   throw InputError("--resume", 0, "",
                    "a folder of the same sweep (scenario, --set, --grid, --policies, --seeds, "
                    "--seed, --decision-interval and dynamix version)",
-                   "'" + file.parent_path().string() + "', written by a different sweep; it is "
-                   "left as it is");
+                   "'" + file.parent_path().string() +
+                       "', written by a different sweep; it is "
+                       "left as it is");
 }
 
 /// The fields of one row as CsvWriter writes them (quotes removed).
@@ -499,19 +502,22 @@ std::string summary_row(const SweepPlan& plan, const SweepRows& rows, std::size_
     comm_share.push_back(std::stod(at(row, "comm_share")));
   }
   const Interval time = bootstrap_mean(times, 1);
-  const auto mean = [](const std::vector<double>& values) { return bootstrap_mean(values, 1, 1).mean; };
+  const auto mean = [](const std::vector<double>& values) {
+    return bootstrap_mean(values, 1, 1).mean;
+  };
   line += std::to_string(times.size()) + "/" + std::to_string(plan.seeds()) + " | ";
-  line += times.empty() ? "not reached"
-                        : fixed(time.mean, 1) + " [" + fixed(time.low, 1) + ", " +
-                              fixed(time.high, 1) + "]";
+  line += times.empty()
+              ? "not reached"
+              : fixed(time.mean, 1) + " [" + fixed(time.low, 1) + ", " + fixed(time.high, 1) + "]";
   return line + " | " + fixed(mean(accuracies), 4) + " | " + format_rounded(mean(iteration_s)) +
          " | " + fixed(mean(comm_share), 3) + " |\n";
 }
 
 void write_summary(std::ostream& out, const SweepPlan& plan, const SweepRows& rows) {
-  out << "# Sweep\n\n" << plan.spec.scenario << ": " << plan.cells.size() << " cells × "
-      << plan.spec.policies.size() << " policies × " << plan.seeds() << " seeds (from "
-      << plan.spec.first_seed << ").\n\nTime to target: simulated seconds, mean [95% bootstrap "
+  out << "# Sweep\n\n"
+      << plan.spec.scenario << ": " << plan.cells.size() << " cells × " << plan.spec.policies.size()
+      << " policies × " << plan.seeds() << " seeds (from " << plan.spec.first_seed
+      << ").\n\nTime to target: simulated seconds, mean [95% bootstrap "
       << "interval] over the seeds that reached the target. Final accuracy, mean iteration time "
       << "(s) and communication share (of iteration time): means over all seeds. Infeasible: the "
       << "policy's batch does not fit the cluster (the reason is in results.csv).\n\n"
@@ -522,7 +528,8 @@ void write_summary(std::ostream& out, const SweepPlan& plan, const SweepRows& ro
 }
 
 /// results.csv, timing.csv and summary.md from the records, then the records go.
-void write_outputs(const SweepPlan& plan, const CellRecords& records, const RunDirectory& directory) {
+void write_outputs(const SweepPlan& plan, const CellRecords& records,
+                   const RunDirectory& directory) {
   const SweepRows rows = read_records(plan, records);
   std::string results = rows.header + "\n";
   for (const std::string& line : rows.lines) results += line + "\n";
@@ -560,14 +567,12 @@ SweepPlan make_plan(SweepSpec spec, const std::vector<std::string>& grid,
   plan.spec = std::move(spec);
   plan.cells = load_cells(plan.spec);
   for (const std::string& name : plan.spec.policies) {
-    plan.policy_labels.push_back(
-        make_policy(name, static_cast<std::uint64_t>(plan.spec.first_seed), plan.env_options,
-                    "--policies")
-            ->name());
+    plan.policy_labels.push_back(make_policy(name, static_cast<std::uint64_t>(plan.spec.first_seed),
+                                             plan.env_options, "--policies")
+                                     ->name());
   }
   return plan;
 }
-
 
 /// Runs the episodes without a record (at most `limit` of them) and, once every episode has
 /// one, writes the outputs and commits the directory.
@@ -593,9 +598,8 @@ int run_recorded(const SweepPlan& plan, RunDirectory& directory, int jobs, std::
   }
   progress.finish();
   if (pending.size() < left) {
-    std::cerr << "dynamix: " << plan.episodes() - left + pending.size() << " of "
-              << plan.episodes() << " episodes recorded in "
-              << directory.file("").parent_path().string()
+    std::cerr << "dynamix: " << plan.episodes() - left + pending.size() << " of " << plan.episodes()
+              << " episodes recorded in " << directory.file("").parent_path().string()
               << "; run the same command with --resume to go on\n";
     return 0;
   }
