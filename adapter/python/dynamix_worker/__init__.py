@@ -1,0 +1,7 @@
+"""dynamix_worker: per-worker batch sizes for PyTorch DDP jobs, decided by `dynamix serve`."""
+from .comm_hook import WeightedHookState, weighted_allreduce_hook
+from .controller import AdaptiveBatchController, Switch
+from .sampler import GlobalCursorSampler
+
+__all__ = ["AdaptiveBatchController", "GlobalCursorSampler", "Switch", "WeightedHookState",
+           "weighted_allreduce_hook"]

@@ -1,0 +1,1 @@
+"""The protoc-generated stubs land here when the package is installed (not committed)."""

@@ -1,0 +1,104 @@
+"""A global cursor over a seeded per-epoch permutation: worker i reads its contiguous slice of
+every global batch, so any batch vector works and each sample is read once per epoch."""
+from typing import Dict, List, Sequence
+
+import torch
+
+
+class GlobalCursorSampler:
+    """Yields this rank's indices for each iteration; usable as a DataLoader batch_sampler
+    (num_workers=0, so that a batch change takes effect at the next iteration).
+
+    Every rank holds the same state (seed, epoch, cursor) and advances it by the global batch,
+    so the ranks never exchange indices. A global batch that crosses the end of an epoch takes
+    its tail from the next epoch's permutation: no sample is dropped or repeated.
+    """
+
+    def __init__(self, dataset_size: int, batches: Sequence[int], rank: int, seed: int = 0):
+        if dataset_size < 1:
+            raise ValueError(f"dataset_size: expected >= 1, found {dataset_size}")
+        if not 0 <= rank < len(batches):
+            raise ValueError(f"rank: expected in [0, {len(batches)}), found {rank}")
+        self.dataset_size = dataset_size
+        self.rank = rank
+        self.seed = seed
+        self.epoch = 0
+        self.cursor = 0
+        self._batches: List[int] = []
+        self._last_start = (0, [])
+        self._permutations: Dict[int, torch.Tensor] = {}
+        self.set_batches(batches)
+
+    @property
+    def batches(self) -> List[int]:
+        return list(self._batches)
+
+    @property
+    def global_batch(self) -> int:
+        return sum(self._batches)
+
+    def set_batches(self, batches: Sequence[int]) -> None:
+        batches = [int(b) for b in batches]
+        if len(batches) != len(self._batches or batches) or min(batches) < 1:
+            raise ValueError(f"batches: expected {len(self._batches or batches)} sizes >= 1, "
+                             f"found {batches}")
+        self._batches = batches
+
+    def permutation(self, epoch: int) -> torch.Tensor:
+        if epoch not in self._permutations:
+            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+            self._permutations = {epoch: torch.randperm(self.dataset_size, generator=generator),
+                                  **{e: p for e, p in self._permutations.items() if e > epoch - 2}}
+        return self._permutations[epoch]
+
+    def _slice(self, start: int, length: int) -> List[int]:
+        indices: List[int] = []
+        position = self.epoch * self.dataset_size + self.cursor + start
+        while length > 0:
+            epoch, offset = divmod(position, self.dataset_size)
+            take = min(length, self.dataset_size - offset)
+            indices += self.permutation(epoch)[offset:offset + take].tolist()
+            position += take
+            length -= take
+        return indices
+
+    def last_global_indices(self) -> List[int]:
+        """The whole global batch next_indices() last served a slice of, ranks in order: the
+        union batch of that iteration."""
+        position, batches = self._last_start
+        epoch, cursor = self.epoch, self.cursor
+        self.epoch, self.cursor = divmod(position, self.dataset_size)
+        try:
+            return self._slice(0, sum(batches))
+        finally:
+            self.epoch, self.cursor = epoch, cursor
+
+    def next_indices(self) -> List[int]:
+        """This rank's slice of the next global batch; advances the cursor on every rank."""
+        self._last_start = (self.epoch * self.dataset_size + self.cursor, list(self._batches))
+        start = sum(self._batches[:self.rank])
+        indices = self._slice(start, self._batches[self.rank])
+        self.epoch, self.cursor = divmod(self.epoch * self.dataset_size + self.cursor +
+                                         self.global_batch, self.dataset_size)
+        return indices
+
+    @property
+    def epochs(self) -> float:
+        """Fractional epochs consumed."""
+        return self.epoch + self.cursor / self.dataset_size
+
+    def __iter__(self):
+        while True:
+            yield self.next_indices()
+
+    def state_dict(self) -> dict:
+        return {"seed": self.seed, "epoch": self.epoch, "cursor": self.cursor,
+                "batches": list(self._batches), "dataset_size": self.dataset_size}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["dataset_size"] != self.dataset_size:
+            raise ValueError(f"dataset_size: the state is for {state['dataset_size']} samples, "
+                             f"this sampler has {self.dataset_size}")
+        self.seed, self.epoch, self.cursor = state["seed"], state["epoch"], state["cursor"]
+        self._permutations = {}
+        self.set_batches(state["batches"])
