@@ -151,7 +151,8 @@ OracleResult Search::run() {
   if (constant.empty()) return result_;
   std::vector<double> switches;
   for (double fraction : options_.switch_fractions) {
-    switches.push_back(fraction * constant.front().mean_epochs);
+    // Tenths of an epoch: schedules people can read and write back.
+    switches.push_back(std::round(10 * fraction * constant.front().mean_epochs) / 10);
   }
   std::vector<Phases> two_phase;
   for (std::size_t a = 0; a < levels_.size(); ++a) {

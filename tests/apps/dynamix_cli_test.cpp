@@ -161,6 +161,14 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
     check_rejected("simulate --policy goodput --decision-interval 0", "--decision-interval");
     check_rejected("evaluate --decision-interval 0", "--decision-interval");
   }
+  SUBCASE("evaluate entries sharing a label, or a malformed label or schedule") {
+    check_rejected("evaluate --policies static:64,static:64", "--policies: expected a distinct label");
+    check_rejected("evaluate --policies a=static:64,a=goodput", "'a' twice");
+    check_rejected("evaluate --policies =static:64", "LABEL=POLICY");
+    check_rejected("evaluate --policies schedule:64/10:32/5:128", "schedule:B/E:B");
+    check_rejected("evaluate --initial-batch 0", "--initial-batch");
+    check_rejected("oracle --seeds 0", "--seeds");
+  }
   SUBCASE("an unknown policy is blamed on the option that named it") {
     check_rejected("simulate --policy foo", "--policy: expected one of");
     check_rejected("simulate --policy ppo:", "--policy: expected ppo:PATH");
@@ -382,14 +390,59 @@ TEST_CASE("simulate prints its summary to 4 significant digits; summary.json kee
 TEST_CASE("evaluate's progress in a file is plain lines ending in the last run; --quiet has none") {
   TempDirectory work;
   const std::string command = "evaluate --seeds 2 --policies static:64,static:128 ";
-  const Outcome logged = dynamix(command + "--out " + quoted(work / "a"));
+  const Outcome logged = dynamix(command + "--jobs 1 --out " + quoted(work / "a"));
   REQUIRE(logged.status == 0);
   CHECK(logged.stderr_text.find('\r') == std::string::npos);
   CHECK(logged.stderr_text.ends_with("[100%] quickstart static:128 seed 2/2\n"));
-  const Outcome quiet = dynamix(command + "--quiet --out " + quoted(work / "b"));
+  // Policies run on two threads print the same bytes.
+  const Outcome quiet = dynamix(command + "--jobs 2 --quiet --out " + quoted(work / "b"));
   REQUIRE(quiet.status == 0);
   CHECK(quiet.stderr_text.empty());
   CHECK(contents(work.path() / "a" / "results.csv") == contents(work.path() / "b" / "results.csv"));
+}
+
+TEST_CASE("evaluate labels its entries and reports a static batch memory cannot hold") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "evaluate --seeds 1 --quiet --set training.budget_epochs=2 --policies "
+      "huge=static:100000,static:64,schedule:64/1:128 --out " + quoted(work / "e"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  const Csv results = read_csv(work.path() / "e" / "results.csv");
+  REQUIRE(results.rows.size() == 3);
+  const std::size_t policy = results.column("policy");
+  CHECK(results.rows[0][policy] == "huge");
+  CHECK(results.rows[0][results.column("feasible")] == "0");
+  CHECK(results.rows[2][policy] == "schedule:64/1:128");
+  CHECK(results.rows[2][results.column("kind")] == "schedule");
+  CHECK(run.stdout_text.find("| huge | infeasible |") != std::string::npos);
+}
+
+TEST_CASE("The oracle's best schedule runs in evaluate as written, and evaluate --oracle adds it") {
+  TempDirectory work;
+  const std::string easy =
+      " --seeds 2 --quiet --set training.target_accuracy=0.6 --set training.budget_epochs=12";
+  const Outcome search = dynamix("oracle" + easy + " --out " + quoted(work / "o"));
+  REQUIRE_MESSAGE(search.status == 0, search.stderr_text);
+  const Csv tried = read_csv(work.path() / "o" / "schedules.csv");
+  CHECK(tried.rows.size() > 50);
+  const std::string summary = contents(work.path() / "o" / "summary.md");
+  const std::size_t at = summary.find("| quickstart | schedule:");
+  REQUIRE(at != std::string::npos);
+  const std::size_t start = summary.find("schedule:", at);
+  const std::string best = summary.substr(start, summary.find(' ', start) - start);
+  const Outcome evaluated = dynamix("evaluate --oracle --policies static:64,proportional," + best +
+                                    easy + " --out " + quoted(work / "e"));
+  REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+  const Csv results = read_csv(work.path() / "e" / "results.csv");
+  const std::size_t policy = results.column("policy");
+  const std::size_t time = results.column("time_to_target_s");
+  // The oracle row is the searched schedule: same episodes, same times.
+  REQUIRE(results.rows.size() == 8);
+  CHECK(results.rows[6][policy] == "oracle");
+  CHECK(results.rows[6][results.column("kind")] == "oracle");
+  CHECK(results.rows[6][time] == results.rows[4][time]);
+  CHECK(results.rows[7][time] == results.rows[5][time]);
+  CHECK(evaluated.stdout_text.find("| oracle | 2/2 |") != std::string::npos);
 }
 
 }  // namespace
