@@ -8,6 +8,7 @@ packages=(
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf
+  python3-nbclient python3-nbconvert python3-matplotlib python3-pandas python3-ipykernel
 )
 
 missing=()
