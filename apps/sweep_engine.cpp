@@ -1,0 +1,539 @@
+// The sweep engine: grid cells loaded and checked up front, episodes on threads with a durable
+// record each, outputs assembled from the records in episode order.
+#include "apps/sweep_engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "apps/cell_records.h"
+#include "apps/command_line.h"
+#include "apps/interrupt.h"
+#include "apps/progress.h"
+#include "apps/run_directory.h"
+#include "apps/scenarios.h"
+#include "gym/batch_size_env.h"
+#include "gym/scenario_source.h"
+#include "policies/evaluation.h"
+#include "sim/cluster/compute.h"
+#include "sim/core/check.h"
+#include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
+#include "sim/scenario/scenario.h"
+
+namespace dynamix {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The results.csv columns after the cell index and the grid values.
+const std::vector<std::string> kResultColumns = {
+    "policy",           "seed",           "status",       "reached",
+    "time_to_target_s", "final_accuracy", "total_time_s", "iterations",
+    "mean_iteration_s", "comm_share",     "wait_share",   "mean_batch_size",
+    "decisions",        "retransmits",    "timeouts",     "reason"};
+}  // namespace
+
+std::vector<std::string> SweepPlan::columns() const {
+  std::vector<std::string> columns = {"cell"};
+  for (const GridAxis& axis : spec.grid) columns.push_back(axis.key);
+  columns.insert(columns.end(), kResultColumns.begin(), kResultColumns.end());
+  return columns;
+}
+
+namespace {
+
+std::vector<std::string> split_fields(const std::string& text, char separator) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find(separator, start)) != std::string::npos; start = end + 1)
+    fields.push_back(text.substr(start, end - start));
+  fields.push_back(text.substr(start));
+  return fields;
+}
+
+GridAxis parse_axis(const std::string& text, const std::vector<GridAxis>& earlier) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw InputError("--grid", 0, "", "KEY=V1,V2,... with a dotted scenario key", excerpt(text));
+  }
+  GridAxis axis{text.substr(0, equals), split_fields(text.substr(equals + 1), ',')};
+  const std::set<std::string> distinct(axis.values.begin(), axis.values.end());
+  if (distinct.count("") > 0 || distinct.size() != axis.values.size()) {
+    throw InputError("--grid", 0, axis.key, "distinct, non-empty values separated by commas",
+                     excerpt(text.substr(equals + 1)));
+  }
+  const bool reserved =
+      axis.key == "cell" ||
+      std::find(kResultColumns.begin(), kResultColumns.end(), axis.key) != kResultColumns.end();
+  const bool repeated = std::any_of(earlier.begin(), earlier.end(),
+                                    [&](const GridAxis& other) { return other.key == axis.key; });
+  if (reserved || repeated) {
+    throw InputError("--grid", 0, axis.key,
+                     repeated ? "each key once" : "a key that is not a results.csv column",
+                     "'" + axis.key + "'");
+  }
+  return axis;
+}
+
+std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts) {
+  if (texts.empty()) {
+    throw InputError("--grid", 0, "", "at least one KEY=V1,V2,... (a scenario key and its values)",
+                     "none");
+  }
+  std::vector<GridAxis> axes;
+  for (const std::string& text : texts) axes.push_back(parse_axis(text, axes));
+  return axes;
+}
+
+/// The scenario with the base --set overrides and `assignments`; a load error blames --grid.
+std::shared_ptr<const Scenario> load_with(const SweepSpec& spec,
+                                          const std::vector<std::string>& assignments) {
+  std::vector<std::string> overrides = spec.overrides;
+  overrides.insert(overrides.end(), assignments.begin(), assignments.end());
+  try {
+    return std::make_shared<const Scenario>(load_scenario(spec.scenario, overrides));
+  } catch (const InputError& error) {
+    std::string cell;
+    for (const std::string& assignment : assignments)
+      cell += (cell.empty() ? "" : " ") + assignment;
+    throw InputError("--grid", 0, cell, "values the scenario " + spec.scenario + " accepts",
+                     "the error \"" + std::string(error.what()) + "\"");
+  }
+}
+
+/// Each axis value alone first, so a bad key or value is named by itself; then every cell,
+/// since values can clash with each other (more servers than workers).
+std::vector<GridCell> load_cells(const SweepSpec& spec) {
+  for (const GridAxis& axis : spec.grid) {
+    for (const std::string& value : axis.values) load_with(spec, {axis.key + "=" + value});
+  }
+  std::vector<GridCell> cells(1);
+  for (const GridAxis& axis : spec.grid) {
+    std::vector<GridCell> product;
+    for (const GridCell& cell : cells) {
+      for (const std::string& value : axis.values) {
+        GridCell next = cell;
+        next.values.push_back(value);
+        next.label += (next.label.empty() ? "" : " ") + axis.key + "=" + value;
+        product.push_back(std::move(next));
+      }
+    }
+    cells = std::move(product);
+  }
+  for (GridCell& cell : cells) {
+    std::vector<std::string> assignments;
+    for (std::size_t a = 0; a < spec.grid.size(); ++a)
+      assignments.push_back(spec.grid[a].key + "=" + cell.values[a]);
+    cell.scenario = load_with(spec, assignments);
+  }
+  return cells;
+}
+
+/// Why the policy cannot run on the scenario: a starting batch outside the bounds or more than
+/// some worker's memory holds (a static batch too big), or a worker that holds no sample.
+std::optional<std::string> infeasibility(const Scenario& scenario, int batch,
+                                         const EnvOptions& options) {
+  if (batch > 0 && (batch < options.min_batch || batch > options.max_batch)) {
+    return "batch " + std::to_string(batch) + " outside the bounds " +
+           std::to_string(options.min_batch) + ".." + std::to_string(options.max_batch);
+  }
+  for (const std::size_t host : scenario.worker_hosts) {
+    const NodeSpec& node = scenario.topology.hosts()[host];
+    const int most = max_batch(node, scenario.cost);
+    if (most >= std::max(batch, 1)) continue;
+    return "worker " + node.name + " (" + node.gpu + ") holds at most " + std::to_string(most) +
+           " samples of " + scenario.workload.name + " in memory; the policy needs " +
+           std::to_string(std::max(batch, 1));
+  }
+  return std::nullopt;
+}
+
+/// Per-iteration sums an EpisodeResult does not carry.
+struct IterationTotals {
+  std::int64_t iterations = 0;
+  double time_s = 0;
+  double comm_s = 0;
+  double wait_s = 0;
+  double retransmits = 0;
+  double timeouts = 0;
+
+  void add(const IterationRecord& record) {
+    ++iterations;
+    time_s += to_seconds(record.end - record.start);
+    const double workers = static_cast<double>(std::max<std::size_t>(1, record.workers.size()));
+    for (const WorkerIteration& worker : record.workers) {
+      comm_s += worker.comm_s / workers;
+      wait_s += worker.wait_s / workers;
+      retransmits += worker.retransmits;
+      timeouts += worker.timeouts;
+    }
+  }
+};
+
+struct EpisodeOutcome {
+  std::optional<std::string> infeasible;
+  EpisodeResult episode;
+  IterationTotals totals;
+};
+
+EpisodeOutcome run_one(const SweepPlan& plan, std::size_t index,
+                       const std::function<void()>& check_stop) {
+  const GridCell& cell = plan.cells[plan.cell_of(index)];
+  const std::uint64_t seed = plan.seed_of(index);
+  // A policy per episode, seeded by it: results do not depend on which thread ran what before.
+  const std::unique_ptr<Policy> policy = plan.make_policy(plan.spec.policies[plan.policy_of(index)],
+                                                          seed, plan.env_options, "--policies");
+  EpisodeOutcome outcome;
+  outcome.infeasible = infeasibility(*cell.scenario, policy->initial_batch(), plan.env_options);
+  if (outcome.infeasible) return outcome;
+  BatchSizeEnv env(std::make_shared<FixedScenario>(cell.scenario), plan.env_options);
+  env.set_iteration_observer([&](const TrainingRun&, const IterationRecord& record) {
+    check_stop();
+    outcome.totals.add(record);
+  });
+  outcome.episode = run_episode(env, *policy, seed);
+  if (!outcome.episode.feasible) outcome.infeasible = "the environment had to clamp the batch";
+  return outcome;
+}
+
+void write_outcome(CsvWriter& row, const EpisodeOutcome& outcome) {
+  if (outcome.infeasible) {
+    row << "infeasible" << 0;
+    for (std::size_t i = 4; i + 1 < kResultColumns.size(); ++i) row << "";
+    row << *outcome.infeasible;
+    return;
+  }
+  const EpisodeResult& episode = outcome.episode;
+  const IterationTotals& totals = outcome.totals;
+  const double time_s = std::max(totals.time_s, 1e-300);
+  row << "ok" << (episode.time_to_target_s ? 1 : 0);
+  if (episode.time_to_target_s) {
+    row << *episode.time_to_target_s;
+  } else {
+    row << "";
+  }
+  row << episode.final_accuracy << episode.total_time_s << totals.iterations
+      << totals.time_s / static_cast<double>(std::max<std::int64_t>(1, totals.iterations))
+      << totals.comm_s / time_s << totals.wait_s / time_s << episode.mean_batch_size
+      << episode.decisions << totals.retransmits << totals.timeouts << "";
+}
+
+/// Runs episode `index` and makes its record (the results.csv row and its wall time) durable.
+void run_episode_record(const SweepPlan& plan, std::size_t index, const CellRecords& records,
+                        const std::function<void()>& check_stop) {
+  const auto start = std::chrono::steady_clock::now();
+  const EpisodeOutcome outcome = run_one(plan, index, check_stop);
+  std::vector<std::string> columns = plan.columns();
+  columns.push_back("wall_s");
+  CsvWriter row(records.staging(index), columns);
+  row << plan.cell_of(index);
+  for (const std::string& value : plan.cells[plan.cell_of(index)].values) row << value;
+  row << plan.policy_labels[plan.policy_of(index)]
+      << static_cast<std::int64_t>(plan.seed_of(index));
+  write_outcome(row, outcome);
+  row << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  row.end_row();
+  row.close();
+  records.commit(index);
+}
+
+/// Thrown inside an episode that another thread's failure made pointless.
+struct Cancelled {};
+
+std::string clock_text(double seconds) {
+  const auto whole = static_cast<std::int64_t>(seconds + 0.5);
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld:%02lld", static_cast<long long>(whole / 60),
+                static_cast<long long>(whole % 60));
+  return text;
+}
+
+}  // namespace
+
+void run_sweep_episodes(const SweepPlan& plan, const std::vector<std::size_t>& pending,
+                        const CellRecords& records, int jobs, const InterruptScope& interrupt,
+                        Progress& progress) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t finished = 0;
+  std::exception_ptr failure;
+  const auto check_stop = [&] {
+    if (stop.load(std::memory_order_relaxed)) throw Cancelled{};
+    interrupt.check();
+  };
+  const auto work = [&] {
+    for (std::size_t i; !stop && (i = next++) < pending.size();) {
+      try {
+        run_episode_record(plan, pending[i], records, check_stop);
+      } catch (const Cancelled&) {
+        return;
+      } catch (...) {
+        const std::lock_guard lock(mutex);
+        if (!failure) failure = std::current_exception();
+        stop = true;
+        changed.notify_all();
+        return;
+      }
+      const std::lock_guard lock(mutex);
+      ++finished;
+      changed.notify_all();
+    }
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t total = plan.episodes();
+  const std::size_t done_before = total - pending.size();
+  std::vector<std::jthread> threads;
+  for (int t = 0; t < jobs && static_cast<std::size_t>(t) < pending.size(); ++t)
+    threads.emplace_back(work);
+  for (std::unique_lock lock(mutex);;) {
+    changed.wait_for(lock, std::chrono::milliseconds(500));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t done = done_before + finished;
+    const std::string left =
+        finished == 0 ? "-" : clock_text(elapsed / finished * (pending.size() - finished));
+    progress.update(static_cast<double>(done) / static_cast<double>(total),
+                    std::to_string(done) + "/" + std::to_string(total) + " episodes | " +
+                        std::to_string(threads.size()) + " jobs | " + clock_text(elapsed) +
+                        " elapsed, " + left + " left");
+    if (finished == pending.size() || stop) break;
+    if (interrupt.requested()) stop = true;
+  }
+  threads.clear();
+  if (failure) std::rethrow_exception(failure);
+  interrupt.check();
+}
+
+std::string describe_sweep(const SweepPlan& plan) {
+  std::ostringstream text;
+  JsonWriter json(text);
+  const auto strings = [&](const std::vector<std::string>& items) {
+    json.begin_array();
+    for (const std::string& item : items) json.value(item);
+    json.end_array();
+  };
+  json.begin_object();
+  json.key("dynamix_version");
+  json.value(kDynamixVersion);
+  json.key("command");
+  json.value("sweep");
+  json.key("scenario");
+  json.value(plan.spec.scenario);
+  json.key("set");
+  strings(plan.spec.overrides);
+  json.key("grid");
+  json.begin_object();
+  for (const GridAxis& axis : plan.spec.grid) {
+    json.key(axis.key);
+    strings(axis.values);
+  }
+  json.end_object();
+  json.key("policies");
+  strings(plan.spec.policies);
+  json.key("seeds");
+  json.value(plan.spec.seeds);
+  json.key("seed");
+  json.value(plan.spec.first_seed);
+  json.key("decision_interval");
+  json.value(plan.spec.decision_interval);
+  json.key("cells");
+  json.begin_array();
+  for (const GridCell& cell : plan.cells) {
+    json.begin_object();
+    json.key("values");
+    strings(cell.values);
+    json.key("config");
+    json.value(cell.scenario->resolved);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  text << '\n';
+  return text.str();
+}
+
+void check_same_sweep(const fs::path& file, const std::string& definition) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream stored;
+  stored << in.rdbuf();
+  if (stored.str() == definition) return;
+  throw InputError("--resume", 0, "",
+                   "a folder of the same sweep (scenario, --set, --grid, --policies, --seeds, "
+                   "--seed, --decision-interval and dynamix version)",
+                   "'" + file.parent_path().string() +
+                       "', written by a different sweep; it is "
+                       "left as it is");
+}
+
+namespace {
+
+/// The fields of one row as CsvWriter writes them (quotes removed).
+std::vector<std::string> parse_row(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += c;
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+/// Every episode's record, in episode order.
+struct SweepRows {
+  std::string header;
+  /// results.csv lines (the record without its wall time) and their fields.
+  std::vector<std::string> lines;
+  std::vector<std::vector<std::string>> fields;
+  std::vector<double> wall_s;
+};
+
+SweepRows read_records(const SweepPlan& plan, const CellRecords& records) {
+  SweepRows rows;
+  const std::size_t width = plan.columns().size();
+  for (std::size_t i = 0; i < plan.episodes(); ++i) {
+    const std::optional<std::string> text = records.read(i);
+    DYNAMIX_CHECK(text.has_value(), "episode " << i << " has no record");
+    const std::size_t newline = std::min(text->find('\n'), text->size());
+    const std::string header = text->substr(0, newline);
+    std::string row = text->substr(std::min(newline + 1, text->size()));
+    if (row.ends_with('\n')) row.pop_back();
+    std::vector<std::string> fields = parse_row(row);
+    if (i == 0) rows.header = header;
+    if (header != rows.header || fields.size() != width + 1) {
+      throw InputError("--resume", 0, "episode record " + std::to_string(i),
+                       "a record with this sweep's columns", excerpt(*text));
+    }
+    rows.wall_s.push_back(std::stod(fields.back()));
+    fields.pop_back();
+    rows.lines.push_back(row.substr(0, row.rfind(',')));
+    rows.fields.push_back(std::move(fields));
+  }
+  rows.header = rows.header.substr(0, rows.header.rfind(','));
+  return rows;
+}
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+/// One summary.md row: a cell and policy over its seeds.
+std::string summary_row(const SweepPlan& plan, const SweepRows& rows, std::size_t first) {
+  const std::vector<std::string> columns = plan.columns();
+  const auto at = [&](std::size_t row, const std::string& column) -> const std::string& {
+    return rows.fields[row][static_cast<std::size_t>(
+        std::find(columns.begin(), columns.end(), column) - columns.begin())];
+  };
+  std::string line = "| " + plan.cells[plan.cell_of(first)].label + " | " +
+                     plan.policy_labels[plan.policy_of(first)] + " | ";
+  if (at(first, "status") == "infeasible") return line + "infeasible | | | | |\n";
+  std::vector<double> times, accuracies, iteration_s, comm_share;
+  for (std::size_t row = first; row < first + plan.seeds(); ++row) {
+    if (at(row, "reached") == "1") times.push_back(std::stod(at(row, "time_to_target_s")));
+    accuracies.push_back(std::stod(at(row, "final_accuracy")));
+    iteration_s.push_back(std::stod(at(row, "mean_iteration_s")));
+    comm_share.push_back(std::stod(at(row, "comm_share")));
+  }
+  const Interval time = bootstrap_mean(times, 1);
+  const auto mean = [](const std::vector<double>& values) {
+    return bootstrap_mean(values, 1, 1).mean;
+  };
+  line += std::to_string(times.size()) + "/" + std::to_string(plan.seeds()) + " | ";
+  line += times.empty()
+              ? "not reached"
+              : fixed(time.mean, 1) + " [" + fixed(time.low, 1) + ", " + fixed(time.high, 1) + "]";
+  return line + " | " + fixed(mean(accuracies), 4) + " | " + format_rounded(mean(iteration_s)) +
+         " | " + fixed(mean(comm_share), 3) + " |\n";
+}
+
+void write_summary(std::ostream& out, const SweepPlan& plan, const SweepRows& rows) {
+  out << "# Sweep\n\n"
+      << plan.spec.scenario << ": " << plan.cells.size() << " cells × " << plan.spec.policies.size()
+      << " policies × " << plan.seeds() << " seeds (from " << plan.spec.first_seed
+      << ").\n\nTime to target: simulated seconds, mean [95% bootstrap "
+      << "interval] over the seeds that reached the target. Final accuracy, mean iteration time "
+      << "(s) and communication share (of iteration time): means over all seeds. Infeasible: the "
+      << "policy's batch does not fit the cluster (the reason is in results.csv).\n\n"
+      << "| cell | policy | reached | time_to_target_s | final_accuracy | mean_iteration_s | "
+      << "comm_share |\n|---|---|---|---|---|---|---|\n";
+  for (std::size_t first = 0; first < plan.episodes(); first += plan.seeds())
+    out << summary_row(plan, rows, first);
+}
+
+}  // namespace
+
+void write_sweep_outputs(const SweepPlan& plan, const CellRecords& records,
+                         const RunDirectory& directory) {
+  const SweepRows rows = read_records(plan, records);
+  std::string results = rows.header + "\n";
+  for (const std::string& line : rows.lines) results += line + "\n";
+  std::ofstream(directory.file("results.csv"), std::ios::binary) << results;
+  CsvWriter timing(directory.file("timing.csv"), {"cell", "policy", "seed", "wall_s"});
+  for (std::size_t i = 0; i < plan.episodes(); ++i) {
+    timing << plan.cell_of(i) << plan.policy_labels[plan.policy_of(i)]
+           << static_cast<std::int64_t>(plan.seed_of(i)) << rows.wall_s[i];
+    timing.end_row();
+  }
+  timing.close();
+  std::ofstream summary(directory.file("summary.md"), std::ios::binary);
+  write_summary(summary, plan, rows);
+  if (!summary.flush() || !std::ifstream(directory.file("results.csv"))) {
+    throw InputError(directory.final_path().string(), 0, "", "writable result files");
+  }
+  std::error_code ignored;
+  fs::remove_all(directory.file("episodes"), ignored);
+}
+
+SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
+                          const std::string& policy_list, PolicyMaker make_policy) {
+  spec.scenario = resolve_scenario(spec.scenario);
+  spec.grid = parse_grid(grid);
+  spec.policies = split_fields(policy_list, ',');
+  const std::set<std::string> distinct(spec.policies.begin(), spec.policies.end());
+  if (distinct.count("") > 0 || distinct.size() != spec.policies.size()) {
+    throw InputError("--policies", 0, "", "distinct policies separated by commas",
+                     excerpt(policy_list));
+  }
+  load_scenario(spec.scenario, spec.overrides);
+  SweepPlan plan;
+  plan.make_policy = std::move(make_policy);
+  plan.env_options.decision_interval = spec.decision_interval;
+  plan.env_options.stop_at_target = false;
+  plan.spec = std::move(spec);
+  plan.cells = load_cells(plan.spec);
+  for (const std::string& name : plan.spec.policies) {
+    plan.policy_labels.push_back(plan.make_policy(name,
+                                                  static_cast<std::uint64_t>(plan.spec.first_seed),
+                                                  plan.env_options, "--policies")
+                                     ->name());
+  }
+  return plan;
+}
+
+}  // namespace dynamix
