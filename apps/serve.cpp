@@ -43,8 +43,9 @@ fs::path prepare_log_directory(const fs::path& directory) {
   if (fs::exists(status)) {
     if (!fs::is_directory(status)) refuse_log(directory, "is not a directory");
     if (RunDirectory::is_run_directory(directory)) {
-      const std::string marker = marker_text(directory);
-      if (marker.find(" " + std::string(kCommand) + "\n") == std::string::npos) {
+      std::string ours = " ";
+      ours.append(kCommand).push_back('\n');
+      if (marker_text(directory).find(ours) == std::string::npos) {
         refuse_log(directory, "another dynamix command wrote");
       }
     } else if (!fs::is_empty(directory, error)) {

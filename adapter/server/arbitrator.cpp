@@ -128,6 +128,35 @@ WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics) {
   return window;
 }
 
+wire::WindowMetrics to_wire_metrics(const WindowMetrics& window) {
+  wire::WindowMetrics metrics;
+  metrics.set_iterations(window.iterations);
+  metrics.set_time_s(window.time_s);
+  metrics.set_iteration_s(window.iteration_s);
+  metrics.set_train_loss(window.train_loss);
+  metrics.set_train_accuracy(window.train_accuracy);
+  metrics.set_train_accuracy_change(window.train_accuracy_change);
+  metrics.set_validation_accuracy(window.validation_accuracy);
+  metrics.set_progress(window.progress);
+  metrics.set_epochs(window.epochs);
+  for (const WorkerWindow& worker : window.workers) {
+    wire::WorkerWindow& out = *metrics.add_workers();
+    out.set_gpu_type(worker.gpu_type);
+    out.set_batch_size(worker.batch_size);
+    out.set_compute_s(worker.compute_s);
+    out.set_comm_s(worker.comm_s);
+    out.set_wait_s(worker.wait_s);
+    out.set_throughput_gbps(worker.throughput_gbps);
+    out.set_retransmit_rate(worker.retransmit_rate);
+    out.set_cpu_time_ratio(worker.cpu_time_ratio);
+    out.set_memory_util(worker.memory_util);
+    out.set_samples_per_s(worker.samples_per_s);
+    out.set_grad_std_norm(worker.grad_std_norm);
+    out.set_grad_var_norm(worker.grad_var_norm);
+  }
+  return metrics;
+}
+
 std::vector<int> reported_batches(const wire::WindowMetrics& metrics) {
   std::vector<int> batches;
   batches.reserve(static_cast<std::size_t>(metrics.workers_size()));

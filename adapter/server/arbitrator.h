@@ -34,6 +34,8 @@ std::size_t max_report_bytes(std::size_t workers);
 void check_report(const wire::WindowReport& report, std::size_t workers);
 /// The report's metrics in the environment's own type.
 WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics);
+/// The inverse: a simulated window as a real worker would report it.
+wire::WindowMetrics to_wire_metrics(const WindowMetrics& window);
 /// The batch each worker ran in the window (its batch_size, rounded).
 std::vector<int> reported_batches(const wire::WindowMetrics& metrics);
 

@@ -32,7 +32,6 @@ DecisionLogWriter::~DecisionLogWriter() {
 void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) {
   pb_util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
   std::string line;
   if (!pb_util::MessageToJsonString(record, &line, options).ok()) {
     throw std::runtime_error(file_.string() + ": a record could not be written as JSON");

@@ -13,8 +13,9 @@ namespace dynamix {
 /// The log's file name inside `dynamix serve --log DIR`.
 inline constexpr std::string_view kDecisionLogName = "decisions.jsonl";
 
-/// Appends LogRecords as protobuf JSON (field names as in dynamix.proto), one line each, with
-/// one write(2) per record: what was answered is in the file even if the process is killed.
+/// Appends LogRecords as protobuf JSON (the fields that were set, named as in dynamix.proto), one
+/// line each, with one write(2) per record: what was answered is on disk even if the process is
+/// killed.
 class DecisionLogWriter {
  public:
   /// Opens (creating if needed) `file` for appending; InputError naming it if it cannot.

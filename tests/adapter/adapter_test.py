@@ -249,6 +249,19 @@ def check_other_schema(binary, policy, work):
     check(not (pathlib.Path(work) / "other-log").exists(), "a refused serve wrote its log")
 
 
+def check_log_safety(binary, policy, work):
+    """A --log folder dynamix did not write is refused before anything is written."""
+    users = pathlib.Path(work) / "users-folder"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine")
+    result = subprocess.run([binary, "serve", "--policy", str(policy), "--workers", "4", "--log",
+                             str(users), "--listen", "127.0.0.1:0"], capture_output=True,
+                            text=True, timeout=60)
+    check(result.returncode == 2 and "was not written by dynamix" in result.stderr,
+          f"serve into a user's folder: {result}")
+    check(sorted(p.name for p in users.iterdir()) == ["notes.txt"], "serve wrote into it")
+
+
 def main():
     binary, proto_dir, source = sys.argv[1:4]
     os.environ["DYNAMIX_PROTO_PYTHON"] = proto_dir
@@ -285,6 +298,7 @@ def main():
         print(replay(binary, policy, f"{work}/killed-log"))
         print("\n".join(results[0]["refusals"][:1]))
         check_other_schema(binary, policy, work)
+        check_log_safety(binary, policy, work)
     print("adapter: all checks passed")
 
 

@@ -1,0 +1,222 @@
+// The arbitrator: the protocol carries exactly the environment's window fields, reports are
+// checked field by field, a simulated episode's windows get the simulation's own decisions, and
+// the log reads back what was written.
+#include "adapter/server/arbitrator.h"
+
+#include <doctest/doctest.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "adapter/server/decision_log.h"
+#include "gym/batch_size_env.h"
+#include "policies/ppo/ppo_learner.h"
+#include "policies/ppo/ppo_policy.h"
+#include "tests/fixtures.h"
+
+namespace dynamix {
+namespace {
+
+namespace pb = ::google::protobuf;
+using testing::TempDirectory;
+
+std::vector<std::string> field_names(const pb::Descriptor* descriptor) {
+  std::vector<std::string> names;
+  for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
+  return names;
+}
+
+/// A randomly initialized policy for this build's schema and action set.
+std::filesystem::path write_policy(const TempDirectory& directory, ActionBase base) {
+  const ObservationBuilder builder;
+  const EnvOptions options;
+  const std::size_t features = builder.schema().features_per_worker();
+  PpoLearner learner(features, options.actions.size(), {.seed = 5});
+  PolicySnapshot snapshot;
+  snapshot.metadata = {.schema_json = builder.schema().to_json(),
+                       .actions = options.actions,
+                       .action_base = base,
+                       .min_batch = options.min_batch,
+                       .max_batch = options.max_batch,
+                       .decision_interval = options.decision_interval};
+  snapshot.observation_mean.assign(features, 0.f);
+  snapshot.observation_std.assign(features, 1.f);
+  snapshot.layers = learner.actor_layers();
+  const std::filesystem::path file = directory / "policy.pt";
+  save_torchscript_policy(snapshot, file);
+  return file;
+}
+
+wire::WindowReport report_of(const WindowMetrics& window, std::int64_t index) {
+  wire::WindowReport report;
+  report.set_protocol_version(wire::PROTOCOL_VERSION_1);
+  report.set_job_id("test");
+  report.set_window_index(index);
+  report.set_iteration(window.iterations * (index + 1));
+  *report.mutable_metrics() = to_wire_metrics(window);
+  report.set_lr_rule(wire::LR_RULE_LINEAR);
+  report.set_reference_batch(256);
+  return report;
+}
+
+std::string refusal(const wire::WindowReport& report) {
+  try {
+    check_report(report, 4);
+  } catch (const ReportError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("The protocol's window fields are exactly gym/window_metrics.h's, in its CSV order") {
+  std::ostringstream csv;
+  write_window_metrics_csv(csv, {});
+  std::string header = csv.str();
+  header.erase(header.find('\n'));
+  std::vector<std::string> columns;
+  std::stringstream in(header);
+  for (std::string column; std::getline(in, column, ',');) columns.push_back(column);
+  std::vector<std::string> expected = field_names(wire::WindowMetrics::descriptor());
+  expected.pop_back();  // "workers", the repeated block
+  expected.insert(expected.begin(), "window");
+  expected.push_back("worker");
+  for (const std::string& name : field_names(wire::WorkerWindow::descriptor())) {
+    expected.push_back(name);
+  }
+  CHECK(columns == expected);
+}
+
+TEST_CASE("check_report names the field of a malformed report and what it expected") {
+  WindowMetrics window;
+  window.iterations = 5;
+  window.workers.assign(4, {.gpu_type = "cpu", .batch_size = 64, .compute_s = 0.1});
+  const wire::WindowReport good = report_of(window, 0);
+  CHECK(refusal(good) == "accepted");
+  wire::WindowReport bad = good;
+  bad.mutable_metrics()->mutable_workers()->RemoveLast();
+  CHECK(refusal(bad) == "metrics.workers: expected 4 workers (dynamix serve --workers), found 3");
+  bad = good;
+  bad.mutable_metrics()->mutable_workers(1)->set_wait_s(-1);
+  CHECK(refusal(bad) == "metrics.workers[1].wait_s: expected a finite number >= 0, found -1");
+  bad = good;
+  bad.mutable_metrics()->set_train_loss(INFINITY);
+  CHECK(refusal(bad) == "metrics.train_loss: expected a finite number >= 0, found inf");
+  bad = good;
+  bad.mutable_metrics()->set_train_accuracy_change(-0.1);
+  CHECK(refusal(bad) == "accepted");
+  bad = good;
+  bad.mutable_metrics()->mutable_workers(0)->set_batch_size(0.5);
+  CHECK(refusal(bad) ==
+        "metrics.workers[0].batch_size: expected a number in [1, 16777216], "
+        "found 0.5");
+  bad = good;
+  bad.clear_protocol_version();
+  CHECK(refusal(bad) == "protocol_version: expected 1, found 0");
+  bad = good;
+  bad.clear_lr_rule();
+  CHECK(refusal(bad) == "lr_rule: expected one of NONE, LINEAR, SQRT, ADASCALE, found 0");
+  bad = good;
+  bad.set_job_id("");
+  CHECK(refusal(bad) == "job_id: expected 1 to 256 characters, found 0");
+}
+
+TEST_CASE("LR factors follow the global batch by the job's rule") {
+  WindowMetrics window;
+  window.workers.assign(2, {.batch_size = 100, .grad_var_norm = 0.5});
+  CHECK(lr_factor(LrRule::kNone, 400, 100, window) == 1.0);
+  CHECK(lr_factor(LrRule::kLinear, 400, 100, window) == 4.0);
+  CHECK(lr_factor(LrRule::kSqrt, 400, 100, window) == 2.0);
+  // φ = σ²_norm·b = 50: gain = S·(φ + M0)/(φ + B) = 4·150/450.
+  CHECK(lr_factor(LrRule::kAdaScale, 400, 100, window) == doctest::Approx(4.0 * 150 / 450));
+}
+
+TEST_CASE(
+    "A simulated episode's windows sent through the arbitrator get the simulation's own "
+    "decisions") {
+  const TempDirectory directory;
+  for (const ActionBase base : {ActionBase::kBalanced, ActionBase::kCurrent}) {
+    CAPTURE(action_base_name(base));
+    const std::filesystem::path file = write_policy(directory, base);
+    auto scenario = std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
+        load_scenario(kDefaultScenario, {"training.budget_epochs=1"})));
+    BatchSizeEnv env(scenario, {.action_base = base});
+    PpoPolicy policy(file, env.schema(), env.options());
+    ResetResult reset = env.reset(3);
+    const Arbitrator arbitrator(file, env.workers());
+    Observation observation = reset.observation;
+    wire::LogRecord record;
+    Arbitrator::Trace trace;
+    for (std::int64_t window = 0; window < 12 && !env.episode_over(); ++window) {
+      CAPTURE(window);
+      arbitrator.decide(report_of(env.window(), window), record, trace);
+      CHECK(trace.observation.values == observation.values);
+      CHECK(record.logits().size() ==
+            static_cast<int>(env.workers() * env.options().actions.size()));
+      std::vector<int> expected = policy.decide(env, observation);
+      for (int& batch : expected) {
+        batch = std::clamp(batch, env.options().min_batch, env.options().max_batch);
+      }
+      CHECK(std::vector<int>(record.decision().batches().begin(),
+                             record.decision().batches().end()) == expected);
+      observation = env.step_batches(expected).observation;
+    }
+  }
+}
+
+TEST_CASE("Arbitrator refuses a policy of another schema, naming the difference") {
+  const TempDirectory directory;
+  const ObservationBuilder builder;
+  PpoLearner learner(3, 5, {.seed = 1});
+  PolicySnapshot snapshot;
+  snapshot.metadata = {.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
+                                      R"({"name": "b", "unit": "1"}], "global": [{"name": )"
+                                      R"("c", "unit": "1"}]})",
+                       .actions = EnvOptions{}.actions,
+                       .min_batch = 32,
+                       .max_batch = 1024,
+                       .decision_interval = 10};
+  snapshot.observation_mean.assign(3, 0.f);
+  snapshot.observation_std.assign(3, 1.f);
+  snapshot.layers = learner.actor_layers();
+  save_torchscript_policy(snapshot, directory / "other.pt");
+  try {
+    Arbitrator arbitrator(directory / "other.pt", 4);
+    FAIL("accepted a policy of another schema");
+  } catch (const PolicyFileError& error) {
+    CHECK(std::string(error.what()).find("schema.json") != std::string::npos);
+  }
+}
+
+TEST_CASE("The decision log reads back every record, and ignores a tail cut short by a kill") {
+  const TempDirectory directory;
+  const std::filesystem::path file = directory / "decisions.jsonl";
+  WindowMetrics window;
+  window.iterations = 5;
+  window.iteration_s = 0.1 + 1e-17;
+  window.workers.assign(2, {.gpu_type = "cpu", .batch_size = 64, .compute_s = 1.0 / 3});
+  std::vector<wire::LogRecord> records(3);
+  for (int i = 0; i < 3; ++i) {
+    *records[i].mutable_report() = report_of(window, i);
+    records[i].add_logits(0.1f * static_cast<float>(i) + 1e-7f);
+  }
+  records[1].set_refusal("report refused: because");
+  {
+    DecisionLogWriter log(file);
+    for (const wire::LogRecord& record : records) log.append(record);
+  }
+  std::ofstream(file, std::ios::app) << R"({"report":{"job_id":"cut)";
+  const DecisionLog log = read_decision_log(file);
+  CHECK(log.truncated_tail);
+  REQUIRE(log.records.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(pb::util::MessageDifferencer::Equals(log.records[i], records[i]));
+  }
+  std::ofstream(file, std::ios::app) << "\nnot json\n";
+  CHECK_THROWS_AS(read_decision_log(file), InputError);
+}
+
+}  // namespace dynamix
