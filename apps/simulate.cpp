@@ -1,20 +1,25 @@
-// `dynamix simulate`: runs one scenario under a static batch or an epoch schedule and writes
-// iterations.csv, validation.csv and summary.json.
+// `dynamix simulate`: runs one scenario under a static batch, an epoch schedule or a policy and
+// writes windows.csv or iterations.csv (--record), validation.csv, summary.json and, for a
+// policy, decisions.csv.
 #include "apps/simulate.h"
 
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
+#include "apps/iteration_log.h"
 #include "apps/policy_factory.h"
 #include "apps/run_directory.h"
 #include "apps/scenarios.h"
 #include "gym/episode_log.h"
 #include "gym/scenario_source.h"
 #include "policies/evaluation.h"
+#include "policies/export/policy_metadata.h"
+#include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario.h"
@@ -24,12 +29,6 @@ namespace dynamix {
 namespace {
 
 namespace po = boost::program_options;
-
-const std::vector<std::string> kIterationColumns = {
-    "iteration",  "worker",          "gpu_type",       "batch_size",   "start_s",    "load_s",
-    "compute_s",  "wait_s",          "comm_s",         "iteration_s",  "bytes_sent", "retransmits",
-    "timeouts",   "throughput_gbps", "cpu_time_ratio", "memory_util",  "straggling", "epoch",
-    "train_loss", "train_accuracy",  "grad_std_norm",  "grad_var_norm"};
 
 void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
                   const std::string& option) {
@@ -45,129 +44,197 @@ void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
   }
 }
 
-/// iterations.csv and validation.csv rows for one iteration.
-class IterationWriter {
- public:
-  explicit IterationWriter(const RunDirectory& directory)
-      : iterations_(directory.file("iterations.csv"), kIterationColumns),
-        validation_(directory.file("validation.csv"),
-                    {"epoch", "iteration", "time_s", "validation_accuracy"}) {}
-
-  void write(const TrainingRun& run, const IterationRecord& record) {
-    const double start_s = to_seconds(record.start);
-    const double iteration_s = to_seconds(record.end - record.start);
-    for (std::size_t w = 0; w < record.workers.size(); ++w) {
-      const WorkerIteration& row = record.workers[w];
-      iterations_ << record.iteration << w << run.node(w).gpu << row.batch_size << start_s
-                  << row.load_s << row.compute_s << row.wait_s << row.comm_s << iteration_s
-                  << row.bytes_sent << row.retransmits << row.timeouts << row.throughput_gbps
-                  << row.cpu_time_ratio << row.memory_util << (row.straggling ? 1 : 0)
-                  << record.training.epoch << record.training.train_loss
-                  << record.training.train_accuracy << row.grad_std_norm << row.grad_var_norm;
-      iterations_.end_row();
-    }
-    if (record.validation_accuracy) {
-      validation_ << static_cast<std::int64_t>(std::llround(record.training.epoch))
-                  << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
-      validation_.end_row();
-    }
+/// Why the run ended: the checks of TrainingRun::budget_exhausted in its order, after the target.
+std::string_view stop_reason(const Scenario& scenario, const TrainingRun& run,
+                             bool stop_at_target) {
+  if (stop_at_target && run.reached_target()) return "target_reached";
+  if (scenario.max_iterations && run.iterations() >= *scenario.max_iterations) {
+    return "iteration_budget";
   }
-
-  void close() {
-    iterations_.close();
-    validation_.close();
+  const TrainingOptions& training = scenario.training;
+  if (training.budget_epochs && run.epochs() >= *training.budget_epochs) return "epoch_budget";
+  if (training.budget_time_s && to_seconds(run.now()) >= *training.budget_time_s) {
+    return "time_budget";
   }
+  DYNAMIX_CHECK(false, "the run ended before its target or any budget");
+  return "";
+}
 
- private:
-  CsvWriter iterations_;
-  CsvWriter validation_;
+/// What finish_run reports beside the run itself.
+struct RunReport {
+  std::string plan;
+  RecordMode record = RecordMode::kWindows;
+  std::string_view stop_reason;
+  std::int64_t samples = 0;
+  std::optional<double> episode_return;
 };
+
+void write_summary(const std::filesystem::path& file, const Scenario& scenario,
+                   const TrainingRun& run, const RunReport& report,
+                   std::optional<double> time_to_target) {
+  std::ofstream summary_file(file);
+  JsonWriter json(summary_file);
+  const double total_s = to_seconds(run.now());
+  json.begin_object();
+  json.key("dynamix_version");
+  json.value(kDynamixVersion);
+  json.key("scenario");
+  json.value(scenario.name);
+  json.key("seed");
+  json.value(static_cast<std::int64_t>(scenario.seed));
+  json.key("batch_plan");
+  json.value(report.plan);
+  json.key("record");
+  json.value(record_mode_name(report.record));
+  json.key("workers");
+  json.value(run.workers());
+  json.key("iterations");
+  json.value(run.iterations());
+  json.key("epochs");
+  json.value(run.epochs());
+  json.key("total_time_s");
+  json.value(total_s);
+  json.key("mean_iteration_s");
+  json.value(run.iterations() > 0 ? total_s / static_cast<double>(run.iterations()) : 0.0);
+  json.key("samples");
+  json.value(report.samples);
+  json.key("samples_per_s");
+  json.value(total_s > 0 ? static_cast<double>(report.samples) / total_s : 0.0);
+  json.key("stop_reason");
+  json.value(report.stop_reason);
+  json.key("target_accuracy");
+  json.value(scenario.training.target_accuracy);
+  json.key("time_to_target_s");
+  json.value(time_to_target);
+  json.key("final_accuracy");
+  json.value(run.validation_accuracy());
+  if (report.episode_return) {
+    json.key("episode_return");
+    json.value(*report.episode_return);
+  }
+  json.key("config");
+  json.value(scenario.resolved);
+  json.end_object();
+  if (!summary_file) throw InputError(file.string(), 0, "", "a writable file");
+}
 
 /// Writes summary.json, commits the run directory and prints the summary.
 void finish_run(RunDirectory& directory, const Scenario& scenario, const TrainingRun& run,
-                const std::string& plan_description, std::optional<double> episode_return) {
+                const RunReport& report) {
   const std::optional<double> time_to_target =
       run.time_to_target() ? std::optional(to_seconds(*run.time_to_target())) : std::nullopt;
-  {
-    std::ofstream summary_file(directory.file("summary.json"));
-    JsonWriter json(summary_file);
-    json.begin_object();
-    json.key("dynamix_version");
-    json.value(kDynamixVersion);
-    json.key("scenario");
-    json.value(scenario.name);
-    json.key("seed");
-    json.value(static_cast<std::int64_t>(scenario.seed));
-    json.key("batch_plan");
-    json.value(plan_description);
-    json.key("workers");
-    json.value(run.workers());
-    json.key("iterations");
-    json.value(run.iterations());
-    json.key("epochs");
-    json.value(run.epochs());
-    json.key("total_time_s");
-    json.value(to_seconds(run.now()));
-    json.key("target_accuracy");
-    json.value(scenario.training.target_accuracy);
-    json.key("time_to_target_s");
-    json.value(time_to_target);
-    json.key("final_accuracy");
-    json.value(run.validation_accuracy());
-    if (episode_return) {
-      json.key("episode_return");
-      json.value(*episode_return);
-    }
-    json.key("config");
-    json.value(scenario.resolved);
-    json.end_object();
-    if (!summary_file)
-      throw InputError(directory.file("summary.json").string(), 0, "", "a writable file");
-  }
+  write_summary(directory.file("summary.json"), scenario, run, report, time_to_target);
   directory.commit();
 
+  const double total_s = to_seconds(run.now());
+  std::string files(record_file_name(report.record));
+  files += files.empty() ? "validation.csv," : ",validation.csv,";
   std::cout << "scenario " << scenario.name << ": " << run.workers() << " workers, "
-            << scenario.workload.name << ", " << plan_description << ", seed " << scenario.seed
-            << '\n'
+            << scenario.workload.name << ", " << report.plan << ", seed " << scenario.seed << '\n'
             << "  iterations        " << run.iterations() << '\n'
             << "  epochs            " << format_rounded(run.epochs()) << '\n'
-            << "  total_time_s      " << format_rounded(to_seconds(run.now())) << '\n'
+            << "  total_time_s      " << format_rounded(total_s) << '\n'
+            << "  samples_per_s     "
+            << format_rounded(total_s > 0 ? static_cast<double>(report.samples) / total_s : 0.0)
+            << '\n'
             << "  time_to_target_s  "
             << (time_to_target ? format_rounded(*time_to_target) : "not reached") << " (target "
             << format_rounded(scenario.training.target_accuracy) << ")\n"
             << "  final_accuracy    "
             << (run.validation_accuracy() ? format_rounded(*run.validation_accuracy()) : "none")
             << '\n'
-            << "wrote " << directory.final_path().string() << "/{iterations.csv,validation.csv,"
-            << (episode_return ? "decisions.csv," : "") << "summary.json}\n";
+            << "  stopped by        " << report.stop_reason << '\n'
+            << "wrote " << directory.final_path().string() << "/{" << files
+            << (report.episode_return ? "decisions.csv," : "") << "summary.json}\n";
 }
 
-int simulate_policy(const Scenario& scenario, const std::string& policy_name,
-                    EnvOptions env_options, bool stop_at_target, const std::string& out) {
-  env_options.stop_at_target = stop_at_target;
+/// Passes every decision's request to the decision log before the environment clamps it.
+class LoggedPolicy : public Policy {
+ public:
+  LoggedPolicy(Policy& inner, DecisionLog& log) : inner_(inner), log_(log) {}
+  std::string name() const override { return inner_.name(); }
+  PolicyKind kind() const override { return inner_.kind(); }
+  int initial_batch() const override { return inner_.initial_batch(); }
+  int decision_interval() const override { return inner_.decision_interval(); }
+  std::span<const int> last_actions() const override { return inner_.last_actions(); }
+  void begin_episode(const BatchSizeEnv& env) override { inner_.begin_episode(env); }
+  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override {
+    std::vector<int> batches = inner_.decide(env, observation);
+    log_.request(env.batches(), batches);
+    return batches;
+  }
+
+ private:
+  Policy& inner_;
+  DecisionLog& log_;
+};
+
+/// The policy's own decision interval unless the user gave one; a differing one is used with a
+/// warning.
+int decision_interval(const Policy& policy, int given, bool user_given) {
+  const int own = policy.decision_interval();
+  if (own <= 0) return given;
+  if (!user_given) return own;
+  if (given != own) {
+    std::cerr << "dynamix: warning: --decision-interval " << given << " overrides the " << own
+              << " iterations the policy was trained with\n";
+  }
+  return given;
+}
+
+struct PolicyRun {
+  std::string name;
+  EnvOptions env_options;
+  bool decision_interval_given = false;
+  bool stop_at_target = false;
+  RecordMode record = RecordMode::kWindows;
+};
+
+int simulate_policy(const Scenario& scenario, PolicyRun options, const std::string& out) {
+  const std::unique_ptr<Policy> policy =
+      make_policy(options.name, scenario.seed, options.env_options, "--policy");
+  EnvOptions& env_options = options.env_options;
+  env_options.decision_interval =
+      decision_interval(*policy, env_options.decision_interval, options.decision_interval_given);
+  env_options.stop_at_target = options.stop_at_target;
   BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
                    env_options);
-  const std::unique_ptr<Policy> policy =
-      make_policy(policy_name, scenario.seed, env_options, "--policy");
   RunDirectory directory(out, "simulate");
-  IterationWriter writer(directory);
+  IterationLog iterations(directory, options.record, env_options.decision_interval);
   const InterruptScope interrupt;
   env.set_iteration_observer(
-      [&writer, &interrupt](const TrainingRun& run, const IterationRecord& record) {
+      [&iterations, &interrupt](const TrainingRun& run, const IterationRecord& record) {
         interrupt.check();
-        writer.write(run, record);
+        iterations.add(run, record);
       });
   DecisionLog log;
-  const EpisodeResult result = run_episode(env, *policy, scenario.seed, &log);
-  writer.close();
+  LoggedPolicy logged(*policy, log);
+  const EpisodeResult result = run_episode(env, logged, scenario.seed, &log);
+  if (!result.feasible) {
+    throw InputError("--policy", 0, "",
+                     "a static batch that every worker's memory and the batch bounds hold",
+                     "'" + options.name + "'");
+  }
+  iterations.close();
   {
     std::ofstream decisions(directory.file("decisions.csv"));
     log.write_csv(decisions);
     if (!decisions)
       throw InputError(directory.file("decisions.csv").string(), 0, "", "a writable file");
   }
-  finish_run(directory, scenario, env.run(), "policy:" + policy->name(), result.episode_return);
+  finish_run(directory, scenario, env.run(),
+             {.plan = "policy:" + policy->name(),
+              .record = options.record,
+              .stop_reason = stop_reason(scenario, env.run(), options.stop_at_target),
+              .samples = iterations.samples(),
+              .episode_return = result.episode_return});
   return 0;
+}
+
+RecordMode parse_record(const std::string& text) {
+  const std::optional<RecordMode> mode = parse_record_mode(text);
+  if (!mode) throw InputError("--record", 0, "", "iterations, windows or none", "'" + text + "'");
+  return *mode;
 }
 
 }  // namespace
@@ -178,9 +245,9 @@ int run_simulate(const std::vector<std::string>& args) {
   std::vector<std::string> overrides;
   std::int64_t seed = 0;
   std::int64_t iterations = 0;
-  bool stop_at_target = false;
-  std::string policy_name;
-  EnvOptions env_options;
+  std::string record = "windows";
+  PolicyRun policy;
+  EnvOptions& env_options = policy.env_options;
   po::options_description options("dynamix simulate: run one training job on a simulated cluster");
   // clang-format off
   options.add_options()
@@ -192,29 +259,35 @@ int run_simulate(const std::vector<std::string>& args) {
       ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
       ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
       ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("policy", po::value(&policy_name),
+      ("policy", po::value(&policy.name),
        ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
       ("decision-interval", po::value(&env_options.decision_interval)
            ->default_value(env_options.decision_interval),
-       "iterations between the policy's decisions, k")
-      ("stop-at-target", po::bool_switch(&stop_at_target), "stop when the target accuracy is reached")
+       "iterations between the policy's decisions, k (a ppo:PATH policy's own unless given); "
+       "also the window of --record windows")
+      ("record", po::value(&record)->default_value(record),
+       "per-iteration output: windows (windows.csv, one row per worker per window of k "
+       "iterations, means and sums; under 2x the simulation's cost), iterations (iterations.csv, "
+       "one row per worker per iteration; about 6x) or none")
+      ("stop-at-target", po::bool_switch(&policy.stop_at_target), "stop when the target accuracy is reached")
       ("out", po::value(&out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (values.count("iterations")) require_in_range("--iterations", iterations, 1);
   require_in_range("--seed", seed, 0);
-  require_in_range("--decision-interval", env_options.decision_interval, 1);
+  require_in_range("--decision-interval", env_options.decision_interval, 1, kMaxDecisionInterval);
+  policy.record = parse_record(record);
+  policy.decision_interval_given = !values["decision-interval"].defaulted();
 
   Scenario scenario = load_scenario(resolve_scenario(scenario_path), overrides);
   if (values.count("seed")) scenario.seed = static_cast<std::uint64_t>(seed);
   if (values.count("iterations")) scenario.max_iterations = iterations;
-  if (!policy_name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
+  if (!policy.name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
     throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
                      "both");
   }
-  if (!policy_name.empty())
-    return simulate_policy(scenario, policy_name, env_options, stop_at_target, out);
+  if (!policy.name.empty()) return simulate_policy(scenario, policy, out);
   TrainingRun run(scenario, scenario.seed);
   const BatchPlan plan =
       BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
@@ -225,19 +298,24 @@ int run_simulate(const std::vector<std::string>& args) {
   check_memory(plan, run, 0, option);
 
   RunDirectory directory(out, "simulate");
-  IterationWriter writer(directory);
+  IterationLog log(directory, policy.record, env_options.decision_interval);
   const InterruptScope interrupt;
   std::int64_t last_epoch = 0;
-  while (!run.budget_exhausted() && !(stop_at_target && run.reached_target())) {
+  while (!run.budget_exhausted() && !(policy.stop_at_target && run.reached_target())) {
     interrupt.check();
     if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
       check_memory(plan, run, run.epochs(), option);
       last_epoch = static_cast<std::int64_t>(run.epochs());
     }
-    writer.write(run, run.step(plan.at_epoch(run.epochs())));
+    log.add(run, run.step(plan.at_epoch(run.epochs())));
   }
-  writer.close();
-  finish_run(directory, scenario, run, plan.description(), std::nullopt);
+  log.close();
+  finish_run(directory, scenario, run,
+             {.plan = plan.description(),
+              .record = policy.record,
+              .stop_reason = stop_reason(scenario, run, policy.stop_at_target),
+              .samples = log.samples(),
+              .episode_return = std::nullopt});
   return 0;
 }
 

@@ -111,6 +111,135 @@ std::string resume_command(const std::vector<std::string>& args) {
                                                                        : command;
 }
 
+/// What run.json records beside the scenario.
+struct RunRecord {
+  const PpoOptions& ppo;
+  const EnvOptions& env;
+  /// The randomization ranges with --randomize; null without.
+  const SamplerOptions* sampler = nullptr;
+  std::int64_t steps = 0;
+  int environments = 0;
+  int threads = 0;
+  int eval_every = 0;
+  int eval_seeds = 0;
+  int checkpoint_every = 0;
+  std::int64_t updates = 0;
+};
+
+void write_int_list(JsonWriter& json, const std::vector<int>& values) {
+  json.begin_array();
+  for (const int value : values) json.value(value);
+  json.end_array();
+}
+
+void write_string_list(JsonWriter& json, const std::vector<std::string>& values) {
+  json.begin_array();
+  for (const std::string& value : values) json.value(value);
+  json.end_array();
+}
+
+/// A PPO setting's exact text as a JSON number or boolean where it is one, else as a string.
+void write_setting(JsonWriter& json, const std::string& text) {
+  double number = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error == std::errc{} && end == text.data() + text.size()) {
+    json.value(number);
+  } else if (text == "true" || text == "false") {
+    json.value(text == "true");
+  } else {
+    json.value(text);
+  }
+}
+
+/// The ranges ScenarioSampler draws every training scenario from.
+void write_randomization(JsonWriter& json, const SamplerOptions& sampler) {
+  json.begin_object();
+  json.key("workers");
+  write_int_list(json, {sampler.min_workers, sampler.max_workers});
+  json.key("gpu_types");
+  write_string_list(json, sampler.gpu_types);
+  json.key("bandwidth_gbps");
+  json.begin_array();
+  json.value(sampler.min_bandwidth_gbps);
+  json.value(sampler.max_bandwidth_gbps);
+  json.end_array();
+  json.key("max_loss_rate");
+  json.value(sampler.max_loss_rate);
+  json.key("background_probability");
+  json.value(sampler.background_probability);
+  json.key("workloads");
+  write_string_list(json, sampler.workloads);
+  json.key("optimizers");
+  write_string_list(json, sampler.optimizers);
+  json.end_object();
+}
+
+/// The environment's options a policy is trained under.
+void write_environment(JsonWriter& json, const EnvOptions& env) {
+  json.begin_object();
+  json.key("decision_interval");
+  json.value(env.decision_interval);
+  json.key("actions");
+  write_int_list(json, env.actions);
+  json.key("action_base");
+  json.value(action_base_name(env.action_base));
+  json.key("min_batch");
+  json.value(env.min_batch);
+  json.key("max_batch");
+  json.value(env.max_batch);
+  json.end_object();
+}
+
+/// run.json: every option of the run (PPO's as its --options name them, with those train does
+/// not expose), the randomization ranges with --randomize, and the resolved scenario.
+void write_run_json(const std::filesystem::path& file, const RunRecord& run,
+                    const Scenario& scenario) {
+  std::ofstream out(file);
+  JsonWriter json(out);
+  json.begin_object();
+  json.key("dynamix_version");
+  json.value(kDynamixVersion);
+  json.key("command");
+  json.value("train");
+  json.key("seed");
+  json.value(static_cast<std::int64_t>(run.ppo.seed));
+  json.key("steps");
+  json.value(run.steps);
+  json.key("environments");
+  json.value(run.environments);
+  json.key("threads");
+  json.value(run.threads);
+  json.key("eval_every");
+  json.value(run.eval_every);
+  json.key("eval_seeds");
+  json.value(run.eval_seeds);
+  json.key("checkpoint_every");
+  json.value(run.checkpoint_every);
+  json.key("randomize");
+  json.value(run.sampler != nullptr);
+  json.key("action_base");
+  json.value(action_base_name(run.env.action_base));
+  json.key("updates");
+  json.value(run.updates);
+  json.key("ppo");
+  json.begin_object();
+  for (const auto& [name, text] : settings(run.ppo)) {
+    json.key(name);
+    write_setting(json, text);
+  }
+  json.end_object();
+  json.key("environment");
+  write_environment(json, run.env);
+  if (run.sampler) {
+    json.key("randomization");
+    write_randomization(json, *run.sampler);
+  }
+  json.key("config");
+  json.value(scenario.resolved);
+  json.end_object();
+  if (!out) throw InputError(file.string(), 0, "", "a writable file", "a write error");
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& args) {
@@ -159,8 +288,7 @@ int run_train(const std::vector<std::string>& args) {
        "entropy bonus coefficient")
       ("single-explorer", po::bool_switch(&ppo.single_explorer),
        "one worker per environment explores per decision; the others act greedily")
-      ("coordinated-exploration", po::value(&ppo.coordinated_exploration)
-           ->default_value(ppo.coordinated_exploration),
+      ("coordinated-exploration", po::bool_switch(&ppo.coordinated_exploration),
        "workers of an environment sample their actions with one shared random number")
       ("initial-hold", with_default(&ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
@@ -196,11 +324,11 @@ int run_train(const std::vector<std::string>& args) {
 
   const auto scenario = std::make_shared<const Scenario>(load_scenario(scenario_path, overrides));
   std::shared_ptr<const ScenarioSource> source;
+  SamplerOptions sampler_options;
   if (randomize) {
-    SamplerOptions sampler;
-    sampler.base = scenario_path;
-    sampler.overrides = overrides;
-    source = std::make_shared<ScenarioSampler>(sampler);
+    sampler_options.base = scenario_path;
+    sampler_options.overrides = overrides;
+    source = std::make_shared<ScenarioSampler>(sampler_options);
   } else {
     source = std::make_shared<FixedScenario>(scenario);
   }
@@ -278,30 +406,18 @@ int run_train(const std::vector<std::string>& args) {
   curve.close();
   trainer.save_checkpoint(checkpoint);
   trainer.export_policy(policy_file);
-  {
-    std::ofstream run_file(directory.file("run.json"));
-    JsonWriter json(run_file);
-    json.begin_object();
-    json.key("dynamix_version");
-    json.value(kDynamixVersion);
-    json.key("command");
-    json.value("train");
-    json.key("seed");
-    json.value(static_cast<std::int64_t>(ppo.seed));
-    json.key("steps");
-    json.value(steps);
-    json.key("environments");
-    json.value(environments);
-    json.key("randomize");
-    json.value(randomize);
-    json.key("action_base");
-    json.value(action_base);
-    json.key("updates");
-    json.value(trainer.updates());
-    json.key("config");
-    json.value(scenario->resolved);
-    json.end_object();
-  }
+  write_run_json(directory.file("run.json"),
+                 {.ppo = ppo,
+                  .env = env_options,
+                  .sampler = randomize ? &sampler_options : nullptr,
+                  .steps = steps,
+                  .environments = environments,
+                  .threads = threads,
+                  .eval_every = eval_every,
+                  .eval_seeds = eval_seeds,
+                  .checkpoint_every = checkpoint_every,
+                  .updates = trainer.updates()},
+                 *scenario);
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << scenario->name << (randomize ? " (randomized)" : "") << '\n'

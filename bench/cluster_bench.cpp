@@ -5,40 +5,11 @@
 #include <memory>
 #include <vector>
 
-#include "sim/cluster/gpu_catalog.h"
-#include "sim/scenario/scenario.h"
+#include "bench/bench_scenarios.h"
 #include "sim/scenario/training_run.h"
-#include "sim/training/training_options.h"
 
 namespace dynamix {
 namespace {
-
-/// A heterogeneous leaf-spine cluster: A100, V100 and T4 nodes in turn, 32 per leaf.
-Scenario heterogeneous_ring(std::size_t nodes, SyncArchitecture architecture) {
-  const GpuCatalog gpus = GpuCatalog::builtin();
-  const char* kMix[] = {"A100", "V100", "T4"};
-  std::vector<NodeSpec> hosts;
-  for (std::size_t i = 0; i < nodes; ++i) {
-    hosts.push_back(
-        worker_node(std::string("n").append(std::to_string(i)), *gpus.find(kMix[i % 3])));
-  }
-  Scenario scenario;
-  scenario.name = "bench";
-  scenario.topology = Topology::leaf_spine(std::move(hosts), LeafSpineOptions{});
-  scenario.worker_hosts = scenario.topology.workers();
-  if (architecture == SyncArchitecture::kParameterServer) {
-    scenario.server_hosts = {scenario.worker_hosts.begin(), scenario.worker_hosts.begin() + 2};
-  }
-  scenario.sync.architecture = architecture;
-  scenario.sync.servers = 2;
-  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
-  const TrainingSetup setup =
-      make_training_setup(catalog.at("resnet18-cifar10"), TrainingOptions{});
-  scenario.workload = *setup.workload;
-  scenario.cost = setup.cost;
-  scenario.training = setup.options;
-  return scenario;
-}
 
 void run_iterations(benchmark::State& state, SyncArchitecture architecture) {
   const auto nodes = static_cast<std::size_t>(state.range(0));

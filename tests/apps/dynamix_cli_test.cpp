@@ -26,8 +26,9 @@ constexpr const char* kRunFiles[] = {"iterations.csv", "summary.json", "validati
 
 TEST_CASE("dynamix simulate twice with the same seed writes byte-identical files") {
   TempDirectory work;
-  const Outcome first = dynamix("simulate --iterations 50 --seed 7 --out " + quoted(work / "a"));
-  const Outcome second = dynamix("simulate --iterations 50 --seed 7 --out " + quoted(work / "b"));
+  const std::string command = "simulate --iterations 50 --seed 7 --record iterations --out ";
+  const Outcome first = dynamix(command + quoted(work / "a"));
+  const Outcome second = dynamix(command + quoted(work / "b"));
   REQUIRE(first.status == 0);
   REQUIRE(second.status == 0);
   CHECK(first.stderr_text.empty());
@@ -39,8 +40,9 @@ TEST_CASE("dynamix simulate twice with the same seed writes byte-identical files
 
 TEST_CASE("dynamix simulate with a different seed writes different iterations") {
   TempDirectory work;
-  REQUIRE(dynamix("simulate --iterations 50 --seed 7 --out " + quoted(work / "a")).status == 0);
-  REQUIRE(dynamix("simulate --iterations 50 --seed 8 --out " + quoted(work / "b")).status == 0);
+  const std::string command = "simulate --iterations 50 --record iterations ";
+  REQUIRE(dynamix(command + "--seed 7 --out " + quoted(work / "a")).status == 0);
+  REQUIRE(dynamix(command + "--seed 8 --out " + quoted(work / "b")).status == 0);
   CHECK(contents(work.path() / "a" / "iterations.csv") !=
         contents(work.path() / "b" / "iterations.csv"));
 }
@@ -48,8 +50,8 @@ TEST_CASE("dynamix simulate with a different seed writes different iterations") 
 TEST_CASE("iterations.csv has the documented columns and one row per worker per iteration") {
   TempDirectory work;
   const std::string scenario = (kSourceDir / "scenarios" / "quickstart.yaml").string();
-  REQUIRE(dynamix("simulate --scenario " + quoted(scenario) + " --iterations 50 --out " +
-                  quoted(work / "run"))
+  REQUIRE(dynamix("simulate --scenario " + quoted(scenario) +
+                  " --iterations 50 --record iterations --out " + quoted(work / "run"))
               .status == 0);
   const Csv csv = read_csv(work.path() / "run" / "iterations.csv");
   for (const std::string column :
@@ -208,7 +210,7 @@ TEST_CASE("a missing --out is rejected before anything runs") {
 TEST_CASE("a failed run leaves an earlier run directory at --out untouched") {
   TempDirectory work;
   const std::string out = work / "run";
-  REQUIRE(dynamix("simulate --iterations 5 --out " + quoted(out)).status == 0);
+  REQUIRE(dynamix("simulate --iterations 5 --record iterations --out " + quoted(out)).status == 0);
   const std::string before = contents(fs::path(out) / "iterations.csv");
   const Outcome failed =
       dynamix("simulate --iterations 120 --schedule 0:128,1:100000 --out " + quoted(out));

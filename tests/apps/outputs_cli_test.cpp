@@ -1,0 +1,229 @@
+// End to end: what simulate records (--record), summary.json's totals and stop reason,
+// decisions.csv's columns, a policy's own decision interval, and train's run.json and flags.
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/apps/run_dynamix.h"
+
+namespace dynamix {
+namespace {
+
+using namespace testing;
+namespace fs = std::filesystem;
+
+double number(const Csv& csv, std::size_t row, const std::string& column) {
+  return std::stod(csv.rows[row][csv.column(column)]);
+}
+
+TEST_CASE("simulate records windows by default, iterations or nothing on request") {
+  TempDirectory work;
+  const std::string command = "simulate --iterations 25 --seed 4 --decision-interval 10 --out ";
+  REQUIRE(dynamix(command + quoted(work / "windows")).status == 0);
+  REQUIRE(dynamix(command + quoted(work / "all") + " --record iterations").status == 0);
+  REQUIRE(dynamix(command + quoted(work / "none") + " --record none").status == 0);
+  CHECK_FALSE(fs::exists(work.path() / "windows" / "iterations.csv"));
+  CHECK_FALSE(fs::exists(work.path() / "all" / "windows.csv"));
+  CHECK_FALSE(fs::exists(work.path() / "none" / "iterations.csv"));
+  CHECK_FALSE(fs::exists(work.path() / "none" / "windows.csv"));
+  for (const char* run : {"windows", "all", "none"}) {
+    CAPTURE(run);
+    CHECK(contents(work.path() / run / "validation.csv") ==
+          contents(work.path() / "all" / "validation.csv"));
+    CHECK(YAML::LoadFile(work / (std::string(run) + "/summary.json"))["record"].as<std::string>() ==
+          (std::string(run) == "all" ? "iterations" : run));
+  }
+
+  // 25 iterations in windows of 10: two full windows and a last one of 5, one row per worker.
+  const Csv windows = read_csv(work.path() / "windows" / "windows.csv");
+  const Csv iterations = read_csv(work.path() / "all" / "iterations.csv");
+  const std::size_t workers = 8;
+  REQUIRE(windows.rows.size() == 3 * workers);
+  CHECK(windows.rows.back()[windows.column("iterations")] == "5");
+  CHECK(windows.rows.back()[windows.column("first_iteration")] == "20");
+  // Each window's row is the mean (or sum) of its worker's iterations.
+  for (std::size_t w = 0; w < workers; ++w) {
+    CAPTURE(w);
+    const std::size_t window_row = workers + w;  // window 1: iterations 10..19
+    double compute = 0, bytes = 0, straggling = 0;
+    for (std::size_t i = 10; i < 20; ++i) {
+      const std::size_t row = i * workers + w;
+      REQUIRE(iterations.rows[row][iterations.column("worker")] == std::to_string(w));
+      compute += number(iterations, row, "compute_s") / 10;
+      bytes += number(iterations, row, "bytes_sent");
+      straggling += number(iterations, row, "straggling") / 10;
+    }
+    CHECK(number(windows, window_row, "compute_s") == doctest::Approx(compute).epsilon(1e-9));
+    CHECK(number(windows, window_row, "bytes_sent") == doctest::Approx(bytes).epsilon(1e-9));
+    CHECK(number(windows, window_row, "straggling") == doctest::Approx(straggling));
+    CHECK(number(windows, window_row, "start_s") == number(iterations, 10 * workers, "start_s"));
+    CHECK(windows.rows[window_row][windows.column("epoch")] ==
+          iterations.rows[19 * workers + w][iterations.column("epoch")]);
+  }
+
+  const Outcome bad = dynamix("simulate --record everything --out " + quoted(work / "bad"));
+  CHECK(bad.status == 2);
+  CHECK(bad.stderr_text ==
+        "dynamix: --record: expected iterations, windows or none, found 'everything'\n");
+  CHECK_FALSE(fs::exists(work.path() / "bad"));
+}
+
+TEST_CASE("summary.json gives the mean iteration time, samples per second and why the run ended") {
+  TempDirectory work;
+  REQUIRE(dynamix("simulate --iterations 30 --batch-size 64 --out " + quoted(work / "a")).status ==
+          0);
+  const YAML::Node summary = YAML::LoadFile(work / "a/summary.json");
+  const double total = summary["total_time_s"].as<double>();
+  CHECK(summary["mean_iteration_s"].as<double>() == doctest::Approx(total / 30));
+  CHECK(summary["samples"].as<std::int64_t>() == 30 * 8 * 64);
+  CHECK(summary["samples_per_s"].as<double>() == doctest::Approx(30 * 8 * 64 / total));
+  CHECK(summary["stop_reason"].as<std::string>() == "iteration_budget");
+
+  const std::map<std::string, std::string> reasons = {
+      {"--set training.budget_epochs=1", "epoch_budget"},
+      {"--set training.budget_time_s=20", "time_budget"},
+      {"--set training.target_accuracy=0.3 --stop-at-target", "target_reached"},
+      {"--policy goodput --set training.budget_epochs=1", "epoch_budget"},
+  };
+  int run = 0;
+  for (const auto& [options, reason] : reasons) {
+    CAPTURE(options);
+    const std::string out = work / ("r" + std::to_string(run++));
+    const Outcome outcome = dynamix("simulate --record none " + options + " --out " + quoted(out));
+    REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+    CHECK(YAML::LoadFile(out + "/summary.json")["stop_reason"].as<std::string>() == reason);
+    CHECK(outcome.stdout_text.find("stopped by        " + reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("decisions.csv has no blank field and its columns agree with one another") {
+  TempDirectory work;
+  const Outcome outcome = dynamix(
+      "simulate --policy goodput --set training.budget_epochs=2 --out " + quoted(work / "run"));
+  REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  const Csv csv = read_csv(work.path() / "run" / "decisions.csv");
+  CHECK(csv.header == std::vector<std::string>{"decision", "iteration", "time_s", "worker",
+                                               "action", "previous_batch", "requested_batch",
+                                               "batch_size", "clamped", "hold", "global_batch",
+                                               "reward"});
+  REQUIRE(csv.rows.size() > 8);
+  const std::size_t workers = 8;
+  bool changed = false;
+  for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+    const auto& row = csv.rows[r];
+    for (const std::string& field : row) CHECK_FALSE(field.empty());
+    CHECK(row[csv.column("action")] == "-1");  // goodput sets batches directly
+    const int batch = std::stoi(row[csv.column("batch_size")]);
+    CHECK(row[csv.column("hold")] ==
+          (batch == std::stoi(row[csv.column("previous_batch")]) ? "1" : "0"));
+    CHECK(row[csv.column("clamped")] ==
+          (batch == std::stoi(row[csv.column("requested_batch")]) ? "0" : "1"));
+    changed = changed || row[csv.column("hold")] == "0";
+    if (r >= workers) {  // the batch before a decision is the one the previous decision set
+      CHECK(row[csv.column("previous_batch")] == csv.rows[r - workers][csv.column("batch_size")]);
+    }
+    int global = 0;
+    for (std::size_t w = r - r % workers; w < r - r % workers + workers; ++w) {
+      global += std::stoi(csv.rows[w][csv.column("batch_size")]);
+    }
+    CHECK(std::stoi(row[csv.column("global_batch")]) == global);
+  }
+  CHECK(changed);
+}
+
+const std::string kTinyTrain =
+    "train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set training.budget_epochs=1 "
+    "--quiet";
+
+TEST_CASE("simulate --policy ppo decides at the policy's own interval unless told otherwise") {
+  TempDirectory work;
+  const Outcome trained =
+      dynamix(kTinyTrain + " --decision-interval 5 --out " + quoted(work / "train"));
+  REQUIRE_MESSAGE(trained.status == 0, trained.stderr_text);
+  const std::string policy = " --policy ppo:" + quoted(work / "train/policy.pt");
+  const std::string budget = " --iterations 40 --record none";
+
+  const Outcome own = dynamix("simulate" + policy + budget + " --out " + quoted(work / "own"));
+  REQUIRE_MESSAGE(own.status == 0, own.stderr_text);
+  CHECK(own.stderr_text.empty());
+  const Csv decisions = read_csv(work.path() / "own" / "decisions.csv");
+  // The reset window, then one decision every 5 iterations.
+  CHECK(decisions.rows.front()[decisions.column("iteration")] == "10");
+  CHECK(decisions.rows.back()[decisions.column("iteration")] == "40");
+  for (const auto& row : decisions.rows) {
+    const int action = std::stoi(row[decisions.column("action")]);
+    CHECK(action >= 0);
+    CHECK(action < 5);
+  }
+
+  const Outcome told = dynamix("simulate" + policy + budget + " --decision-interval 10 --out " +
+                               quoted(work / "told"));
+  REQUIRE_MESSAGE(told.status == 0, told.stderr_text);
+  CHECK(told.stderr_text ==
+        "dynamix: warning: --decision-interval 10 overrides the 5 iterations the policy was "
+        "trained with\n");
+  CHECK(read_csv(work.path() / "told" / "decisions.csv")
+            .rows.front()[decisions.column("iteration")] == "20");
+}
+
+TEST_CASE("train's run.json records every PPO option, the environment and the randomization") {
+  TempDirectory work;
+  const Outcome plain = dynamix(kTinyTrain + " --gamma 0.99 --out " + quoted(work / "plain"));
+  REQUIRE_MESSAGE(plain.status == 0, plain.stderr_text);
+  const YAML::Node run = YAML::LoadFile(work / "plain/run.json");
+  const YAML::Node ppo = run["ppo"];
+  REQUIRE(ppo.IsMap());
+  for (const char* key :
+       {"seed", "rollout-steps", "epochs", "minibatches", "learning-rate", "adam-epsilon",
+        "gae-lambda", "clip-range", "entropy-coef", "value-coef", "max-grad-norm", "target-kl",
+        "single-explorer", "coordinated-exploration", "hidden-sizes", "initial-hold"}) {
+    CAPTURE(key);
+    CHECK(ppo[key].IsDefined());
+  }
+  CHECK(ppo["gamma"].as<double>() == 0.99);
+  CHECK(ppo["rollout-steps"].as<int>() == 4);
+  CHECK_FALSE(ppo["coordinated-exploration"].as<bool>());
+  CHECK(run["environment"]["decision_interval"].as<int>() == 10);
+  CHECK(run["environment"]["actions"].size() == 5);
+  CHECK_FALSE(run["randomize"].as<bool>());
+  CHECK_FALSE(run["randomization"].IsDefined());
+
+  const Outcome randomized = dynamix(kTinyTrain + " --randomize --coordinated-exploration --out " +
+                                     quoted(work / "randomized"));
+  REQUIRE_MESSAGE(randomized.status == 0, randomized.stderr_text);
+  const YAML::Node other = YAML::LoadFile(work / "randomized/run.json");
+  CHECK(other["ppo"]["coordinated-exploration"].as<bool>());
+  const YAML::Node ranges = other["randomization"];
+  REQUIRE(ranges.IsMap());
+  CHECK(ranges["workers"].size() == 2);
+  CHECK(ranges["workers"][0].as<int>() <= ranges["workers"][1].as<int>());
+  CHECK(ranges["bandwidth_gbps"].size() == 2);
+  CHECK(ranges["gpu_types"].size() >= 1);
+  CHECK(ranges["background_probability"].IsDefined());
+}
+
+TEST_CASE("--coordinated-exploration is a flag, and a resume must repeat it") {
+  TempDirectory work;
+  const Outcome with_value =
+      dynamix(kTinyTrain + " --coordinated-exploration 1 --out " + quoted(work / "x"));
+  CHECK(with_value.status == 2);
+  const Outcome run =
+      dynamix(kTinyTrain + " --coordinated-exploration --out " + quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  fs::copy(work.path() / "train", work.path() / "train.partial");
+  const Outcome without = dynamix(kTinyTrain + " --resume --out " + quoted(work / "train"));
+  CHECK(without.status == 2);
+  CHECK(without.stderr_text.find("--coordinated-exploration: expected 'true'") !=
+        std::string::npos);
+  const Outcome with =
+      dynamix(kTinyTrain + " --coordinated-exploration --resume --out " + quoted(work / "train"));
+  CHECK_MESSAGE(with.status == 0, with.stderr_text);
+}
+
+}  // namespace
+}  // namespace dynamix
