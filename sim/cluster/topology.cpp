@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "sim/cluster/fabric_generator.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
 #include "sim/io/config_node.h"
@@ -273,6 +274,13 @@ NodeSpec worker_node(std::string name, const GpuSpec& gpu, int gpus, int cpu_cor
 Topology::Topology() : graph_(std::make_shared<const Graph>()) {}
 
 Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus) {
+  if (root.has("fabric")) {
+    root.reject_unknown({"name", "fabric"});
+    const ConfigNode fabric = root.at("fabric");
+    const std::string document =
+        fabric_document(root.text_or("name", "fabric"), read_fabric_shape(fabric, gpus));
+    return load(ConfigNode::parse(document, root.source() + " (generated from fabric)"), gpus);
+  }
   ParsedTopology parsed = TopologyReader(gpus).read(root);
   std::vector<Edge> edges;
   edges.reserve(parsed.links.size());

@@ -63,7 +63,8 @@ class Topology {
 
   /// From a parsed topology document. Bad input is an InputError naming the file, line and
   /// key: unknown GPU type, unknown name in a link, bandwidth <= 0, loss outside [0, 1),
-  /// duplicate names or links, a disconnected graph, unknown or missing keys.
+  /// duplicate names or links, a disconnected graph, unknown or missing keys. A document with
+  /// a `fabric:` map instead of nodes describes the cluster by shape (fabric_generator.h).
   static Topology load(const ConfigNode& root, const GpuCatalog& gpus);
   /// From a YAML file (or "embedded:/topologies/....yaml").
   static Topology load(const std::string& path, const GpuCatalog& gpus);

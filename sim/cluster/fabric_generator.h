@@ -1,0 +1,65 @@
+// Clusters described by shape: a leaf-spine or k-ary fat-tree fabric with a GPU mix by fractions,
+// generated into an ordinary topology document, so that one file scales from 8 to 4,096 nodes
+// with one --set (topology.fabric.nodes=4096).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/gpu_catalog.h"
+
+namespace dynamix {
+
+class ConfigNode;
+
+enum class FabricKind {
+  /// Leaves (top-of-rack switches) of hosts_per_leaf hosts, every leaf linked to every spine.
+  kLeafSpine,
+  /// Al-Fares et al. (SIGCOMM'08): k pods of k/2 edge and k/2 aggregation switches, (k/2)²
+  /// core switches, k/2 hosts per edge switch, k³/4 hosts at most.
+  kFatTree,
+};
+
+/// One GPU type and the share of hosts that carry it.
+struct GpuShare {
+  std::string gpu;
+  double fraction = 0;
+};
+
+/// A fabric by shape; read from a topology document's `fabric:` map.
+struct FabricShape {
+  FabricKind kind = FabricKind::kLeafSpine;
+  /// Worker hosts, filled in switch order (leaf 0 first).
+  std::size_t nodes = 32;
+  /// Leaf-spine: hosts under each leaf; the last leaf may hold fewer.
+  std::size_t hosts_per_leaf = 16;
+  /// Leaf-spine: spine switches.
+  std::size_t spines = 2;
+  /// Fat-tree: switch radix, even; 0 picks the smallest that holds `nodes`.
+  std::size_t k = 0;
+  /// Host bandwidth into a leaf (edge) switch over its uplink bandwidth; 1 is non-blocking.
+  double oversubscription = 1;
+  double host_bandwidth_gbps = 25;
+  double host_latency_us = 2;
+  /// Latency of each switch-to-switch link.
+  double switch_latency_us = 1;
+  /// GPU types by share of hosts, in host order (whole racks of one type first); the shares sum
+  /// to 1 and are rounded to host counts by largest remainder.
+  std::vector<GpuShare> gpus = {{"A100", 1.0}};
+  int gpus_per_node = 1;
+  int cpu_cores = 16;
+};
+
+/// The `fabric:` map of a topology document; InputError naming the key for a value out of
+/// range, an unknown kind or GPU, shares that do not sum to 1, or more nodes than a fat-tree
+/// of radix k holds.
+FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus);
+
+/// Hosts of each GPU type in host order: the shares of `nodes`, rounded by largest remainder.
+std::vector<std::size_t> gpu_counts(const std::vector<GpuShare>& gpus, std::size_t nodes);
+
+/// The explicit topology document (name, switches, nodes, links) that the shape describes.
+std::string fabric_document(const std::string& name, const FabricShape& shape);
+
+}  // namespace dynamix
