@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/command_line.h"
+#include "apps/config.h"
 #include "apps/evaluate.h"
 #include "apps/interrupt.h"
 #include "apps/oracle.h"
@@ -47,6 +48,7 @@ const Command kCommands[] = {
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},
+    {"config", "list every scenario key: type, unit, default, range, meaning", dynamix::run_config},
 #ifdef DYNAMIX_ADAPTER
     {"serve", "serve a policy.pt's decisions to real DDP workers (gRPC)", dynamix::run_serve},
     {"replay", "recompute a serve log's decisions and check they match", dynamix::run_replay},

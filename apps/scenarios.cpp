@@ -62,9 +62,7 @@ int run_scenarios(const std::vector<std::string>& args) {
   std::vector<Row> rows = {{"name", "workers", "workload", "description"}};
   for (const std::string& name : builtin_scenario_names()) {
     const Scenario scenario = load_scenario(embedded_scenario(name));
-    const YAML::Node description = scenario.resolved["description"];
-    const std::string text =
-        description && description.IsScalar() ? description.as<std::string>() : "";
+    const std::string text = scenario.resolved.text("description").value_or("");
     rows.push_back({name, std::to_string(scenario.worker_hosts.size()), scenario.workload.name,
                     text.substr(0, text.find('\n'))});
   }

@@ -280,9 +280,10 @@ int run_simulate(const std::vector<std::string>& args) {
   policy.record = parse_record(record);
   policy.decision_interval_given = !values["decision-interval"].defaulted();
 
-  Scenario scenario = load_scenario(resolve_scenario(scenario_path), overrides);
-  if (values.count("seed")) scenario.seed = static_cast<std::uint64_t>(seed);
-  if (values.count("iterations")) scenario.max_iterations = iterations;
+  ScenarioSpec spec = load_scenario(resolve_scenario(scenario_path), overrides).spec();
+  if (values.count("seed")) spec.seed = static_cast<std::uint64_t>(seed);
+  if (values.count("iterations")) spec.max_iterations = iterations;
+  const Scenario scenario(std::move(spec));
   if (!policy.name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
     throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
                      "both");

@@ -63,11 +63,9 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
 }
 
 /// FNV-1a of the resolved scenario: a resume must train on the configuration its checkpoint did.
-std::string fingerprint(const YAML::Node& resolved) {
-  YAML::Emitter emitter;
-  emitter << resolved;
+std::string fingerprint(const ConfigTree& resolved) {
   std::uint64_t hash = 14695981039346656037ull;
-  for (const char c : std::string_view(emitter.c_str(), emitter.size())) {
+  for (const char c : resolved.to_yaml()) {
     hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   }
   char text[17];

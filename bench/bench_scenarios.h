@@ -19,22 +19,14 @@ inline Scenario heterogeneous_ring(std::size_t nodes, SyncArchitecture architect
     hosts.push_back(
         worker_node(std::string("n").append(std::to_string(i)), *gpus.find(kMix[i % 3])));
   }
-  Scenario scenario;
-  scenario.name = "bench";
-  scenario.topology = Topology::leaf_spine(std::move(hosts), LeafSpineOptions{});
-  scenario.worker_hosts = scenario.topology.workers();
-  if (architecture == SyncArchitecture::kParameterServer) {
-    scenario.server_hosts = {scenario.worker_hosts.begin(), scenario.worker_hosts.begin() + 2};
-  }
-  scenario.sync.architecture = architecture;
-  scenario.sync.servers = 2;
-  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
-  const TrainingSetup setup =
-      make_training_setup(catalog.at("resnet18-cifar10"), TrainingOptions{});
-  scenario.workload = *setup.workload;
-  scenario.cost = setup.cost;
-  scenario.training = setup.options;
-  return scenario;
+  ScenarioSpec spec;
+  spec.name = "bench";
+  spec.topology = Topology::leaf_spine(std::move(hosts), LeafSpineOptions{});
+  // Two parameter servers, colocated on the first two workers.
+  spec.sync.architecture = architecture;
+  spec.sync.servers = 2;
+  spec.workload = WorkloadCatalog::builtin().at("resnet18-cifar10");
+  return Scenario(std::move(spec));
 }
 
 }  // namespace dynamix

@@ -2,11 +2,13 @@
 // traffic, workload and optimizer around a base scenario.
 #include "gym/scenario_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "gym/env_error.h"
 #include "sim/core/random.h"
+#include "sim/io/config_tree.h"
 #include "sim/training/training_options.h"
 
 namespace dynamix {
@@ -95,7 +97,7 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
 
 std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed) const {
   Rng rng(seed, stream_id("scenario-sampler"));
-  auto scenario = std::make_shared<Scenario>(*base_);
+  ScenarioSpec spec = base_->spec();
   const auto span = static_cast<std::uint64_t>(options_.max_workers - options_.min_workers + 1);
   const std::size_t workers = static_cast<std::size_t>(options_.min_workers) + rng.below(span);
   const double bandwidth_gbps = std::exp(
@@ -109,59 +111,47 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
     hosts.push_back(worker_node("worker-" + std::to_string(w), gpu));
     gpu_names.push_back(gpu.name);
   }
-  scenario->topology = Topology::star(std::move(hosts), {bandwidth_gbps, kHostLatency, loss_rate});
-  scenario->worker_hosts.clear();
-  for (std::size_t w = 0; w < workers; ++w) scenario->worker_hosts.push_back(w);
-  // Parameter servers sit on the first workers (BytePS colocated mode).
-  scenario->server_hosts.clear();
-  if (scenario->sync.architecture == SyncArchitecture::kParameterServer) {
-    const auto servers =
-        std::min<std::size_t>(static_cast<std::size_t>(scenario->sync.servers), workers);
-    for (std::size_t s = 0; s < servers; ++s) scenario->server_hosts.push_back(s);
+  spec.topology = Topology::star(std::move(hosts), {bandwidth_gbps, kHostLatency, loss_rate});
+  // A sample never has more (colocated) parameter servers than workers.
+  if (spec.sync.architecture == SyncArchitecture::kParameterServer) {
+    spec.sync.servers =
+        static_cast<int>(std::min<std::size_t>(spec.sync.servers.value_or(1), workers));
   }
 
-  scenario->traces.clear();
+  spec.traces.clear();
   std::string background = "none";
   if (rng.bernoulli(options_.background_probability)) {
     const std::size_t victim = rng.below(workers);
     const std::string host = "worker-" + std::to_string(victim);
-    const auto link = scenario->topology.find_link("switch", host);
-    scenario->traces.push_back({*link, "sampled", background_trace(rng, bandwidth_gbps)});
+    const auto link = spec.topology.find_link("switch", host);
+    spec.traces.push_back({*link, "sampled", background_trace(rng, bandwidth_gbps)});
     background = "switch -> " + host;
   }
 
   if (!workloads_.empty() || !optimizers_.empty()) {
-    const Workload& workload =
-        workloads_.empty() ? base_->workload : workloads_[rng.below(workloads_.size())];
-    TrainingOptions training = base_->training;
+    spec.workload = workloads_.empty() ? base_->workload : workloads_[rng.below(workloads_.size())];
     if (!optimizers_.empty()) {
       const Optimizer optimizer = optimizers_[rng.below(optimizers_.size())];
-      if (optimizer != training.optimizer) training.lr_rule = default_lr_rule(optimizer);
-      training.optimizer = optimizer;
+      if (optimizer != spec.training.optimizer) spec.training.lr_rule = default_lr_rule(optimizer);
+      spec.training.optimizer = optimizer;
     }
-    if (workload.name != base_->workload.name) {
-      training.target_accuracy = workload.statistics.target_accuracy;
+    if (spec.workload.name != base_->workload.name) {
+      spec.training.target_accuracy = spec.workload.statistics.target_accuracy;
     }
-    const TrainingSetup setup = make_training_setup(workload, training);
-    scenario->workload = workload;
-    scenario->cost = setup.cost;
-    scenario->training = setup.options;
   }
 
-  scenario->name = base_->name + "-sample-" + std::to_string(seed);
-  YAML::Node resolved(YAML::NodeType::Map);
-  resolved["base"] = options_.base;
-  resolved["seed"] = seed;
-  resolved["workers"] = workers;
-  resolved["gpus"] = gpu_names;
-  resolved["bandwidth_gbps"] = bandwidth_gbps;
-  resolved["loss_rate"] = loss_rate;
-  resolved["background"] = background;
-  resolved["workload"] = scenario->workload.name;
-  resolved["optimizer"] = std::string(to_string(scenario->training.optimizer));
-  // reset(), not assignment: a copied YAML::Node still refers to the base's document.
-  scenario->resolved.reset(resolved);
-  return scenario;
+  spec.name = base_->name + "-sample-" + std::to_string(seed);
+  spec.resolved = ConfigTree()
+                      .with("base", options_.base)
+                      .with("seed", seed)
+                      .with("workers", std::uint64_t{workers})
+                      .with("gpus", gpu_names)
+                      .with("bandwidth_gbps", bandwidth_gbps)
+                      .with("loss_rate", loss_rate)
+                      .with("background", background)
+                      .with("workload", spec.workload.name)
+                      .with("optimizer", to_string(spec.training.optimizer));
+  return std::make_shared<const Scenario>(std::move(spec));
 }
 
 }  // namespace dynamix

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,8 +24,9 @@ struct SyncOptions {
   SyncArchitecture architecture = SyncArchitecture::kRing;
   /// Collective-level or per-step ring.
   RingModel ring_model = RingModel::kCollective;
-  /// Parameter servers (BytePS shards the gradient evenly over them).
-  int servers = 1;
+  /// Parameter servers (BytePS shards the gradient evenly over them); by default every server
+  /// node of the topology, or one colocated with the first worker when it has none.
+  std::optional<int> servers = std::nullopt;
   /// Software latency per message (NCCL/BytePS launch and protocol), added to path latency.
   Duration message_overhead = std::chrono::microseconds(5);
 };

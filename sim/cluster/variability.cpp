@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "sim/core/check.h"
-#include "sim/io/config_node.h"
 
 namespace dynamix {
 
@@ -16,41 +15,6 @@ VariabilityOptions VariabilityOptions::none() {
   options.outlier_probability = 0;
   options.jitter_sigma = 0;
   options.straggler_rate_per_hour = 0;
-  return options;
-}
-
-VariabilityOptions VariabilityOptions::load(const ConfigNode& node) {
-  node.reject_unknown({"gpu_spread", "outlier_probability", "outlier_slowdown", "jitter_sigma",
-                       "straggler_rate_per_hour", "straggler_slowdown", "straggler_mean_duration_s",
-                       "minimum_factor"});
-  VariabilityOptions options;
-  options.gpu_spread = node.at_least_or("gpu_spread", 0, options.gpu_spread);
-  options.outlier_probability =
-      node.fraction_or("outlier_probability", options.outlier_probability);
-  options.outlier_slowdown = node.at_least_or("outlier_slowdown", 1, options.outlier_slowdown);
-  options.jitter_sigma = node.at_least_or("jitter_sigma", 0, options.jitter_sigma);
-  options.straggler_rate_per_hour =
-      node.at_least_or("straggler_rate_per_hour", 0, options.straggler_rate_per_hour);
-  options.straggler_slowdown =
-      node.at_least_or("straggler_slowdown", 1, options.straggler_slowdown);
-  options.straggler_mean_duration_s =
-      node.positive_or("straggler_mean_duration_s", options.straggler_mean_duration_s);
-  options.minimum_factor = node.positive_or("minimum_factor", options.minimum_factor);
-  // Upper bounds keep every factor and episode finite: a log-space sigma of 3 already spreads
-  // GPUs over 20x either way.
-  const auto at_most = [&node](std::string_view key, double value, double maximum,
-                               const char* expected) {
-    if (value > maximum) node.at(key).fail(expected);
-  };
-  at_most("gpu_spread", options.gpu_spread, 3, "a log-space sigma in [0, 3]");
-  at_most("jitter_sigma", options.jitter_sigma, 3, "a log-space sigma in [0, 3]");
-  at_most("outlier_slowdown", options.outlier_slowdown, 1000, "a slowdown in [1, 1000]");
-  at_most("straggler_slowdown", options.straggler_slowdown, 1000, "a slowdown in [1, 1000]");
-  at_most("straggler_rate_per_hour", options.straggler_rate_per_hour, 3600,
-          "a rate in [0, 3600] per hour");
-  at_most("straggler_mean_duration_s", options.straggler_mean_duration_s, 1e6,
-          "a duration in (0, 1e6] s");
-  at_most("minimum_factor", options.minimum_factor, 1, "a factor in (0, 1]");
   return options;
 }
 

@@ -10,8 +10,6 @@
 
 namespace dynamix {
 
-class ConfigNode;
-
 /// Knobs of the variability model; all zero (see none()) gives every worker factor 1.
 struct VariabilityOptions {
   /// Log-space standard deviation of each GPU's static speed factor (same-model GPUs differ
@@ -35,9 +33,6 @@ struct VariabilityOptions {
 
   /// No variability at all.
   static VariabilityOptions none();
-  /// From a map with any of the keys above; unknown keys and out-of-range values are
-  /// InputErrors.
-  static VariabilityOptions load(const ConfigNode& node);
 };
 
 /// Per-worker compute-time multipliers, deterministic per (seed, worker).

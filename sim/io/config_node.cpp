@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/io/config_tree_impl.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -98,6 +99,13 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
 ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<Document> document, std::string path)
     : node_(std::move(node)), document_(std::move(document)), path_(std::move(path)) {}
 
+ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
+  node_.reset(other.node_);
+  document_ = other.document_;
+  path_ = other.path_;
+  return *this;
+}
+
 int ConfigNode::line() const {
   const YAML::Mark mark = node_.Mark();
   return mark.is_null() ? 0 : mark.line + 1;
@@ -163,17 +171,39 @@ std::vector<std::string> ConfigNode::keys() const {
   return result;
 }
 
+std::optional<ConfigNode> ConfigNode::find_path(std::string_view dotted_path) const {
+  std::optional<ConfigNode> current = *this;
+  for (const std::string& part : split_path(std::string(dotted_path))) {
+    if (current->is_map()) {
+      current = current->find(part);
+    } else if (const auto index = parse_index(part);
+               current->is_sequence() && index && *index < current->node_.size()) {
+      current = current->items()[*index];
+    } else {
+      return std::nullopt;
+    }
+    if (!current) return std::nullopt;
+  }
+  return current;
+}
+
+ConfigTree ConfigNode::tree() const {
+  return ConfigTree(std::make_shared<const ConfigTree::Impl>(ConfigTree::Impl{YAML::Clone(node_)}));
+}
+
 void ConfigNode::reject_unknown(std::initializer_list<std::string_view> known) const {
+  reject_unknown(std::vector<std::string>(known.begin(), known.end()));
+}
+
+void ConfigNode::reject_unknown(const std::vector<std::string>& known) const {
   if (!node_.IsMap()) fail("a map");
   for (const auto& entry : node_) {
     const std::string key = entry.first.as<std::string>();
     bool found = false;
-    for (std::string_view candidate : known) found = found || candidate == key;
+    for (const std::string& candidate : known) found = found || candidate == key;
     if (found) continue;
     std::string list;
-    for (std::string_view candidate : known) {
-      list += (list.empty() ? "" : ", ") + std::string(candidate);
-    }
+    for (const std::string& candidate : known) list += (list.empty() ? "" : ", ") + candidate;
     const YAML::Mark mark = entry.first.Mark();
     fail_at(child_path(key), mark.is_null() ? line() : mark.line + 1,
             "one of the known keys (" + list + ")", "unknown key '" + key + "'");
@@ -297,7 +327,7 @@ std::int64_t ConfigNode::count_or(std::string_view key, std::int64_t minimum,
 }
 
 void ConfigNode::set(const std::string& dotted_path, const std::string& value,
-                     const std::string& origin, const std::string& written) {
+                     const std::string& origin, const std::string& written, bool add_maps) {
   const std::vector<std::string> parts = split_path(dotted_path);
   if (parts.empty()) throw InputError(origin, 0, dotted_path, "KEY=VALUE with a dotted key");
   YAML::Node current = node_;
@@ -318,6 +348,10 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
       }
       next.reset(current[*index]);
     } else if (current.IsMap()) {
+      const YAML::Node existing = current[part];
+      if (add_maps && !last && (!existing.IsDefined() || existing.IsNull())) {
+        current[part] = YAML::Node(YAML::NodeType::Map);
+      }
       if (!current[part].IsDefined() && !last) {
         throw InputError(origin, 0, here, "an existing key in " + document_->source,
                          "no key '" + part + "'");

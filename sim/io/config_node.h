@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
+#include "sim/io/config_tree.h"
 
 namespace dynamix {
 
@@ -29,6 +30,13 @@ class ConfigNode {
   /// `source` and the line.
   static ConfigNode parse(const std::string& text, const std::string& source);
 
+  ConfigNode(const ConfigNode&) = default;
+  ConfigNode(ConfigNode&&) = default;
+  /// Assignment rebinds this node to `other`'s (YAML::Node's own assignment would overwrite the
+  /// value this node refers to, inside its document).
+  ConfigNode& operator=(const ConfigNode& other);
+  ConfigNode& operator=(ConfigNode&& other) { return *this = other; }
+
   const std::string& source() const { return document_->source; }
   const std::string& path() const { return path_; }
   /// 1-based line of this node in its file, 0 when unknown.
@@ -44,6 +52,8 @@ class ConfigNode {
   ConfigNode at(std::string_view key) const;
   /// The value under a key, if present.
   std::optional<ConfigNode> find(std::string_view key) const;
+  /// The value at a dotted path below this node ("sync.servers", "nodes.0.gpu"), if present.
+  std::optional<ConfigNode> find_path(std::string_view dotted_path) const;
   /// The elements of this sequence.
   std::vector<ConfigNode> items() const;
   /// The keys of this map, in file order.
@@ -51,6 +61,7 @@ class ConfigNode {
 
   /// Fails if this map holds a key not in `known`, listing the known ones.
   void reject_unknown(std::initializer_list<std::string_view> known) const;
+  void reject_unknown(const std::vector<std::string>& known) const;
 
   /// This scalar as a value; a wrong type is an InputError.
   double as_number() const;
@@ -83,12 +94,16 @@ class ConfigNode {
   [[noreturn]] void fail(const std::string& expected) const;
   [[noreturn]] void fail(const std::string& expected, const std::string& found) const;
 
+  /// A copy of this node's subtree that later set() calls leave unchanged.
+  ConfigTree tree() const;
+
   /// Overrides the value at a dotted path below this node ("links.0.bandwidth_gbps"). The path
-  /// must exist, except that its last key may be new in a map. `origin` names the override in
-  /// errors (e.g. "--set"), followed by the assignment as the user wrote it (`written`, by
-  /// default "dotted_path=value").
+  /// must exist, except that its last key may be new in a map and, with `add_maps`, the maps
+  /// leading to it may be new too. `origin` names the override in errors (e.g. "--set"),
+  /// followed by the assignment as the user wrote it (`written`, by default
+  /// "dotted_path=value").
   void set(const std::string& dotted_path, const std::string& value, const std::string& origin,
-           const std::string& written = {});
+           const std::string& written = {}, bool add_maps = false);
 
  private:
   /// The file, and the values set() put into it (path, origin).

@@ -25,7 +25,9 @@ InputError::InputError(std::string source, int line, std::string where, std::str
     : std::runtime_error(compose(source, line, where, expected, found)),
       source_(std::move(source)),
       line_(line),
-      where_(std::move(where)) {}
+      where_(std::move(where)),
+      expected_(std::move(expected)),
+      found_(std::move(found)) {}
 
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kShown = 40;

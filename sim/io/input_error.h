@@ -18,11 +18,15 @@ class InputError : public std::runtime_error {
   const std::string& source() const { return source_; }
   int line() const { return line_; }
   const std::string& where() const { return where_; }
+  const std::string& expected() const { return expected_; }
+  const std::string& found() const { return found_; }
 
  private:
   std::string source_;
   int line_;
   std::string where_;
+  std::string expected_;
+  std::string found_;
 };
 
 /// Bad data as a short quotation for a one-line message: at most 40 characters, control

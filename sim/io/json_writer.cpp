@@ -1,9 +1,10 @@
 // JsonWriter implementation.
 #include "sim/io/json_writer.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+
+#include "sim/io/config_tree.h"
 
 namespace dynamix {
 
@@ -128,37 +129,6 @@ void JsonWriter::write_string(std::string_view text) {
   out_ << '"';
 }
 
-void JsonWriter::value(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      begin_object();
-      for (const auto& entry : node) {
-        key(entry.first.Scalar());
-        value(entry.second);
-      }
-      end_object();
-      return;
-    case YAML::NodeType::Sequence:
-      begin_array();
-      for (const auto& item : node) value(item);
-      end_array();
-      return;
-    case YAML::NodeType::Scalar: {
-      const std::string& text = node.Scalar();
-      double number = 0;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-      if (error == std::errc{} && end == text.data() + text.size() && std::isfinite(number)) {
-        value(number);
-      } else if (text == "true" || text == "false") {
-        value(text == "true");
-      } else {
-        value(std::string_view(text));
-      }
-      return;
-    }
-    default:
-      null();
-  }
-}
+void JsonWriter::value(const ConfigTree& tree) { tree.write_json(*this); }
 
 }  // namespace dynamix

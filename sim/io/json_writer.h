@@ -1,8 +1,7 @@
 // A small streaming JSON writer for run outputs (summary.json, schemas), deterministic bytes.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +9,8 @@
 #include <vector>
 
 namespace dynamix {
+
+class ConfigTree;
 
 /// Writes pretty-printed JSON; keys appear in the order written. Numbers use up to 12
 /// significant digits so outputs are byte-identical across runs.
@@ -30,8 +31,8 @@ class JsonWriter {
   void value(const char* text) { value(std::string_view(text)); }
   void value(const std::optional<double>& number);
   void null();
-  /// A YAML tree as JSON: maps, lists, and scalars (numbers and booleans unquoted).
-  void value(const YAML::Node& node);
+  /// A configuration tree as JSON: maps, lists, and scalars (numbers and booleans unquoted).
+  void value(const ConfigTree& tree);
 
  private:
   void before_value();

@@ -1,59 +1,84 @@
-// Scenario loading: resolve referenced files, apply --set overrides, parse into typed options.
+// Scenarios: the checking constructor, and loading from files with --set overrides through the
+// knob tables.
 #include "sim/scenario/scenario.h"
 
-#include <algorithm>
 #include <filesystem>
-#include <limits>
+#include <utility>
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario_knobs.h"
 
 namespace dynamix {
 namespace {
 
-SyncOptions parse_sync(const ConfigNode& node) {
-  node.reject_unknown({"architecture", "ring_model", "servers", "message_overhead_us"});
-  SyncOptions sync;
-  const std::string architecture = node.text_or("architecture", "ring");
-  if (architecture == "ring") {
-    sync.architecture = SyncArchitecture::kRing;
-  } else if (architecture == "ps") {
-    sync.architecture = SyncArchitecture::kParameterServer;
-  } else {
-    node.at("architecture").fail("ring or ps");
+void check_knobs(const ScenarioSpec& spec) {
+  for (const KnobTable& table : scenario_knobs()) {
+    for (const Knob& knob : table.knobs) {
+      if (!knob.violation) continue;
+      if (const auto found = knob.violation(spec)) {
+        throw InputError(spec.source, 0, knob.key, knob.range, *found);
+      }
+    }
   }
-  const std::string ring_model = node.text_or("ring_model", "collective");
-  if (ring_model == "collective") {
-    sync.ring_model = RingModel::kCollective;
-  } else if (ring_model == "per_step") {
-    sync.ring_model = RingModel::kPerStep;
-  } else {
-    node.at("ring_model").fail("collective or per_step");
-  }
-  sync.servers = node.int_or("servers", 1, std::numeric_limits<int>::max(), 1);
-  sync.message_overhead = node.duration_or("message_overhead_us", 1e-6, sync.message_overhead);
-  return sync;
 }
 
-NetworkOptions parse_network(const ConfigNode& node) {
-  node.reject_unknown({"mss_bytes", "max_window_kb", "min_rto_ms", "switch_buffer_kb"});
-  NetworkOptions options;
-  options.mss_bytes = node.positive_or("mss_bytes", options.mss_bytes);
-  options.max_window_bytes =
-      node.positive_or("max_window_kb", options.max_window_bytes / 1024) * 1024;
-  options.min_rto = node.duration_or("min_rto_ms", 1e-3, options.min_rto);
-  if (options.min_rto <= Duration::zero()) node.at("min_rto_ms").fail("a number > 0");
-  options.switch_buffer_bytes =
-      node.positive_or("switch_buffer_kb", options.switch_buffer_bytes / 1024) * 1024;
-  return options;
+void check_traces(const ScenarioSpec& spec) {
+  for (std::size_t i = 0; i < spec.traces.size(); ++i) {
+    if (spec.traces[i].link >= spec.topology.links().size()) {
+      throw InputError(spec.source, 0, "traces." + std::to_string(i), "a link of the topology",
+                       "link " + std::to_string(spec.traces[i].link));
+    }
+  }
 }
 
-}  // namespace
+/// Where the parameter servers run: the first sync.servers server nodes (all by default), or,
+/// without server nodes, colocated on the first workers (BytePS colocated mode).
+std::vector<std::size_t> place_servers(const ScenarioSpec& spec,
+                                       const std::vector<std::size_t>& workers) {
+  if (spec.sync.architecture != SyncArchitecture::kParameterServer) return {};
+  std::vector<std::size_t> servers = spec.topology.servers();
+  if (servers.empty()) {
+    const auto count = static_cast<std::size_t>(spec.sync.servers.value_or(1));
+    if (count > workers.size()) {
+      throw InputError(spec.source, 0, "sync.servers",
+                       "at most " + std::to_string(workers.size()) +
+                           " (servers are colocated with the workers when the topology has no "
+                           "server nodes)",
+                       std::to_string(count));
+    }
+    return {workers.begin(), workers.begin() + static_cast<std::ptrdiff_t>(count)};
+  }
+  if (spec.sync.servers) {
+    const auto wanted = static_cast<std::size_t>(*spec.sync.servers);
+    if (wanted > servers.size()) {
+      throw InputError(
+          spec.source, 0, "sync.servers",
+          "at most " + std::to_string(servers.size()) + " (the server nodes of the topology)",
+          std::to_string(wanted));
+    }
+    servers.resize(wanted);
+  }
+  return servers;
+}
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  ConfigNode root = ConfigNode::parse(read_text(path), path);
+/// The hosts that train and serve, once `spec` is known to be valid.
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> checked_hosts(
+    const ScenarioSpec& spec) {
+  check_knobs(spec);
+  check_traces(spec);
+  std::vector<std::size_t> workers = spec.topology.workers();
+  if (workers.empty()) {
+    throw InputError(spec.source, 0, "topology.nodes", "at least one node with a GPU", "none");
+  }
+  std::vector<std::size_t> servers = place_servers(spec, workers);
+  return {std::move(workers), std::move(servers)};
+}
+
+std::vector<std::pair<std::string, std::string>> parse_assignments(
+    const std::vector<std::string>& overrides) {
   std::vector<std::pair<std::string, std::string>> assignments;
   for (const std::string& assignment : overrides) {
     const auto equals = assignment.find('=');
@@ -62,95 +87,175 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     }
     assignments.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
   }
+  return assignments;
+}
+
+/// A scenario document with its overrides applied, and its topology document when it
+/// references a file.
+struct Documents {
+  ConfigNode root;
+  std::optional<ConfigNode> topology;
+  std::string topology_path;
+};
+
+/// Whether `key` is "SECTION.NAME" of a knob table: --set may add the section a file omits (and
+/// an unknown NAME is then reported with the section's known keys).
+bool in_declared_section(const std::string& key) {
+  const auto dot = key.rfind('.');
+  if (dot == std::string::npos) return false;
+  for (const KnobTable& table : scenario_knobs()) {
+    if (!table.section.empty() && key.substr(0, dot) == table.section) return true;
+  }
+  return false;
+}
+
+Documents read_documents(const std::string& path, const std::vector<std::string>& overrides) {
+  Documents documents{ConfigNode::parse(read_text(path), path), std::nullopt, path};
+  const auto assignments = parse_assignments(overrides);
   // "--set topology=FILE" picks another topology file, so it applies before the file is read.
   for (const auto& [key, value] : assignments) {
-    if (key == "topology") root.set(key, value, "--set");
+    if (key == "topology") documents.root.set(key, value, "--set");
   }
-  std::optional<ConfigNode> topology_doc;
-  std::string topology_path = path;
-  if (root.at("topology").is_scalar()) {
-    topology_path = resolve_path(path, root.text("topology"));
-    topology_doc = ConfigNode::parse(read_text(topology_path), topology_path);
+  if (documents.root.at("topology").is_scalar()) {
+    documents.topology_path = resolve_path(path, documents.root.text("topology"));
+    documents.topology =
+        ConfigNode::parse(read_text(documents.topology_path), documents.topology_path);
   }
   for (const auto& [key, value] : assignments) {
     if (key == "topology") continue;
-    const std::string assignment = key + "=" + value;
-    if (topology_doc && key.starts_with("topology.")) {
-      topology_doc->set(key.substr(9), value, "--set", assignment);
+    if (documents.topology && key.starts_with("topology.")) {
+      documents.topology->set(key.substr(9), value, "--set", key + "=" + value);
     } else {
-      root.set(key, value, "--set");
+      documents.root.set(key, value, "--set", {}, in_declared_section(key));
     }
   }
+  return documents;
+}
 
-  root.reject_unknown({"name", "description", "topology", "training", "sync", "network",
-                       "variability", "traces", "batch_size", "iterations", "seed"});
-  Scenario scenario;
-  scenario.source = path;
-  scenario.name = root.text_or("name", std::filesystem::path(path).stem().string());
-  scenario.topology =
-      Topology::load(topology_doc ? *topology_doc : root.at("topology"), GpuCatalog::builtin());
-  // setup.workload points into the catalog, which must outlive it.
-  const WorkloadCatalog workloads = WorkloadCatalog::builtin();
-  const TrainingSetup setup = load_training(root.at("training"), workloads);
-  scenario.workload = *setup.workload;
-  scenario.cost = setup.cost;
-  scenario.training = setup.options;
-  if (const auto sync = root.find("sync")) scenario.sync = parse_sync(*sync);
-  if (const auto network = root.find("network")) scenario.network = parse_network(*network);
-  if (const auto variability = root.find("variability")) {
-    scenario.variability = VariabilityOptions::load(*variability);
-  }
-  scenario.batch_size =
-      root.int_or("batch_size", 1, std::numeric_limits<int>::max(), scenario.batch_size);
-  if (root.has("iterations")) scenario.max_iterations = root.count_or("iterations", 1, 1);
-  scenario.seed = static_cast<std::uint64_t>(root.count_or("seed", 0, 1));
-
-  scenario.worker_hosts = scenario.topology.workers();
-  scenario.server_hosts = scenario.topology.servers();
-  if (scenario.worker_hosts.empty()) {
-    throw InputError(topology_path, 0, "nodes", "at least one node with a GPU", "none");
-  }
-  if (scenario.sync.architecture == SyncArchitecture::kParameterServer) {
-    // Without dedicated server hosts, servers are colocated on the first workers (BytePS
-    // colocated mode).
-    if (scenario.server_hosts.empty()) {
-      const std::size_t count = static_cast<std::size_t>(scenario.sync.servers);
-      if (count > scenario.worker_hosts.size()) {
-        root.at("sync").at("servers").fail(
-            "at most " + std::to_string(scenario.worker_hosts.size()) +
-            " (servers are colocated with the workers when the topology has no server nodes)");
-      }
-      scenario.server_hosts.assign(
-          scenario.worker_hosts.begin(),
-          scenario.worker_hosts.begin() + static_cast<std::ptrdiff_t>(count));
-    } else if (root.at("sync").has("servers")) {
-      const auto wanted = static_cast<std::size_t>(scenario.sync.servers);
-      if (wanted > scenario.server_hosts.size()) {
-        root.at("sync").at("servers").fail("at most " +
-                                           std::to_string(scenario.server_hosts.size()) +
-                                           " (the server nodes in " + topology_path + ")");
-      }
-      scenario.server_hosts.resize(wanted);
+/// The top-level keys: each table's own, and the sections.
+std::vector<std::string> top_level_keys() {
+  std::vector<std::string> keys;
+  for (const KnobTable& table : scenario_knobs()) {
+    if (!table.section.empty()) keys.push_back(table.section);
+    for (const Knob& knob : table.knobs) {
+      if (table.section.empty()) keys.push_back(knob.key);
     }
   }
+  return keys;
+}
 
-  if (const auto traces = root.find("traces")) {
-    for (const ConfigNode& item : traces->items()) {
-      item.reject_unknown({"from", "to", "file", "repeat"});
-      const std::string from = item.text("from");
-      const std::string to = item.text("to");
-      const auto link = scenario.topology.find_link(from, to);
-      if (!link) item.fail("'from' and 'to' naming a link of the topology", from + " -> " + to);
-      const std::string file = resolve_path(path, item.text("file"));
-      BandwidthTrace trace = BandwidthTrace::load(file);
-      trace.repeat = item.flag_or("repeat", false);
-      scenario.traces.push_back({*link, file, std::move(trace)});
+void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
+  root.reject_unknown(top_level_keys());
+  for (const KnobTable& table : scenario_knobs()) {
+    std::optional<ConfigNode> section = root;
+    if (table.section == "training") {
+      section = root.at(table.section);
+    } else if (!table.section.empty()) {
+      section = root.find(table.section);
     }
+    if (section && !table.section.empty()) {
+      std::vector<std::string> keys;
+      const std::size_t prefix = table.section.size() + 1;
+      for (const Knob& knob : table.knobs) keys.push_back(knob.key.substr(prefix));
+      section->reject_unknown(keys);
+    }
+    for (const Knob& knob : table.knobs) {
+      if (section && knob.read) knob.read(*section, spec);
+    }
+    if (table.complete) table.complete(section ? &*section : nullptr, spec);
   }
+}
 
-  scenario.resolved = YAML::Clone(root.yaml());
-  if (topology_doc) scenario.resolved["topology"] = YAML::Clone(topology_doc->yaml());
-  return scenario;
+std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology& topology,
+                                         const std::string& path) {
+  std::vector<TraceAttachment> attachments;
+  const auto traces = root.find("traces");
+  if (!traces) return attachments;
+  for (const ConfigNode& item : traces->items()) {
+    item.reject_unknown({"from", "to", "file", "repeat"});
+    const std::string from = item.text("from");
+    const std::string to = item.text("to");
+    const auto link = topology.find_link(from, to);
+    if (!link) item.fail("'from' and 'to' naming a link of the topology", from + " -> " + to);
+    const std::string file = resolve_path(path, item.text("file"));
+    BandwidthTrace trace = BandwidthTrace::load(file);
+    trace.repeat = item.flag_or("repeat", false);
+    attachments.push_back({*link, file, std::move(trace)});
+  }
+  return attachments;
+}
+
+/// Re-raises a check of the constructor at the place in the files that gave the value.
+[[noreturn]] void blame_documents(const InputError& error, const Documents& documents) {
+  std::optional<ConfigNode> node;
+  if (documents.topology && error.where().starts_with("topology.")) {
+    node = documents.topology->find_path(error.where().substr(9));
+  } else {
+    node = documents.root.find_path(error.where());
+  }
+  if (node) node->fail(error.expected());
+  const bool in_topology = documents.topology && error.where().starts_with("topology.");
+  throw InputError(in_topology ? documents.topology_path : documents.root.source(), 0,
+                   in_topology ? error.where().substr(9) : error.where(), error.expected(),
+                   error.found());
+}
+
+}  // namespace
+
+Scenario::Scenario(ScenarioSpec spec) : Scenario(std::move(spec), checked_hosts(spec)) {}
+
+Scenario::Scenario(ScenarioSpec&& spec, Hosts hosts)
+    : name(std::move(spec.name)),
+      source(std::move(spec.source)),
+      topology(std::move(spec.topology)),
+      worker_hosts(std::move(hosts.first)),
+      server_hosts(std::move(hosts.second)),
+      network(spec.network),
+      sync(spec.sync),
+      variability(spec.variability),
+      workload(std::move(spec.workload)),
+      cost(make_training_setup(workload, spec.training).cost),
+      training(spec.training),
+      traces(std::move(spec.traces)),
+      batch_size(spec.batch_size),
+      max_iterations(spec.max_iterations),
+      seed(spec.seed),
+      resolved(std::move(spec.resolved)) {}
+
+ScenarioSpec Scenario::spec() const {
+  return {.name = name,
+          .source = source,
+          .topology = topology,
+          .network = network,
+          .sync = sync,
+          .variability = variability,
+          .workload = workload,
+          .training = training,
+          .traces = traces,
+          .batch_size = batch_size,
+          .max_iterations = max_iterations,
+          .seed = seed,
+          .resolved = resolved};
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  const Documents documents = read_documents(path, overrides);
+  const ConfigNode& root = documents.root;
+  ScenarioSpec spec;
+  spec.source = path;
+  spec.name = std::filesystem::path(path).stem().string();
+  read_tables(root, spec);
+  spec.topology = Topology::load(documents.topology ? *documents.topology : root.at("topology"),
+                                 GpuCatalog::builtin());
+  spec.traces = read_traces(root, spec.topology, path);
+  spec.resolved = root.tree();
+  if (documents.topology)
+    spec.resolved = spec.resolved.with("topology", documents.topology->tree());
+  try {
+    return Scenario(std::move(spec));
+  } catch (const InputError& error) {
+    blame_documents(error, documents);
+  }
 }
 
 }  // namespace dynamix

@@ -1,17 +1,18 @@
 // A scenario: the cluster, workload, synchronization and budget of one simulated training job,
-// composed from YAML files and command-line overrides.
+// checked once when it is built (from YAML files and command-line overrides, or in code) and
+// immutable after.
 #pragma once
-
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster/collective.h"
 #include "sim/cluster/topology.h"
 #include "sim/cluster/variability.h"
+#include "sim/io/config_tree.h"
 #include "sim/network/bandwidth_trace.h"
 #include "sim/network/network.h"
 #include "sim/training/training_options.h"
@@ -29,20 +30,17 @@ struct TraceAttachment {
   BandwidthTrace trace;
 };
 
-/// Everything needed to simulate one training job; loaded once, validated, then immutable.
-struct Scenario {
-  std::string name;
-  std::string source;
+/// What a scenario is made of, before it is checked. Every declared key of a scenario file
+/// (see scenario_knobs()) has its field here.
+struct ScenarioSpec {
+  std::string name = "scenario";
+  /// Where the values came from (a file, "--set", the sampler): errors name it.
+  std::string source = "scenario";
   Topology topology;
-  /// Hosts that train (ring order) and hosts that serve parameters (parameter server only).
-  std::vector<std::size_t> worker_hosts;
-  std::vector<std::size_t> server_hosts;
   NetworkOptions network;
   SyncOptions sync;
   VariabilityOptions variability;
   Workload workload;
-  /// The workload's cost with the optimizer's state.
-  ModelCost cost;
   TrainingOptions training;
   std::vector<TraceAttachment> traces;
   /// Per-worker batch used when the command line gives none.
@@ -51,12 +49,53 @@ struct Scenario {
   std::optional<std::int64_t> max_iterations;
   std::uint64_t seed = 1;
   /// The documents after overrides, for run.json / summary.json.
-  YAML::Node resolved;
+  ConfigTree resolved;
+};
+
+/// Everything needed to simulate one training job. The only way to make one is the checking
+/// constructor, so a Scenario always holds values in their declared ranges, at least one
+/// worker, and its parameter servers placed.
+class Scenario {
+ public:
+  /// Checks `spec` (every declared key in its range, a workload, a topology with a GPU node,
+  /// traces on its links) and places the parameter servers: on the first sync.servers server
+  /// nodes of the topology (all of them by default), or colocated on the first workers when it
+  /// has none (BytePS colocated mode). Bad values are InputErrors naming spec.source and the
+  /// dotted key.
+  explicit Scenario(ScenarioSpec spec);
+
+  /// The spec this scenario was built from, to derive another scenario from it.
+  ScenarioSpec spec() const;
+
+  const std::string name;
+  const std::string source;
+  const Topology topology;
+  /// Hosts that train (ring order) and hosts that serve parameters (parameter server only).
+  const std::vector<std::size_t> worker_hosts;
+  const std::vector<std::size_t> server_hosts;
+  const NetworkOptions network;
+  const SyncOptions sync;
+  const VariabilityOptions variability;
+  const Workload workload;
+  /// The workload's cost with the optimizer's state.
+  const ModelCost cost;
+  const TrainingOptions training;
+  const std::vector<TraceAttachment> traces;
+  const int batch_size;
+  const std::optional<std::int64_t> max_iterations;
+  const std::uint64_t seed;
+  const ConfigTree resolved;
+
+ private:
+  /// Workers, then parameter servers.
+  using Hosts = std::pair<std::vector<std::size_t>, std::vector<std::size_t>>;
+  Scenario(ScenarioSpec&& spec, Hosts hosts);
 };
 
 /// Loads a scenario file (a path, or an "embedded:/" one) and applies `overrides`, each
 /// "dotted.key=value"; keys under "topology." go to the topology file when the scenario
-/// references one. Bad input throws InputError naming the file (or --set), key and line.
+/// references one, and a declared key may add the section a file omits. Bad input throws
+/// InputError naming the file (or --set), key and line.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
 }  // namespace dynamix

@@ -1,4 +1,5 @@
-// A scenario's `training:` map: which workload, optimizer and LR rule, the target and the budget.
+// A training job's options: which optimizer and LR rule, the target and the budget (the keys of a
+// scenario's `training:` map are declared in sim/scenario/scenario_knobs.cpp).
 #pragma once
 
 #include <optional>
@@ -7,8 +8,6 @@
 #include "sim/training/workload.h"
 
 namespace dynamix {
-
-class ConfigNode;
 
 struct TrainingOptions {
   Optimizer optimizer = Optimizer::kSgd;
@@ -36,14 +35,6 @@ struct TrainingSetup {
   /// Adam's two moments.
   ModelCost cost;
 };
-
-/// Parses a scenario's `training:` map:
-/// {workload: NAME, optimizer: sgd|adam, lr_rule: none|linear|sqrt|adascale,
-///  target_accuracy: (0,1), budget_epochs: N, budget_time_s: S, validation_noise: X}.
-/// Only `workload` is required; without a budget the run gets the workload's reference epochs
-/// and without a target the workload's usual one. Errors name the value and what was expected
-/// ("unknown workload 'resnet19-cifar10', expected one of ...").
-TrainingSetup load_training(const ConfigNode& training, const WorkloadCatalog& catalog);
 
 /// The setup for `workload` with `options`, checked (a target outside (0, 1) is an InputError).
 TrainingSetup make_training_setup(const Workload& workload, const TrainingOptions& options);

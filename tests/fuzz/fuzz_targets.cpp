@@ -81,27 +81,26 @@ void check_scenario(const Scenario& scenario) {
     throw AcceptedInvalidInput("accepted batch_size " + std::to_string(scenario.batch_size));
   }
   const bool parameter_server = scenario.sync.architecture == SyncArchitecture::kParameterServer;
-  if (scenario.sync.servers < 1 ||
-      (parameter_server &&
-       static_cast<std::size_t>(scenario.sync.servers) >
-           std::max(scenario.worker_hosts.size(), scenario.server_hosts.size()))) {
-    throw AcceptedInvalidInput("accepted sync.servers " + std::to_string(scenario.sync.servers) +
-                               " with " + std::to_string(scenario.worker_hosts.size()) +
-                               " workers and " + std::to_string(scenario.server_hosts.size()) +
-                               " server nodes");
+  const int servers = scenario.sync.servers.value_or(1);
+  if (servers < 1 || (parameter_server &&
+                      static_cast<std::size_t>(servers) >
+                          std::max(scenario.worker_hosts.size(), scenario.server_hosts.size()))) {
+    throw AcceptedInvalidInput("accepted sync.servers " + std::to_string(servers) + " with " +
+                               std::to_string(scenario.worker_hosts.size()) + " workers and " +
+                               std::to_string(scenario.server_hosts.size()) + " server nodes");
   }
 }
 
 void run_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  Scenario scenario;
+  std::optional<Scenario> scenario;
   try {
-    scenario = load_scenario(path, overrides);
+    scenario.emplace(load_scenario(path, overrides));
   } catch (const InputError&) {
     return;
   }
-  check_scenario(scenario);
+  check_scenario(*scenario);
   try {
-    simulate_one_iteration(scenario);
+    simulate_one_iteration(*scenario);
   } catch (const InputError&) {
   }
 }
@@ -198,11 +197,11 @@ void fuzz_trace(std::span<const std::uint8_t> input) {
   }
   // The uplink of background8 replays it, repeating: one iteration must stay cheap.
   static const Scenario base = load_scenario("embedded:/scenarios/background8.yaml");
-  Scenario scenario = base;
-  scenario.traces.at(0).trace = trace;
-  scenario.traces.at(0).trace.repeat = true;
+  ScenarioSpec spec = base.spec();
+  spec.traces.at(0).trace = trace;
+  spec.traces.at(0).trace.repeat = true;
   try {
-    simulate_one_iteration(scenario);
+    simulate_one_iteration(Scenario(std::move(spec)));
   } catch (const InputError&) {
   }
 }

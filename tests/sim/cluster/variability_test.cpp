@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
+#include "sim/scenario/scenario.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
@@ -109,47 +111,49 @@ TEST_CASE("Straggler episodes start mid-run and cover the expected share of time
         doctest::Approx(10 * 3600 / 1860.0).epsilon(0.2));
 }
 
-TEST_CASE("Variability options load from YAML with defaults and checked ranges") {
-  const VariabilityOptions options = VariabilityOptions::load(
-      ConfigNode::parse("gpu_spread: 0.1\nstraggler_rate_per_hour: 0\n", "s.yaml"));
+/// The message of loading the default scenario with `variability.ASSIGNMENT`, or "no error".
+std::string error_of_set(const std::string& assignments) {
+  std::vector<std::string> overrides;
+  std::istringstream lines(assignments);
+  for (std::string line; std::getline(lines, line);) overrides.push_back("variability." + line);
+  return testing::error_of([&] { load_scenario(kDefaultScenario, overrides); });
+}
+
+TEST_CASE("Variability options load from a scenario with defaults and checked ranges") {
+  const VariabilityOptions options =
+      load_scenario(kDefaultScenario,
+                    {"variability.gpu_spread=0.1", "variability.straggler_rate_per_hour=0"})
+          .variability;
   CHECK(options.gpu_spread == doctest::Approx(0.1));
   CHECK(options.straggler_rate_per_hour == 0);
   CHECK(options.outlier_slowdown == doctest::Approx(1.5));
-  auto error = [](const char* text) {
-    try {
-      VariabilityOptions::load(ConfigNode::parse(text, "s.yaml"));
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
-  };
-  CHECK(error("outlier_probability: 1.5\n") ==
-        "s.yaml:1: outlier_probability: expected a number in [0, 1), found '1.5'");
-  CHECK(error("straggler_slowdown: 0.5\n") ==
-        "s.yaml:1: straggler_slowdown: expected a number >= 1, found '0.5'");
-  CHECK(error("spread: 0.1\n").starts_with("s.yaml:1: spread: expected one of the known keys"));
+  CHECK(error_of_set("outlier_probability=1.5") ==
+        "--set variability.outlier_probability=1.5: variability.outlier_probability: expected a "
+        "number in [0, 1), found '1.5'");
+  CHECK(error_of_set("straggler_slowdown=0.5") ==
+        "--set variability.straggler_slowdown=0.5: variability.straggler_slowdown: expected a "
+        "number in [1, 1000], found '0.5'");
+  CHECK(error_of_set("spread=0.1")
+            .starts_with("--set variability.spread=0.1: variability.spread: expected one of the "
+                         "known keys"));
 }
 
 TEST_CASE("Variability options above their upper bounds are refused, not simulated") {
-  auto error = [](const std::string& text) {
-    try {
-      VariabilityOptions::load(ConfigNode::parse(text, "s.yaml"));
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
+  const auto expected = [](const std::string& key, const std::string& range,
+                           const std::string& value) {
+    return "--set variability." + key + "=" + value + ": variability." + key + ": expected " +
+           range + ", found '" + value + "'";
   };
-  CHECK(error("gpu_spread: 3000000000\n") ==
-        "s.yaml:1: gpu_spread: expected a log-space sigma in [0, 3], found '3000000000'");
-  CHECK(error("jitter_sigma: 1e300\n") ==
-        "s.yaml:1: jitter_sigma: expected a log-space sigma in [0, 3], found '1e300'");
-  CHECK(error("straggler_slowdown: 1e6\n") ==
-        "s.yaml:1: straggler_slowdown: expected a slowdown in [1, 1000], found '1e6'");
-  CHECK(error("minimum_factor: 2\n") ==
-        "s.yaml:1: minimum_factor: expected a factor in (0, 1], found '2'");
-  CHECK(error("straggler_mean_duration_s: 1e300\n")
-            .starts_with("s.yaml:1: straggler_mean_duration_s: expected a duration in (0, 1e6] s"));
-  CHECK(error("gpu_spread: 3\njitter_sigma: 3\nminimum_factor: 1\n") == "no error");
+  CHECK(error_of_set("gpu_spread=3000000000") ==
+        expected("gpu_spread", "a number in [0, 3]", "3000000000"));
+  CHECK(error_of_set("jitter_sigma=1e300") ==
+        expected("jitter_sigma", "a number in [0, 3]", "1e300"));
+  CHECK(error_of_set("straggler_slowdown=1e6") ==
+        expected("straggler_slowdown", "a number in [1, 1000]", "1e6"));
+  CHECK(error_of_set("minimum_factor=2") == expected("minimum_factor", "a number in (0, 1]", "2"));
+  CHECK(error_of_set("straggler_mean_duration_s=1e300") ==
+        expected("straggler_mean_duration_s", "a number in (0, 1e+06]", "1e300"));
+  CHECK(error_of_set("gpu_spread=3\njitter_sigma=3\nminimum_factor=1") == "no error");
 }
 
 }  // namespace

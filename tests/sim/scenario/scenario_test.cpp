@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster/gpu_catalog.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 #include "tests/fixtures.h"
@@ -135,7 +136,7 @@ TEST_CASE("every shipped scenario loads") {
     CHECK_FALSE(scenario.worker_hosts.empty());
     CHECK(scenario.batch_size >= 1);
     CHECK(scenario.cost.parameters > 0);
-    CHECK(scenario.workload.name == scenario.resolved["training"]["workload"].as<std::string>());
+    CHECK(scenario.workload.name == scenario.resolved.text("training.workload"));
     CHECK(scenario.workload.dataset_size > 0);
     CHECK(scenario.training.target_accuracy > 0);
     CHECK(scenario.training.target_accuracy < 1);
@@ -191,7 +192,7 @@ TEST_CASE("--set overrides reach the topology file the scenario references") {
   CHECK(topology.links()[*topology.find_link("v100-0", "tor")].bandwidth_gbps == 25);
   CHECK(plain.topology.links()[*plain.topology.find_link("a100-0", "tor")].bandwidth_gbps == 25);
   // The resolved configuration records the override.
-  CHECK(scenario.resolved["topology"]["nodes"][0]["link"]["bandwidth_gbps"].as<double>() == 10);
+  CHECK(scenario.resolved.text("topology.nodes.0.link.bandwidth_gbps") == "10");
 }
 
 TEST_CASE("--set overrides reach the scenario itself") {
@@ -202,7 +203,7 @@ TEST_CASE("--set overrides reach the scenario itself") {
   // Without server hosts the one server is colocated on the first worker.
   REQUIRE(scenario.server_hosts.size() == 1);
   CHECK(scenario.server_hosts[0] == scenario.worker_hosts[0]);
-  CHECK(scenario.resolved["sync"]["architecture"].as<std::string>() == "ps");
+  CHECK(scenario.resolved.text("sync.architecture") == "ps");
 
   const Scenario more = load_scenario(quickstart, {"sync.architecture=ps", "sync.servers=3"});
   CHECK(more.server_hosts.size() == 3);
@@ -449,6 +450,49 @@ TEST_CASE("a target accuracy outside (0, 1) is rejected") {
                            "training.target_accuracy",
                            {"a number in (0, 1)", "found '" + value + "'"}});
   }
+}
+
+ScenarioSpec two_workers() {
+  ScenarioSpec spec;
+  spec.source = "code";
+  const GpuCatalog gpus = GpuCatalog::builtin();
+  const GpuSpec& a100 = *gpus.find("A100");
+  spec.topology = Topology::star({worker_node("w-0", a100), worker_node("w-1", a100)},
+                                 {25, std::chrono::microseconds(2), 0});
+  spec.workload = WorkloadCatalog::builtin().at("resnet18-cifar10");
+  return spec;
+}
+
+TEST_CASE("a scenario built in code is checked like a file") {
+  const auto rejected = [](ScenarioSpec spec) {
+    return testing::error_of([&] { const Scenario scenario(std::move(spec)); });
+  };
+  CHECK(rejected(two_workers()) == "no error");
+  ScenarioSpec small_mss = two_workers();
+  small_mss.network.mss_bytes = 0;
+  CHECK(rejected(small_mss) == "code: network.mss_bytes: expected a number > 0, found 0");
+  ScenarioSpec no_workload = two_workers();
+  no_workload.workload = {};
+  CHECK(rejected(no_workload) ==
+        "code: training.workload: expected a workload of the catalog, found none");
+  ScenarioSpec many_servers = two_workers();
+  many_servers.sync.architecture = SyncArchitecture::kParameterServer;
+  many_servers.sync.servers = 3;
+  CHECK(rejected(many_servers).starts_with("code: sync.servers: expected at most 2"));
+}
+
+TEST_CASE("a scenario derived from another's spec keeps its values and places its servers") {
+  ScenarioSpec spec = two_workers();
+  spec.sync.architecture = SyncArchitecture::kParameterServer;
+  const Scenario colocated(spec);
+  REQUIRE(colocated.server_hosts.size() == 1);
+  CHECK(colocated.server_hosts[0] == colocated.worker_hosts[0]);
+  ScenarioSpec derived = colocated.spec();
+  derived.sync.servers = 2;
+  const Scenario both(std::move(derived));
+  CHECK(both.server_hosts == both.worker_hosts);
+  CHECK(both.workload.name == "resnet18-cifar10");
+  CHECK(both.cost.optimizer_state_bytes_per_parameter == 4);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
+#include "sim/scenario/scenario.h"
 #include "sim/training/training_options.h"
 #include "tests/fixtures.h"
 
@@ -19,14 +19,18 @@ namespace {
 
 using testing::error_of;
 
-const WorkloadCatalog& catalog() {
-  static const WorkloadCatalog kCatalog = WorkloadCatalog::builtin();
-  return kCatalog;
-}
-
-TrainingSetup setup_from(const std::string& yaml) {
-  const ConfigNode root = ConfigNode::parse(yaml, "scenario.yaml");
-  return load_training(root.at("training"), catalog());
+/// A one-node scenario with this `training:` line; errors name the file "scenario.yaml".
+Scenario setup_from(const std::string& training) {
+  const testing::TempDirectory directory;
+  const std::string path = directory.write(
+      "scenario.yaml", training +
+                           "topology: {switches: [tor], nodes: [{name: w, gpu: A100, cpu_cores: 8, "
+                           "link: {to: tor, bandwidth_gbps: 25, latency_us: 2}}]}\n");
+  try {
+    return load_scenario(path);
+  } catch (const InputError& error) {
+    throw InputError("scenario.yaml", error.line(), error.where(), error.expected(), error.found());
+  }
 }
 
 TEST_CASE("The builtin workload catalog has every required workload with positive figures") {
@@ -65,22 +69,22 @@ TEST_CASE("The workload table lists one row per workload with its figures") {
 }
 
 TEST_CASE("A training map picks the optimizer's LR rule, target and budget by default") {
-  const TrainingSetup sgd = setup_from("training: {workload: resnet18-cifar10}\n");
-  CHECK(sgd.workload->name == "resnet18-cifar10");
-  CHECK(sgd.options.optimizer == Optimizer::kSgd);
-  CHECK(sgd.options.lr_rule == LrRule::kLinear);
-  CHECK(sgd.options.target_accuracy == 0.90);
-  CHECK(sgd.options.budget_epochs == 200);
-  CHECK(!sgd.options.budget_time_s);
+  const Scenario sgd = setup_from("training: {workload: resnet18-cifar10}\n");
+  CHECK(sgd.workload.name == "resnet18-cifar10");
+  CHECK(sgd.training.optimizer == Optimizer::kSgd);
+  CHECK(sgd.training.lr_rule == LrRule::kLinear);
+  CHECK(sgd.training.target_accuracy == 0.90);
+  CHECK(sgd.training.budget_epochs == 200);
+  CHECK(!sgd.training.budget_time_s);
   CHECK(sgd.cost.optimizer_state_bytes_per_parameter == 4);
 
-  const TrainingSetup adam = setup_from(
+  const Scenario adam = setup_from(
       "training:\n  workload: vgg11-cifar10\n  optimizer: adam\n  target_accuracy: 0.85\n"
       "  budget_time_s: 3600\n");
-  CHECK(adam.options.lr_rule == LrRule::kSqrt);
-  CHECK(adam.options.target_accuracy == 0.85);
-  CHECK(adam.options.budget_time_s == 3600);
-  CHECK(!adam.options.budget_epochs);
+  CHECK(adam.training.lr_rule == LrRule::kSqrt);
+  CHECK(adam.training.target_accuracy == 0.85);
+  CHECK(adam.training.budget_time_s == 3600);
+  CHECK(!adam.training.budget_epochs);
   CHECK(adam.cost.optimizer_state_bytes_per_parameter == 8);
 }
 

@@ -1,0 +1,22 @@
+// `dynamix config`: every scenario key with its type, unit, default, range and meaning, as text
+// or as the Markdown of docs/configuration.md.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dynamix {
+
+struct ScenarioSpec;
+
+/// The keys as text; with `values`, each key shows that spec's value beside its default.
+void print_configuration(std::ostream& out, const ScenarioSpec* values = nullptr);
+
+/// The keys as the Markdown reference page docs/configuration.md.
+void print_configuration_markdown(std::ostream& out);
+
+/// `dynamix config [--markdown] [--scenario S --set KEY=VALUE ...]`.
+int run_config(const std::vector<std::string>& args);
+
+}  // namespace dynamix

@@ -1,0 +1,496 @@
+// The scenario's knob tables: one row per key, and the typed readers the rows are made of.
+#include "sim/scenario/scenario_knobs.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "sim/io/config_node.h"
+#include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
+#include "sim/scenario/scenario.h"
+
+namespace dynamix {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+/// The bounds a value must lie within; an open end excludes the bound.
+struct Range {
+  double low = -kInfinity;
+  bool low_open = false;
+  double high = kInfinity;
+  bool high_open = false;
+  bool integer = false;
+
+  bool contains(double value) const {
+    return (low_open ? value > low : value >= low) && (high_open ? value < high : value <= high);
+  }
+  std::string expected() const {
+    std::ostringstream text;
+    if (integer) text << std::fixed << std::setprecision(0);
+    text << (integer ? "an integer " : "a number ");
+    if (high == kInfinity) {
+      text << (low_open ? "> " : ">= ") << low;
+    } else {
+      text << "in " << (low_open ? '(' : '[') << low << ", " << high << (high_open ? ')' : ']');
+    }
+    return text.str();
+  }
+};
+
+constexpr Range kPositive{.low = 0, .low_open = true};
+constexpr Range kNonNegative{.low = 0};
+constexpr Range kFraction{.low = 0, .high = 1, .high_open = true};
+constexpr Range kOpenUnit{.low = 0, .low_open = true, .high = 1, .high_open = true};
+
+Range integers(double low, double high = kInfinity) {
+  return {.low = low, .high = high, .integer = true};
+}
+
+/// What every row says about itself.
+struct Description {
+  std::string key;
+  std::string unit = {};
+  std::string meaning;
+  std::string source = {};
+  /// Replaces the default shown from ScenarioSpec{} when it depends on other keys.
+  std::string default_value = {};
+};
+
+Knob described(Description text, std::string type, std::string range) {
+  return Knob{.key = std::move(text.key),
+              .type = std::move(type),
+              .unit = std::move(text.unit),
+              .range = std::move(range),
+              .default_value = std::move(text.default_value),
+              .meaning = std::move(text.meaning),
+              .source = std::move(text.source)};
+}
+
+template <typename T>
+std::optional<double> as_double(const T& value) {
+  if constexpr (requires { value.has_value(); }) {
+    if (!value) return std::nullopt;
+    return static_cast<double>(*value);
+  } else {
+    return static_cast<double>(value);
+  }
+}
+
+/// A number or integer field, given in the file as value / scale (a KiB key of a bytes field has
+/// scale 1024). `Access` maps a spec to the field.
+template <typename Access>
+Knob quantity(Description text, Access access, Range range, double scale = 1) {
+  Knob knob = described(std::move(text), range.integer ? "integer" : "number", range.expected());
+  const std::string name = knob.key;
+  knob.read = [name, access, range, scale](const ConfigNode& section, ScenarioSpec& spec) {
+    const auto child = section.find(name);
+    if (!child) return;
+    auto& field = access(spec);
+    using Field = std::remove_reference_t<decltype(field)>;
+    const double value =
+        range.integer ? static_cast<double>(child->as_integer()) : child->as_number();
+    if (!range.contains(value)) child->fail(range.expected());
+    if constexpr (requires { typename Field::value_type; }) {
+      if (range.integer) {
+        field = static_cast<typename Field::value_type>(child->as_integer());
+      } else {
+        field = value * scale;
+      }
+    } else if (range.integer) {
+      field = static_cast<Field>(child->as_integer());
+    } else {
+      field = value * scale;
+    }
+  };
+  knob.violation = [access, range, scale](const ScenarioSpec& spec) -> std::optional<std::string> {
+    const std::optional<double> value = as_double(access(spec));
+    if (value && !range.contains(*value / scale)) return format_number(*value / scale);
+    return std::nullopt;
+  };
+  knob.show = [access, scale](const ScenarioSpec& spec) {
+    const std::optional<double> value = as_double(access(spec));
+    return value ? format_number(*value / scale) : std::string("none");
+  };
+  return knob;
+}
+
+/// A Duration field given in the file in units of `unit_seconds`, from 0 (or above 0) to
+/// kMaxInputSeconds so that simulated time stays far inside int64 nanoseconds.
+template <typename Access>
+Knob duration(Description text, Access access, double unit_seconds, bool allow_zero) {
+  const Range range{.low = 0, .low_open = !allow_zero, .high = kMaxInputSeconds / unit_seconds};
+  Knob knob = described(std::move(text), "number", range.expected());
+  // Checked in nanoseconds: a value at the bound survives the round trip through Duration.
+  const auto in_range = [allow_zero](Duration value) {
+    return value >= Duration::zero() && value <= from_seconds(kMaxInputSeconds) &&
+           (allow_zero || value > Duration::zero());
+  };
+  const std::string name = knob.key;
+  knob.read = [name, access, range, unit_seconds, in_range](const ConfigNode& section,
+                                                            ScenarioSpec& spec) {
+    const auto child = section.find(name);
+    if (!child) return;
+    const double value = child->as_number();
+    if (!range.contains(value)) child->fail(range.expected());
+    const Duration stored = from_seconds(value * unit_seconds);
+    if (!in_range(stored)) child->fail(range.expected());
+    access(spec) = stored;
+  };
+  knob.violation = [access, unit_seconds,
+                    in_range](const ScenarioSpec& spec) -> std::optional<std::string> {
+    if (in_range(access(spec))) return std::nullopt;
+    return format_number(to_seconds(access(spec)) / unit_seconds);
+  };
+  knob.show = [access, unit_seconds](const ScenarioSpec& spec) {
+    return format_number(to_seconds(access(spec)) / unit_seconds);
+  };
+  return knob;
+}
+
+template <typename Access>
+Knob flag(Description text, Access access) {
+  Knob knob = described(std::move(text), "true or false", "true or false");
+  const std::string name = knob.key;
+  knob.read = [name, access](const ConfigNode& section, ScenarioSpec& spec) {
+    if (const auto child = section.find(name)) access(spec) = child->as_bool();
+  };
+  knob.show = [access](const ScenarioSpec& spec) {
+    return std::string(access(spec) ? "true" : "false");
+  };
+  return knob;
+}
+
+/// One of a few words, each naming a value of an enum; `noun` names it in errors ("unknown
+/// optimizer 'lamb'").
+template <typename Enum, typename Access>
+Knob choice(Description text, Access access, std::vector<std::pair<std::string, Enum>> words,
+            std::string noun) {
+  std::string list;
+  for (const auto& [word, value] : words) list += (list.empty() ? "" : ", ") + word;
+  Knob knob = described(std::move(text), "one of " + list, "one of " + list);
+  const std::string name = knob.key;
+  knob.read = [name, access, words, noun, expected = knob.range](const ConfigNode& section,
+                                                                 ScenarioSpec& spec) {
+    const auto child = section.find(name);
+    if (!child) return;
+    const std::string word = child->as_text();
+    for (const auto& [candidate, value] : words) {
+      if (candidate == word) {
+        access(spec) = value;
+        return;
+      }
+    }
+    child->fail(expected, "unknown " + noun + " '" + word + "'");
+  };
+  knob.show = [access, words](const ScenarioSpec& spec) {
+    for (const auto& [word, value] : words) {
+      if (value == access(spec)) return word;
+    }
+    return std::string("?");
+  };
+  return knob;
+}
+
+template <typename Access>
+Knob text(Description description, Access access) {
+  Knob knob = described(std::move(description), "text", "text");
+  const std::string name = knob.key;
+  knob.read = [name, access](const ConfigNode& section, ScenarioSpec& spec) {
+    if (const auto child = section.find(name)) access(spec) = child->as_text();
+  };
+  knob.show = [access](const ScenarioSpec& spec) { return access(spec); };
+  return knob;
+}
+
+/// A key the scenario loader reads itself (it refers to other files); listed, not read here.
+Knob structured(Description text, std::string type, std::string range,
+                std::function<std::string(const ScenarioSpec&)> show) {
+  Knob knob = described(std::move(text), std::move(type), std::move(range));
+  knob.show = std::move(show);
+  return knob;
+}
+
+Knob workload_knob() {
+  Knob knob = described({.key = "workload",
+                         .meaning = "the model and dataset trained, from the workload catalog "
+                                    "(dynamix workloads)",
+                         .source = "catalog/workloads.yaml",
+                         .default_value = "required"},
+                        "text", "a workload of the catalog");
+  knob.read = [](const ConfigNode& section, ScenarioSpec& spec) {
+    const ConfigNode node = section.at("workload");
+    const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+    const std::string name = node.as_text();
+    const Workload* workload = catalog.find(name);
+    if (workload == nullptr)
+      node.fail("one of " + catalog.names(), "unknown workload '" + name + "'");
+    spec.workload = *workload;
+  };
+  knob.violation = [](const ScenarioSpec& spec) -> std::optional<std::string> {
+    if (!spec.workload.name.empty() && spec.workload.dataset_size > 0) return std::nullopt;
+    return "none";
+  };
+  knob.show = [](const ScenarioSpec& spec) { return spec.workload.name; };
+  return knob;
+}
+
+/// Prefixes each row's key with the section; the rows read their short key from the section.
+KnobTable table(std::string section, std::string meaning, std::vector<Knob> knobs) {
+  if (!section.empty()) {
+    for (Knob& knob : knobs) knob.key = section + "." + knob.key;
+  }
+  const ScenarioSpec defaults;
+  for (Knob& knob : knobs) {
+    if (knob.default_value.empty() && knob.show) knob.default_value = knob.show(defaults);
+  }
+  return {std::move(section), std::move(meaning), std::move(knobs), {}};
+}
+
+KnobTable top_level() {
+  return table(
+      "", "the scenario itself",
+      {text(
+           {.key = "name",
+            .meaning = "the scenario's name in outputs",
+            .default_value = "the file's name without .yaml"},
+           [](auto& spec) -> auto& { return spec.name; }),
+       structured({.key = "description",
+                   .meaning = "what the scenario shows; its first line is listed by dynamix "
+                              "scenarios",
+                   .default_value = "none"},
+                  "text", "text",
+                  [](const ScenarioSpec& spec) {
+                    return spec.resolved.text("description").value_or("none");
+                  }),
+       structured({.key = "topology",
+                   .meaning = "the cluster: a topology file (relative to the scenario) or an "
+                              "inline map; --set topology.KEY=VALUE edits it (docs/simulator.md)",
+                   .default_value = "required"},
+                  "file or map", "a topology with at least one GPU node",
+                  [](const ScenarioSpec& spec) { return spec.topology.name(); }),
+       structured({.key = "traces",
+                   .meaning = "background traffic: a list of {from, to, file, repeat}, each a "
+                              "link of the topology and a CSV of time_s,background_gbps",
+                   .default_value = "none"},
+                  "list", "links of the topology",
+                  [](const ScenarioSpec& spec) {
+                    std::string files;
+                    for (const TraceAttachment& trace : spec.traces) {
+                      files += (files.empty() ? "" : ", ") + trace.file;
+                    }
+                    return files.empty() ? std::string("none") : files;
+                  }),
+       quantity(
+           {.key = "batch_size",
+            .unit = "samples",
+            .meaning = "per-worker batch when the command line gives none"},
+           [](auto& spec) -> auto& { return spec.batch_size; },
+           integers(1, std::numeric_limits<int>::max())),
+       quantity(
+           {.key = "iterations",
+            .meaning = "stop after this many iterations even if the budget is not spent"},
+           [](auto& spec) -> auto& { return spec.max_iterations; }, integers(1)),
+       quantity(
+           {.key = "seed", .meaning = "seed of every random stream of the run"},
+           [](auto& spec) -> auto& { return spec.seed; }, integers(0))});
+}
+
+KnobTable training() {
+  KnobTable knobs = table(
+      "training", "the job: workload, optimizer, learning-rate rule, target and budget",
+      {workload_knob(),
+       choice<Optimizer>(
+           {.key = "optimizer",
+            .meaning = "optimizer; sets the bytes of optimizer state per parameter "
+                       "(4 for SGD momentum, 8 for Adam)"},
+           [](auto& spec) -> auto& { return spec.training.optimizer; },
+           {{"sgd", Optimizer::kSgd}, {"adam", Optimizer::kAdam}}, "optimizer"),
+       choice<LrRule>(
+           {.key = "lr_rule",
+            .meaning = "how the learning rate follows the global batch",
+            .source = "Goyal et al. 2017 (linear), Malladi et al. 2022 (sqrt)",
+            .default_value = "the optimizer's (sgd: linear, adam: sqrt)"},
+           [](auto& spec) -> auto& { return spec.training.lr_rule; },
+           {{"none", LrRule::kNone},
+            {"linear", LrRule::kLinear},
+            {"sqrt", LrRule::kSqrt},
+            {"adascale", LrRule::kAdaScale}},
+           "LR rule"),
+       quantity(
+           {.key = "target_accuracy",
+            .meaning = "validation accuracy that ends a time-to-accuracy run",
+            .default_value = "the workload's"},
+           [](auto& spec) -> auto& { return spec.training.target_accuracy; }, kOpenUnit),
+       quantity(
+           {.key = "budget_epochs",
+            .unit = "epochs",
+            .meaning = "the run stops after this many epochs",
+            .default_value = "the workload's reference epochs when no budget is given"},
+           [](auto& spec) -> auto& { return spec.training.budget_epochs; }, kPositive),
+       quantity(
+           {.key = "budget_time_s",
+            .unit = "s",
+            .meaning = "the run stops after this much simulated time",
+            .default_value = "none"},
+           [](auto& spec) -> auto& { return spec.training.budget_time_s; }, kPositive),
+       quantity(
+           {.key = "validation_noise",
+            .meaning = "standard deviation of measured validation accuracy",
+            .default_value = "sqrt(a(1-a)/n) of the workload's validation set"},
+           [](auto& spec) -> auto& { return spec.training.validation_noise; }, kNonNegative)});
+  knobs.complete = [](const ConfigNode* section, ScenarioSpec& spec) {
+    TrainingOptions& options = spec.training;
+    if (section == nullptr || !section->has("lr_rule")) {
+      options.lr_rule = default_lr_rule(options.optimizer);
+    }
+    if (section == nullptr || !section->has("target_accuracy")) {
+      options.target_accuracy = spec.workload.statistics.target_accuracy;
+    }
+    if (!options.budget_epochs && !options.budget_time_s) {
+      options.budget_epochs = spec.workload.statistics.reference_epochs;
+    }
+  };
+  return knobs;
+}
+
+KnobTable sync() {
+  return table(
+      "sync", "gradient synchronization",
+      {choice<SyncArchitecture>(
+           {.key = "architecture", .meaning = "ring all-reduce or parameter server"},
+           [](auto& spec) -> auto& { return spec.sync.architecture; },
+           {{"ring", SyncArchitecture::kRing}, {"ps", SyncArchitecture::kParameterServer}},
+           "architecture"),
+       choice<RingModel>(
+           {.key = "ring_model",
+            .meaning = "collective: one coupled transfer of 2(p-1)/p of the "
+                       "gradient; per_step: the ring's 2(p-1) steps one by one"},
+           [](auto& spec) -> auto& { return spec.sync.ring_model; },
+           {{"collective", RingModel::kCollective}, {"per_step", RingModel::kPerStep}},
+           "ring model"),
+       quantity(
+           {.key = "servers",
+            .meaning = "parameter servers; BytePS shards the gradient evenly over them",
+            .source = "BytePS (Jiang et al., OSDI'20)",
+            .default_value = "every server node of the topology, else 1 on the first worker"},
+           [](auto& spec) -> auto& { return spec.sync.servers; },
+           integers(1, std::numeric_limits<int>::max())),
+       duration(
+           {.key = "message_overhead_us",
+            .unit = "us",
+            .meaning = "software latency per message (NCCL/BytePS launch and protocol)",
+            .source = "assumed"},
+           [](auto& spec) -> auto& { return spec.sync.message_overhead; }, 1e-6, true)});
+}
+
+KnobTable network() {
+  const auto field = [](auto member) {
+    return [member](auto& spec) -> auto& { return spec.network.*member; };
+  };
+  return table(
+      "network", "flow-level TCP model of every transfer",
+      {quantity({.key = "mss_bytes",
+                 .unit = "bytes",
+                 .meaning = "TCP maximum segment size",
+                 .source = "1500-byte Ethernet MTU less 40 bytes of IPv4 and TCP headers"},
+                field(&NetworkOptions::mss_bytes), kPositive),
+       quantity({.key = "max_window_kb",
+                 .unit = "KiB",
+                 .meaning = "largest TCP window W_max of the rate cap W_max / RTT",
+                 .source = "SimGrid's network/TCP-gamma"},
+                field(&NetworkOptions::max_window_bytes), kPositive, 1024),
+       duration({.key = "min_rto_ms",
+                 .unit = "ms",
+                 .meaning = "smallest retransmission timeout",
+                 .source = "Linux TCP_RTO_MIN"},
+                field(&NetworkOptions::min_rto), 1e-3, false),
+       quantity({.key = "segments_per_ack",
+                 .unit = "segments",
+                 .meaning = "segments acknowledged per ACK (Padhye's b)",
+                 .source = "delayed ACKs, RFC 1122 and RFC 5681"},
+                field(&NetworkOptions::segments_per_ack), Range{.low = 1}),
+       quantity({.key = "initial_window_segments",
+                 .unit = "segments",
+                 .meaning = "initial congestion window: each sender's burst in an incast round",
+                 .source = "RFC 6928"},
+                field(&NetworkOptions::initial_window_segments), kPositive),
+       quantity({.key = "switch_buffer_kb",
+                 .unit = "KiB",
+                 .meaning = "egress buffer per switch port",
+                 .source = "4 MiB shared by 48 ports, Broadcom Triumph (Alizadeh et al., "
+                           "DCTCP, SIGCOMM'10)"},
+                field(&NetworkOptions::switch_buffer_bytes), kPositive, 1024),
+       flag({.key = "incast",
+             .meaning = "whether synchronized senders into one port pay incast timeouts"},
+            field(&NetworkOptions::incast)),
+       quantity({.key = "min_available_fraction",
+                 .meaning = "background traffic never leaves less of a link's capacity",
+                 .source = "assumed"},
+                field(&NetworkOptions::min_available_fraction),
+                Range{.low = 0, .low_open = true, .high = 1})});
+}
+
+KnobTable variability() {
+  const auto field = [](auto member) {
+    return [member](auto& spec) -> auto& { return spec.variability.*member; };
+  };
+  const Range sigma{.low = 0, .high = 3};
+  const Range slowdown{.low = 1, .high = 1000};
+  return table(
+      "variability", "why identical GPUs do not run at identical speed",
+      {quantity({.key = "gpu_spread",
+                 .meaning = "log-space standard deviation of each GPU's static speed factor",
+                 .source = "Sinha et al., Not All GPUs Are Created Equal, SC'22"},
+                field(&VariabilityOptions::gpu_spread), sigma),
+       quantity({.key = "outlier_probability",
+                 .meaning = "probability that a GPU is a slow outlier",
+                 .source = "assumed; Sinha et al. report rare outliers"},
+                field(&VariabilityOptions::outlier_probability), kFraction),
+       quantity({.key = "outlier_slowdown",
+                 .unit = "x",
+                 .meaning = "slowdown of an outlier GPU",
+                 .source = "Sinha et al., SC'22"},
+                field(&VariabilityOptions::outlier_slowdown), slowdown),
+       quantity({.key = "jitter_sigma",
+                 .meaning = "log-space standard deviation of the per-iteration jitter",
+                 .source = "assumed"},
+                field(&VariabilityOptions::jitter_sigma), sigma),
+       quantity({.key = "straggler_rate_per_hour",
+                 .unit = "1/h",
+                 .meaning = "straggler episodes per worker per simulated hour (Poisson)",
+                 .source = "assumed; the Alibaba PAI trace shows stragglers mid-run"},
+                field(&VariabilityOptions::straggler_rate_per_hour), Range{.low = 0, .high = 3600}),
+       quantity({.key = "straggler_slowdown",
+                 .unit = "x",
+                 .meaning = "slowdown during a straggler episode",
+                 .source = "assumed"},
+                field(&VariabilityOptions::straggler_slowdown), slowdown),
+       quantity({.key = "straggler_mean_duration_s",
+                 .unit = "s",
+                 .meaning = "mean length of an episode, exponentially distributed",
+                 .source = "assumed"},
+                field(&VariabilityOptions::straggler_mean_duration_s),
+                Range{.low = 0, .low_open = true, .high = 1e6}),
+       quantity({.key = "minimum_factor",
+                 .meaning = "lower bound of the combined factor: jitter never makes a GPU "
+                            "twice as fast",
+                 .source = "assumed"},
+                field(&VariabilityOptions::minimum_factor),
+                Range{.low = 0, .low_open = true, .high = 1})});
+}
+
+}  // namespace
+
+const std::vector<KnobTable>& scenario_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const std::vector<KnobTable> tables = {top_level(), training(), sync(), network(),
+                                                variability()};
+  return tables;
+}
+
+}  // namespace dynamix
