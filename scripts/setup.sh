@@ -36,8 +36,11 @@ fi
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+# DYNAMIX_WERROR=1 (CI) turns every compiler warning into an error.
 if [[ ! -f build/build.ninja ]]; then
-  meson setup build --buildtype=release -Db_ndebug=false >/dev/null
+  meson setup build --buildtype=release -Db_ndebug=false ${DYNAMIX_WERROR:+-Dwerror=true} >/dev/null
+elif [[ -n ${DYNAMIX_WERROR:-} ]]; then
+  meson configure build -Dwerror=true >/dev/null
 fi
 # Builds quietly, showing the compiler's output only when the build fails.
 build_quietly() {
