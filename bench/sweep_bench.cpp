@@ -18,12 +18,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// 2 cells × 2 policies × 4 seeds of the 32-node hetero32 scenario (its 300 s budget): episodes
-/// of 20-100 ms, long enough that the sync of each record to disk does not dominate.
+/// 2 cells × 2 policies × 8 seeds of the 32-node hetero32 scenario with its budgets raised to
+/// 1200 s and 1000 epochs: episodes of 30-200 ms, long enough that the sync of each record to
+/// disk (a few ms) does not dominate, and enough of them that the last one ends soon after the
+/// others.
 SweepPlan bench_plan() {
   SweepSpec spec;
   spec.scenario = "embedded:/scenarios/hetero32.yaml";
-  spec.seeds = 4;
+  spec.overrides = {"training.budget_time_s=1200", "training.budget_epochs=1000"};
+  spec.seeds = 8;
   return make_sweep_plan(
       spec, {"sync.architecture=ring,ps"}, "static:128,goodput+proportional",
       [](const std::string& name, std::uint64_t seed, const EnvOptions&,
