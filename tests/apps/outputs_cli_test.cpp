@@ -93,7 +93,8 @@ TEST_CASE("summary.json gives the mean iteration time, samples per second and wh
   int run = 0;
   for (const auto& [options, reason] : reasons) {
     CAPTURE(options);
-    const std::string out = work / ("r" + std::to_string(run++));
+    // Appended, not "r" + ...: GCC 12 flags that operator+ with a false -Wrestrict.
+    const std::string out = work / std::string("r").append(std::to_string(run++));
     const Outcome outcome = dynamix("simulate --record none " + options + " --out " + quoted(out));
     REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
     CHECK(YAML::LoadFile(out + "/summary.json")["stop_reason"].as<std::string>() == reason);
