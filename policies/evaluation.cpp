@@ -310,6 +310,8 @@ std::string headroom_text(const PolicyScore& score, const ScenarioScores& scenar
   const double heuristic = scenario.policies[*scenario.best_heuristic].score_s;
   const double gap = heuristic - scenario.policies[*scenario.oracle].score_s;
   if (gap <= 0) return "n/a";
+  // Slower than the best heuristic: the share is negative and its size says little.
+  if (score.score_s > heuristic) return "<0%";
   return fixed(100 * (heuristic - score.score_s) / gap, 0) + "%";
 }
 

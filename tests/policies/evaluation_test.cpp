@@ -117,6 +117,8 @@ TEST_CASE("The oracle's headroom is the share of the heuristic-to-oracle gap a p
   CHECK(has(text, "| 2 | ppo | 1/1 | 125.0 [125.0, 125.0] | 0.9000 [0.9000, 0.9000] | 0.625 | "
                   "0.833 | 50% |"));
   CHECK(has(text, "| 1 | oracle |"));
+  CHECK(has(text, "| 4 | static:64 | 1/1 | 200.0 [200.0, 200.0] | 0.9000 [0.9000, 0.9000] | "
+                  "1.000 | 1.333 | <0% |"));
 }
 
 std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides) {
