@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default scenario: installs what is missing and builds, trains a
 # PPO batch-size policy on the quick-start cluster, exports policy.pt, and evaluates it against
-# the baselines on the training scenario and on scenarios it never saw. Extra arguments go to
+# the baselines and the oracle schedule on the training scenario and on scenarios it never saw. Extra arguments go to
 # `dynamix train` (e.g. --steps 50000 for a shorter run).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
@@ -12,5 +12,5 @@ scenarios=()
 for name in quickstart hetero32 lossy8 background8 ps16_incast; do
   scenarios+=(--scenario "embedded:/scenarios/$name.yaml")
 done
-"$dynamix" evaluate "${scenarios[@]}" --seeds 5 --out "$runs/evaluate" \
-  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,ppo:$runs/train/policy.pt"
+"$dynamix" evaluate "${scenarios[@]}" --seeds 5 --oracle --out "$runs/evaluate" \
+  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,ppo=ppo:$runs/train/policy.pt"
