@@ -78,21 +78,15 @@ std::vector<PolicyEntry> parse_entries(const std::string& list) {
   return entries;
 }
 
-/// Each entry's environment: the evaluation's, with a learned policy's own decision interval
-/// unless --decision-interval was given (then a warning when they differ).
+/// Each entry's environment: the evaluation's, at a learned policy's own decision interval
+/// unless --decision-interval was given.
 void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& base,
                          bool interval_given) {
   for (PolicyEntry& entry : entries) {
     entry.env_options = base;
-    const int own = make_policy(entry.spec, 1, base, "--policies")->decision_interval();
-    if (own <= 0 || own == base.decision_interval) continue;
-    if (interval_given) {
-      std::cerr << "dynamix: warning: " << entry.label << " was trained to decide every " << own
-                << " iterations; evaluating it every " << base.decision_interval
-                << " as --decision-interval asks\n";
-    } else {
-      entry.env_options.decision_interval = own;
-    }
+    entry.env_options.decision_interval = resolve_decision_interval(
+        *make_policy(entry.spec, 1, base, "--policies"), entry.label, base.decision_interval,
+        interval_given);
   }
 }
 

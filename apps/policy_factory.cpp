@@ -1,6 +1,8 @@
 // make_policy: baselines by name, ppo:PATH through the TorchScript policy.
 #include "apps/policy_factory.h"
 
+#include <iostream>
+
 #include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_policy.h"
 #include "sim/io/input_error.h"
@@ -19,5 +21,17 @@ std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
 }
 
 std::string policy_names() { return baseline_names() + ", ppo:PATH"; }
+
+int resolve_decision_interval(const Policy& policy, const std::string& label, int given,
+                              bool user_given) {
+  const int own = policy.decision_interval();
+  if (own <= 0) return given;
+  if (!user_given) return own;
+  if (given != own) {
+    std::cerr << "dynamix: warning: --decision-interval " << given << " overrides the " << own
+              << " iterations " << label << " was trained with\n";
+  }
+  return given;
+}
 
 }  // namespace dynamix

@@ -17,4 +17,9 @@ std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
                                     const EnvOptions& env_options, const std::string& option);
 std::string policy_names();
 
+/// The decision interval to run `policy` at: its own (a learned policy's) unless the user gave
+/// one, which then wins with a warning on stderr naming `label` when the two differ.
+int resolve_decision_interval(const Policy& policy, const std::string& label, int given,
+                              bool user_given);
+
 }  // namespace dynamix

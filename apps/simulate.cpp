@@ -148,40 +148,6 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
             << (report.episode_return ? "decisions.csv," : "") << "summary.json}\n";
 }
 
-/// Passes every decision's request to the decision log before the environment clamps it.
-class LoggedPolicy : public Policy {
- public:
-  LoggedPolicy(Policy& inner, DecisionLog& log) : inner_(inner), log_(log) {}
-  std::string name() const override { return inner_.name(); }
-  PolicyKind kind() const override { return inner_.kind(); }
-  int initial_batch() const override { return inner_.initial_batch(); }
-  int decision_interval() const override { return inner_.decision_interval(); }
-  std::span<const int> last_actions() const override { return inner_.last_actions(); }
-  void begin_episode(const BatchSizeEnv& env) override { inner_.begin_episode(env); }
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override {
-    std::vector<int> batches = inner_.decide(env, observation);
-    log_.request(env.batches(), batches);
-    return batches;
-  }
-
- private:
-  Policy& inner_;
-  DecisionLog& log_;
-};
-
-/// The policy's own decision interval unless the user gave one; a differing one is used with a
-/// warning.
-int decision_interval(const Policy& policy, int given, bool user_given) {
-  const int own = policy.decision_interval();
-  if (own <= 0) return given;
-  if (!user_given) return own;
-  if (given != own) {
-    std::cerr << "dynamix: warning: --decision-interval " << given << " overrides the " << own
-              << " iterations the policy was trained with\n";
-  }
-  return given;
-}
-
 struct PolicyRun {
   std::string name;
   EnvOptions env_options;
@@ -195,7 +161,8 @@ int simulate_policy(const Scenario& scenario, PolicyRun options, const std::stri
       make_policy(options.name, scenario.seed, options.env_options, "--policy");
   EnvOptions& env_options = options.env_options;
   env_options.decision_interval =
-      decision_interval(*policy, env_options.decision_interval, options.decision_interval_given);
+      resolve_decision_interval(*policy, "the policy", env_options.decision_interval,
+                                options.decision_interval_given);
   env_options.stop_at_target = options.stop_at_target;
   BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
                    env_options);
@@ -208,8 +175,7 @@ int simulate_policy(const Scenario& scenario, PolicyRun options, const std::stri
         iterations.add(run, record);
       });
   DecisionLog log;
-  LoggedPolicy logged(*policy, log);
-  const EpisodeResult result = run_episode(env, logged, scenario.seed, &log);
+  const EpisodeResult result = run_episode(env, *policy, scenario.seed, &log);
   if (!result.feasible) {
     throw InputError("--policy", 0, "",
                      "a static batch that every worker's memory and the batch bounds hold",

@@ -134,6 +134,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   std::vector<int> actions;
   while (!env.episode_over()) {
     const std::vector<int> batches = policy.decide(env, step.observation);
+    if (log) log->request(env.batches(), batches);
     const std::span<const int> taken = policy.last_actions();
     actions.assign(taken.begin(), taken.end());
     before = env.batches();
@@ -276,7 +277,7 @@ std::vector<ScenarioScores> score_results(const std::vector<EpisodeResult>& resu
 void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& results) {
   out << "scenario,policy,kind,seed,feasible,reached,time_to_target_s,final_accuracy,"
          "total_time_s,mean_batch_size,min_global_batch,max_global_batch,global_batch_change,"
-         "departure_share\n";
+         "departure_share,decisions\n";
   for (const EpisodeResult& r : results) {
     out << r.scenario << ',' << r.policy << ',' << policy_kind_name(r.kind) << ',' << r.seed
         << ',' << r.feasible << ',' << r.time_to_target_s.has_value() << ','
@@ -284,7 +285,7 @@ void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& resu
         << format_number(r.final_accuracy) << ',' << format_number(r.total_time_s) << ','
         << format_number(r.mean_batch_size) << ',' << r.min_global_batch << ','
         << r.max_global_batch << ',' << format_number(r.global_batch_change) << ','
-        << format_number(r.departure_share) << '\n';
+        << format_number(r.departure_share) << ',' << r.decisions << '\n';
   }
 }
 

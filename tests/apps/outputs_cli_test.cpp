@@ -170,6 +170,24 @@ TEST_CASE("simulate --policy ppo decides at the policy's own interval unless tol
         "trained with\n");
   CHECK(read_csv(work.path() / "told" / "decisions.csv")
             .rows.front()[decisions.column("iteration")] == "20");
+
+  // evaluate follows the same rule, per entry, naming the entry's label.
+  const std::string evaluate = "evaluate --seeds 1 --quiet --set training.budget_epochs=1 "
+                               "--policies tiny=ppo:" + quoted(work / "train/policy.pt");
+  const Outcome evaluated = dynamix(evaluate + " --out " + quoted(work / "eval-own"));
+  REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+  CHECK(evaluated.stderr_text.empty());
+  const Outcome overridden =
+      dynamix(evaluate + " --decision-interval 10 --out " + quoted(work / "eval-told"));
+  REQUIRE_MESSAGE(overridden.status == 0, overridden.stderr_text);
+  CHECK(overridden.stderr_text ==
+        "dynamix: warning: --decision-interval 10 overrides the 5 iterations tiny was trained "
+        "with\n");
+  const auto decisions_of = [&](const char* run) {
+    const Csv results = read_csv(work.path() / run / "results.csv");
+    return results.rows.front()[results.column("decisions")];
+  };
+  CHECK(std::stoi(decisions_of("eval-own")) > std::stoi(decisions_of("eval-told")));
 }
 
 TEST_CASE("train's run.json records every PPO option, the environment and the randomization") {
