@@ -16,6 +16,7 @@ import time
 SKIP = 77
 WORKERS, ITERATIONS, INTERVAL, DATASET = 4, 40, 5, 1000
 KILL_AT = 17
+JOB_TIMEOUT_S = 120
 FEATURES, CLASSES = 12, 4
 
 
@@ -33,7 +34,7 @@ def dataset():
     import torch
     generator = torch.Generator().manual_seed(5)
     x = torch.randn(DATASET, FEATURES, generator=generator)
-    y = torch.randint(0, CLASSES, (DATASET,), generator=generator)
+    y = (x @ torch.randn(FEATURES, CLASSES, generator=generator)).argmax(1)  # learnable
     return x, y
 
 
@@ -99,8 +100,14 @@ def run_job(work, address, kill_pid=0, name="job"):
     out = pathlib.Path(work) / name
     out.mkdir()
     # fork: the ranks inherit the imported torch instead of importing it four times again.
-    mp.start_processes(worker, args=(str(out / "init"), address, str(out), kill_pid),
-                       nprocs=WORKERS, start_method="fork")
+    context = mp.start_processes(worker, args=(str(out / "init"), address, str(out), kill_pid),
+                                 nprocs=WORKERS, join=False, start_method="fork")
+    deadline = time.monotonic() + JOB_TIMEOUT_S
+    while not context.join(timeout=1):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            fail(f"{name}: the ranks did not finish within {JOB_TIMEOUT_S} s")
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(WORKERS)]
 
 
@@ -249,6 +256,22 @@ def check_other_schema(binary, policy, work):
     check(not (pathlib.Path(work) / "other-log").exists(), "a refused serve wrote its log")
 
 
+def check_replay_mismatch(binary, policy, log, work):
+    """A tampered decision fails replay with exit 1, naming its window and what differs."""
+    lines = (pathlib.Path(log) / "decisions.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    tampered = next(i for i, r in enumerate(records)
+                    if "decision" in r and r["report"]["window_index"] in ("2", 2))
+    records[tampered]["decision"]["batches"][0] += 1
+    copy = pathlib.Path(work) / "tampered"
+    copy.mkdir()
+    (copy / "decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = subprocess.run([binary, "replay", "--policy", str(policy), "--log", str(copy)],
+                            capture_output=True, text=True)
+    check(result.returncode == 1 and "window 2 (iteration 15) of job 'ci' differs: batches: "
+          "logged [" in result.stdout, f"replay of a tampered log: {result}")
+
+
 def check_log_safety(binary, policy, work):
     """A --log folder dynamix did not write is refused before anything is written."""
     users = pathlib.Path(work) / "users-folder"
@@ -285,18 +308,22 @@ def main():
 
         server = Server(binary, policy, f"{work}/log")
         results = run_job(work, server.address)
+        check_job(results)
+
+        killed = Server(binary, policy, f"{work}/killed-log")
+        killed_results = run_job(work, killed.address, kill_pid=killed.process.pid,
+                                 name="killed")
+        killed.process.wait(timeout=30)
+        check_job(killed_results, kill=True)
+        print(replay(binary, policy, f"{work}/killed-log"))
+        print("\n".join(killed_results[0]["refusals"][:1]))
+
+        # gRPC in this process only after the last fork: gRPC does not survive fork(2).
         check_refusals(server.address, proto_dir)
         messages = server.stop()
         check("report refused: metrics.workers" in messages, messages)
-        check_job(results)
         print(replay(binary, policy, f"{work}/log"))
-
-        server = Server(binary, policy, f"{work}/killed-log")
-        results = run_job(work, server.address, kill_pid=server.process.pid, name="killed")
-        server.process.wait(timeout=30)
-        check_job(results, kill=True)
-        print(replay(binary, policy, f"{work}/killed-log"))
-        print("\n".join(results[0]["refusals"][:1]))
+        check_replay_mismatch(binary, policy, f"{work}/log", work)
         check_other_schema(binary, policy, work)
         check_log_safety(binary, policy, work)
     print("adapter: all checks passed")
