@@ -4,7 +4,6 @@ communication through the futures and measures local and global gradient norms."
 import time
 from dataclasses import dataclass, field
 
-import torch
 import torch.distributed as dist
 
 

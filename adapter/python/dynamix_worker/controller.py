@@ -6,14 +6,15 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import torch
 import torch.distributed as dist
 
 from . import _protocol
 from .comm_hook import WeightedHookState, ring_bytes_sent, weighted_allreduce_hook
-from .metrics import ITERATION_FIELDS, WINDOW_FIELDS, memory_util, tcp_counters, worker_window
+from .metrics import (ITERATION_FIELDS, WINDOW_FIELDS, memory_util, tcp_counters,
+                      worker_window)
 from .sampler import GlobalCursorSampler
 
 LOG = logging.getLogger("dynamix_worker")
@@ -203,8 +204,7 @@ class AdaptiveBatchController:
             progress=min(1.0, self.iteration / self.total_iterations)
             if self.total_iterations else 0.0,
             epochs=self.sampler.epochs,
-            workers=[pb2.WorkerWindow(**worker_window(rows, windows, self.sampler.batches, rank,
-                                                      self.gpu_type))
+            workers=[pb2.WorkerWindow(**worker_window(rows, windows, rank, self.gpu_type))
                      for rank in range(self.world_size)])
         return pb2.WindowReport(
             protocol_version=pb2.PROTOCOL_VERSION_1, job_id=self.job_id,

@@ -1,8 +1,7 @@
 """Measured per-window metrics of one rank, in the units of gym/window_metrics.h."""
 import os
 import resource
-import time
-from typing import Dict, List, Optional
+from typing import Dict
 
 import torch
 
@@ -48,7 +47,7 @@ def memory_util(device: torch.device) -> float:
     return rss / total if total > 0 else 0.0
 
 
-def worker_window(rows: torch.Tensor, window: torch.Tensor, workers: List[int], rank: int,
+def worker_window(rows: torch.Tensor, window: torch.Tensor, rank: int,
                   gpu_type: str) -> dict:
     """One worker's WorkerWindow fields from every rank's iteration rows
     [ranks, iterations, fields] and window counters [ranks, 2]."""
@@ -97,14 +96,3 @@ def gradient_variance_norm(mine: torch.Tensor, batch: torch.Tensor,
     if not (trace > 0 and signal > 0):
         return 0.0
     return float(trace / signal / batch.mean())
-
-
-class IterationClock:
-    """Times the phases of one iteration on this rank."""
-
-    def __init__(self):
-        self.start = time.perf_counter()
-        self.data_done: Optional[float] = None
-
-    def data_loaded(self) -> None:
-        self.data_done = time.perf_counter()
