@@ -40,9 +40,7 @@ void write_best(std::ostream& out, const std::string& scenario, const OracleResu
       << result.tried.size() << " |\n";
 }
 
-}  // namespace
-
-int run_oracle(const std::vector<std::string>& args) {
+struct OracleArgs {
   std::vector<std::string> scenario_paths;
   std::vector<std::string> overrides;
   std::string out;
@@ -51,65 +49,76 @@ int run_oracle(const std::vector<std::string>& args) {
   EnvOptions env_options;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
+};
+
+/// Parses the options; false when --help was printed.
+bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
   po::options_description options(
       "dynamix oracle: search global-batch schedules for the fastest that reaches the target on "
       "every seed");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_paths)->composing(),
+      ("scenario", po::value(&a.scenario_paths)->composing(),
        "scenario YAML file or built-in name; repeat for several (default: quickstart)")
-      ("seeds", po::value(&seeds)->default_value(seeds), "seeds every finalist must reach on")
-      ("seed", po::value(&first_seed)->default_value(first_seed), "first seed")
-      ("decision-interval", po::value(&env_options.decision_interval)->default_value(
-           env_options.decision_interval), "iterations between decisions, k")
-      ("jobs,j", po::value(&jobs)->default_value(jobs),
+      ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds every finalist must reach on")
+      ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
+      ("decision-interval", po::value(&a.env_options.decision_interval)->default_value(
+           a.env_options.decision_interval), "iterations between decisions, k")
+      ("jobs,j", po::value(&a.jobs)->default_value(a.jobs),
        "episodes run at once (threads); results do not depend on it")
-      ("set", po::value(&overrides)->composing(), "override a value: dotted.key=VALUE")
-      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
-      ("out", po::value(&out)->required(), "run directory to write");
+      ("set", po::value(&a.overrides)->composing(), "override a value: dotted.key=VALUE")
+      ("quiet,q", po::bool_switch(&a.quiet), "print no progress on stderr")
+      ("out", po::value(&a.out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  require_in_range("--seeds", seeds, 1);
-  require_in_range("--seed", first_seed, 0);
-  require_in_range("--decision-interval", env_options.decision_interval, 1);
-  require_in_range("--jobs", jobs, 1, 256);
-  if (scenario_paths.empty()) scenario_paths.push_back(kDefaultScenario);
-  std::vector<std::shared_ptr<const Scenario>> scenarios;
-  for (const std::string& path : scenario_paths) {
-    scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), overrides)));
-  }
+  if (parse_command_line(args, options, values)) return false;
+  require_in_range("--seeds", a.seeds, 1);
+  require_in_range("--seed", a.first_seed, 0);
+  require_in_range("--decision-interval", a.env_options.decision_interval, 1);
+  require_in_range("--jobs", a.jobs, 1, 256);
+  if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
+  return true;
+}
 
-  RunDirectory directory(out, "oracle");
+}  // namespace
+
+int run_oracle(const std::vector<std::string>& args) {
+  OracleArgs a;
+  if (!parse_args(args, a)) return 0;
+  std::vector<std::shared_ptr<const Scenario>> scenarios;
+  for (const std::string& path : a.scenario_paths) {
+    scenarios.push_back(
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+  }
+  RunDirectory directory(a.out, "oracle");
   const InterruptScope interrupt;
   std::ofstream csv(directory.file("schedules.csv"));
   std::ofstream markdown(directory.file("summary.md"));
   csv << "scenario,schedule,seeds,reached,mean_time_to_target_s,mean_epochs\n";
   markdown << "# Oracle\n\nThe fastest global-batch schedule (per-worker mean batch, from the "
               "epoch given, split by measured speed) that reached the target on every one of "
-           << seeds << " seeds; evaluate runs it as `--policies schedule:...`.\n\n"
+           << a.seeds << " seeds; evaluate runs it as `--policies schedule:...`.\n\n"
            << "| scenario | best schedule | mean time to target (s) | schedules tried |\n"
            << "|---|---|---|---|\n";
   OracleOptions search;
-  search.jobs = jobs;
+  search.jobs = a.jobs;
   search.observer = [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); };
-  for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
+  for (const auto& scenario : scenarios) {
+    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
     const OracleResult result = search_schedules(
-        scenarios[s], env_options, static_cast<std::uint64_t>(first_seed), seeds, search,
+        scenario, a.env_options, static_cast<std::uint64_t>(a.first_seed), a.seeds, search,
         [&](int done, int total) {
           progress.update(static_cast<double>(done) / total,
-                          scenarios[s]->name + " " + std::to_string(done) + " episodes");
+                          scenario->name + " " + std::to_string(done) + " episodes");
         });
     progress.finish();
-    write_schedules_csv(csv, scenarios[s]->name, result);
-    write_best(markdown, scenarios[s]->name, result);
+    write_schedules_csv(csv, scenario->name, result);
+    write_best(markdown, scenario->name, result);
   }
   csv.close();
   markdown.close();
-  if (!csv || !markdown) throw InputError(out, 0, "", "writable result files");
+  if (!csv || !markdown) throw InputError(a.out, 0, "", "writable result files");
   directory.commit();
   std::ifstream summary(directory.final_path() / "summary.md");
   std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()

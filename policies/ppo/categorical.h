@@ -2,7 +2,7 @@
 // Internal to policies/: includes LibTorch.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace dynamix::categorical {
 
