@@ -229,11 +229,11 @@ int run_evaluate(const std::vector<std::string>& args) {
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), entry.env_options);
     env.set_iteration_observer(
         [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
-    const auto policy = make_policy(entry.spec, static_cast<std::uint64_t>(a.first_seed),
-                                    entry.env_options, "--policies");
     for (int i = 0; i < a.seeds; ++i) {
-      EpisodeResult result =
-          run_episode(env, *policy, static_cast<std::uint64_t>(a.first_seed + i));
+      // A fresh policy per episode, seeded by the episode: no state carries across seeds.
+      const auto seed = static_cast<std::uint64_t>(a.first_seed + i);
+      const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
+      EpisodeResult result = run_episode(env, *policy, seed);
       result.policy = entry.label;
       if (entry.oracle) result.kind = PolicyKind::kOracle;
       slots[static_cast<std::size_t>(t)].push_back(std::move(result));

@@ -14,3 +14,6 @@ for name in quickstart hetero32 lossy8 background8 ps16_incast; do
 done
 "$dynamix" evaluate "${scenarios[@]}" --seeds 5 --oracle --out "$runs/evaluate" \
   --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,ppo=ppo:$runs/train/policy.pt"
+# The report: the training curve and the evaluation as figures (notebooks_export/).
+scripts/report.sh "$runs/train"
+scripts/report.sh "$runs/evaluate"
