@@ -44,7 +44,8 @@ const std::vector<std::string> kResultColumns = {
     "policy",           "seed",           "status",       "reached",
     "time_to_target_s", "final_accuracy", "total_time_s", "iterations",
     "mean_iteration_s", "comm_share",     "wait_share",   "mean_batch_size",
-    "decisions",        "retransmits",    "timeouts",     "reason"};
+    "decisions",        "retransmits",    "timeouts",     "events",
+    "reason"};
 }  // namespace
 
 std::vector<std::string> SweepPlan::columns() const {
@@ -229,7 +230,7 @@ void write_outcome(CsvWriter& row, const EpisodeOutcome& outcome) {
   row << episode.final_accuracy << episode.total_time_s << totals.iterations
       << totals.time_s / static_cast<double>(std::max<std::int64_t>(1, totals.iterations))
       << totals.comm_s / time_s << totals.wait_s / time_s << episode.mean_batch_size
-      << episode.decisions << totals.retransmits << totals.timeouts << "";
+      << episode.decisions << totals.retransmits << totals.timeouts << episode.events << "";
 }
 
 /// Runs episode `index` and makes its record (the results.csv row and its wall time) durable.

@@ -152,6 +152,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   result.final_accuracy = run.validation_accuracy().value_or(0);
   result.total_time_s = to_seconds(run.now());
   result.epochs = run.epochs();
+  result.events = run.events();
   result.mean_batch_size = average.mean();
   stats.fill(result);
   return result;

@@ -36,6 +36,8 @@ struct EpisodeResult {
   double total_time_s = 0;
   /// Epochs run when the episode ended.
   double epochs = 0;
+  /// Simulator events the episode fired.
+  std::uint64_t events = 0;
   /// The scenario's training.budget_time_s; 0 when it sets none.
   double time_budget_s = 0;
   /// Mean per-worker batch over the episode's iterations.

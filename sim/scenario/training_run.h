@@ -64,6 +64,8 @@ class TrainingRun {
   TimePoint now() const { return sim_.now(); }
   std::int64_t iterations() const { return iteration_; }
   double epochs() const { return dynamics_.epochs(); }
+  /// Simulator events fired so far (flows, timers, barriers): the cost of the run.
+  std::uint64_t events() const { return sim_.events_fired(); }
   /// The latest validation accuracy, if any epoch has completed.
   std::optional<double> validation_accuracy() const { return validation_accuracy_; }
   std::optional<TimePoint> time_to_target() const { return time_to_target_; }
