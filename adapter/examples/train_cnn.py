@@ -110,6 +110,8 @@ def main():
         steady = times[len(times) // 5:]
         print(f"{'plain DDP' if args.plain else 'dynamix_worker'}: median iteration "
               f"{1000 * statistics.median(steady):.2f} ms over {len(steady)} iterations")
+    if controller is not None:
+        controller.close()
     dist.destroy_process_group()
 
 

@@ -78,6 +78,20 @@ class AdaptiveBatchController:
         self._channel = grpc.insecure_channel(address)
         return grpc_stubs.ArbitratorStub(self._channel)
 
+    def close(self) -> None:
+        """Closes the connection to the arbitrator (rank 0); call before the process group ends.
+        An open gRPC channel can keep a forked rank from exiting."""
+        channel = getattr(self, "_channel", None)
+        if channel is not None:
+            channel.close()
+            self._channel, self._stub = None, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     @property
     def batch(self) -> int:
         return self.sampler.batches[self.rank]
