@@ -87,7 +87,7 @@ class BatchSizeEnv(_gymnasium.Env if _gymnasium is not None else object):
     def step(self, actions):
         """actions: an action index per worker; returns (obs, rewards, terminated, truncated,
         info)."""
-        return self._env.step(np.asarray(actions, dtype=np.int32))
+        return self._env.step(actions)  # any integer array or sequence (converted in C++)
 
     @property
     def workers(self):

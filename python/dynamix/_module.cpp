@@ -82,18 +82,45 @@ std::shared_ptr<const ScenarioSource> scenario_source(const std::string& scenari
       std::make_shared<const Scenario>(load_scenario(path, o.overrides)));
 }
 
-py::dict info_dict(const StepInfo& info) {
+/// The info dict's keys, made once per environment rather than once per step.
+struct InfoKeys {
+  py::str batches{"batches"}, clamped{"clamped"}, decision{"decision"}, iteration{"iteration"},
+      time_s{"time_s"}, window_s{"window_s"}, epochs{"epochs"},
+      validation_accuracy{"validation_accuracy"}, time_to_target_s{"time_to_target_s"},
+      autoreset{"autoreset"};
+};
+
+py::list int_list(const std::vector<int>& values) {
+  py::list list(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    PyList_SET_ITEM(list.ptr(), static_cast<py::ssize_t>(i), PyLong_FromLong(values[i]));
+  }
+  return list;
+}
+
+py::list bool_list(const std::vector<bool>& values) {
+  py::list list(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    PyObject* value = values[i] ? Py_True : Py_False;
+    Py_INCREF(value);
+    PyList_SET_ITEM(list.ptr(), static_cast<py::ssize_t>(i), value);
+  }
+  return list;
+}
+
+py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   py::dict d;
-  d["batches"] = info.batches;
-  d["clamped"] = std::vector<bool>(info.clamped.begin(), info.clamped.end());
-  d["decision"] = info.decision;
-  d["iteration"] = info.iteration;
-  d["time_s"] = info.time_s;
-  d["window_s"] = info.window_s;
-  d["epochs"] = info.epochs;
-  d["validation_accuracy"] = info.validation_accuracy;
-  d["time_to_target_s"] = info.time_to_target_s ? py::cast(*info.time_to_target_s) : py::none();
-  d["autoreset"] = info.autoreset;
+  d[k.batches] = int_list(info.batches);
+  d[k.clamped] = bool_list(info.clamped);
+  d[k.decision] = py::int_(info.decision);
+  d[k.iteration] = py::int_(info.iteration);
+  d[k.time_s] = py::float_(info.time_s);
+  d[k.window_s] = py::float_(info.window_s);
+  d[k.epochs] = py::float_(info.epochs);
+  d[k.validation_accuracy] = py::float_(info.validation_accuracy);
+  d[k.time_to_target_s] =
+      info.time_to_target_s ? py::object(py::float_(*info.time_to_target_s)) : py::none();
+  d[k.autoreset] = py::bool_(info.autoreset);
   return d;
 }
 
@@ -121,7 +148,7 @@ class PyEnv {
       reset = env_.reset(seed);
     }
     result_.observation = std::move(reset.observation);
-    return py::make_tuple(observation(), info_dict(reset.info));
+    return py::make_tuple(observation(), info_dict(reset.info, keys_));
   }
 
   py::tuple step(const py::array_t<int, py::array::c_style | py::array::forcecast>& actions) {
@@ -134,7 +161,7 @@ class PyEnv {
     const auto workers = static_cast<py::ssize_t>(result_.rewards.size());
     py::array_t<float> rewards = rewards_.publish(result_.rewards, {workers});
     return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
-                          info_dict(result_.info));
+                          info_dict(result_.info, keys_));
   }
 
   std::size_t workers() const { return env_.workers(); }
@@ -150,6 +177,7 @@ class PyEnv {
   std::shared_ptr<const ScenarioSource> source_;
   BatchSizeEnv env_;
   bool randomized_;
+  InfoKeys keys_;
   StepResult result_;
   Published observation_;
   Published rewards_;
@@ -172,7 +200,7 @@ class PyVectorEnv {
     for (std::size_t i = 0; i < results.size(); ++i) {
       steps_.resize(results.size());
       steps_[i].observation = std::move(results[i].observation);
-      infos.append(info_dict(results[i].info));
+      infos.append(info_dict(results[i].info, keys_));
     }
     return py::make_tuple(stacked_observations(), infos);
   }
@@ -199,7 +227,7 @@ class PyVectorEnv {
       rewards_scratch_.insert(rewards_scratch_.end(), s.rewards.begin(), s.rewards.end());
       terminated.push_back(s.terminated);
       truncated.push_back(s.truncated);
-      infos.append(info_dict(s.info));
+      infos.append(info_dict(s.info, keys_));
     }
     py::array_t<float> rewards = rewards_.publish(
         rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(workers)});
@@ -227,6 +255,7 @@ class PyVectorEnv {
   }
 
   VectorEnv vector_;
+  InfoKeys keys_;
   std::vector<StepResult> steps_;
   std::vector<std::vector<int>> actions_;
   std::vector<float> scratch_;
