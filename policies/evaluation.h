@@ -58,8 +58,8 @@ struct EpisodeResult {
 /// Runs `policy` in `env` from reset(seed) until the episode ends (at the budget, or at the
 /// target when EnvOptions::stop_at_target). Each decision goes to `log` if given, with the
 /// batches the policy requested and the action indices it took (none for policies that set
-/// batches directly). A policy whose
-/// initial_batch() the environment had to clamp is not run: the result says infeasible.
+/// batches directly). A static policy whose batch the environment had to clamp at reset is not
+/// run: the result says infeasible.
 EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
                           DecisionLog* log = nullptr);
 
