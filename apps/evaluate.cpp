@@ -56,10 +56,9 @@ PolicyEntry parse_entry(const std::string& text) {
     return {text.substr(0, equals), text.substr(equals + 1), {}};
   }
   // A learned policy is labelled by its file's stem ("ppo:runs/a/policy.pt" -> "policy").
-  const std::string label =
-      text.starts_with("ppo:") && text.size() > 4
-          ? std::filesystem::path(text.substr(4)).stem().string()
-          : text;
+  const std::string label = text.starts_with("ppo:") && text.size() > 4
+                                ? std::filesystem::path(text.substr(4)).stem().string()
+                                : text;
   return {label.empty() ? text : label, text, {}};
 }
 
@@ -84,9 +83,9 @@ void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& ba
                          bool interval_given) {
   for (PolicyEntry& entry : entries) {
     entry.env_options = base;
-    entry.env_options.decision_interval = resolve_decision_interval(
-        *make_policy(entry.spec, 1, base, "--policies"), entry.label, base.decision_interval,
-        interval_given);
+    entry.env_options.decision_interval =
+        resolve_decision_interval(*make_policy(entry.spec, 1, base, "--policies"), entry.label,
+                                  base.decision_interval, interval_given);
   }
 }
 
@@ -172,21 +171,20 @@ class EpisodeProgress {
 /// schedule reached the target on every seed.
 std::optional<PolicyEntry> find_oracle(const std::shared_ptr<const Scenario>& scenario,
                                        const EvaluateArgs& a, const EnvOptions& base,
-                                       const InterruptScope& interrupt,
-                                       EpisodeProgress& progress) {
+                                       const InterruptScope& interrupt, EpisodeProgress& progress) {
   OracleOptions options;
   options.jobs = a.jobs;
   options.observer = [&interrupt](const TrainingRun&, const IterationRecord&) {
     interrupt.check();
   };
   int reported = 0;
-  const OracleResult result = search_schedules(
-      scenario, base, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
-      [&](int done, int total) {
-        progress.add(static_cast<double>(done - reported) / total,
-                     scenario->name + " oracle search");
-        reported = done;
-      });
+  const OracleResult result =
+      search_schedules(scenario, base, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
+                       [&](int done, int total) {
+                         progress.add(static_cast<double>(done - reported) / total,
+                                      scenario->name + " oracle search");
+                         reported = done;
+                       });
   if (!result.best) {
     std::cerr << "dynamix: no schedule reached the target on every seed of " << scenario->name
               << "; no oracle row\n";
@@ -214,14 +212,15 @@ int run_evaluate(const std::vector<std::string>& args) {
 
   RunDirectory directory(a.out, "evaluate");
   const InterruptScope interrupt;
-  EpisodeProgress progress(a.quiet, static_cast<double>(scenarios.size() *
-                                                        (entries.size() + a.oracle)));
+  EpisodeProgress progress(a.quiet,
+                           static_cast<double>(scenarios.size() * (entries.size() + a.oracle)));
   // Every (scenario, entry) pair is one task with its own environment and policy instance.
   std::vector<std::pair<std::shared_ptr<const Scenario>, PolicyEntry>> tasks;
   for (const auto& scenario : scenarios) {
     for (const PolicyEntry& entry : entries) tasks.emplace_back(scenario, entry);
     if (!a.oracle) continue;
-    if (auto oracle = find_oracle(scenario, a, base, interrupt, progress)) tasks.emplace_back(scenario, *oracle);
+    if (auto oracle = find_oracle(scenario, a, base, interrupt, progress))
+      tasks.emplace_back(scenario, *oracle);
   }
   std::vector<std::vector<EpisodeResult>> slots(tasks.size());
   parallel_for(static_cast<int>(tasks.size()), a.jobs, [&](int t) {

@@ -24,9 +24,9 @@ namespace po = boost::program_options;
 void write_schedules_csv(std::ostream& out, const std::string& scenario,
                          const OracleResult& result) {
   for (const ScheduleOutcome& outcome : result.tried) {
-    out << scenario << ',' << outcome.name << ',' << outcome.seeds << ',' << outcome.reached
-        << ',' << (outcome.reached == outcome.seeds ? format_number(outcome.mean_time_s) : "")
-        << ',' << format_number(outcome.mean_epochs) << '\n';
+    out << scenario << ',' << outcome.name << ',' << outcome.seeds << ',' << outcome.reached << ','
+        << (outcome.reached == outcome.seeds ? format_number(outcome.mean_time_s) : "") << ','
+        << format_number(outcome.mean_epochs) << '\n';
   }
 }
 

@@ -160,9 +160,8 @@ int simulate_policy(const Scenario& scenario, PolicyRun options, const std::stri
   const std::unique_ptr<Policy> policy =
       make_policy(options.name, scenario.seed, options.env_options, "--policy");
   EnvOptions& env_options = options.env_options;
-  env_options.decision_interval =
-      resolve_decision_interval(*policy, "the policy", env_options.decision_interval,
-                                options.decision_interval_given);
+  env_options.decision_interval = resolve_decision_interval(
+      *policy, "the policy", env_options.decision_interval, options.decision_interval_given);
   env_options.stop_at_target = options.stop_at_target;
   BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
                    env_options);

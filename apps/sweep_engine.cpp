@@ -40,12 +40,23 @@ namespace {
 namespace fs = std::filesystem;
 
 /// The results.csv columns after the cell index and the grid values.
-const std::vector<std::string> kResultColumns = {
-    "policy",           "seed",           "status",       "reached",
-    "time_to_target_s", "final_accuracy", "total_time_s", "iterations",
-    "mean_iteration_s", "comm_share",     "wait_share",   "mean_batch_size",
-    "decisions",        "retransmits",    "timeouts",     "events",
-    "reason"};
+const std::vector<std::string> kResultColumns = {"policy",
+                                                 "seed",
+                                                 "status",
+                                                 "reached",
+                                                 "time_to_target_s",
+                                                 "final_accuracy",
+                                                 "total_time_s",
+                                                 "iterations",
+                                                 "mean_iteration_s",
+                                                 "comm_share",
+                                                 "wait_share",
+                                                 "mean_batch_size",
+                                                 "decisions",
+                                                 "retransmits",
+                                                 "timeouts",
+                                                 "events",
+                                                 "reason"};
 }  // namespace
 
 std::vector<std::string> SweepPlan::columns() const {

@@ -103,12 +103,18 @@ EpisodeResult start_result(const BatchSizeEnv& env, const Policy& policy, std::u
 
 const char* policy_kind_name(PolicyKind kind) {
   switch (kind) {
-    case PolicyKind::kStatic: return "static";
-    case PolicyKind::kHeuristic: return "heuristic";
-    case PolicyKind::kLearned: return "learned";
-    case PolicyKind::kSchedule: return "schedule";
-    case PolicyKind::kOracle: return "oracle";
-    case PolicyKind::kOther: break;
+    case PolicyKind::kStatic:
+      return "static";
+    case PolicyKind::kHeuristic:
+      return "heuristic";
+    case PolicyKind::kLearned:
+      return "learned";
+    case PolicyKind::kSchedule:
+      return "schedule";
+    case PolicyKind::kOracle:
+      return "oracle";
+    case PolicyKind::kOther:
+      break;
   }
   return "other";
 }
@@ -116,9 +122,8 @@ const char* policy_kind_name(PolicyKind kind) {
 EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed, DecisionLog* log) {
   ResetResult reset = env.reset(seed, {.initial_batch = policy.initial_batch()});
   EpisodeResult result = start_result(env, policy, seed);
-  const bool clamped =
-      std::find(reset.info.clamped.begin(), reset.info.clamped.end(), true) !=
-      reset.info.clamped.end();
+  const bool clamped = std::find(reset.info.clamped.begin(), reset.info.clamped.end(), true) !=
+                       reset.info.clamped.end();
   if (policy.kind() == PolicyKind::kStatic && clamped) {
     result.feasible = false;
     return result;
@@ -280,8 +285,8 @@ void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& resu
          "total_time_s,mean_batch_size,min_global_batch,max_global_batch,global_batch_change,"
          "departure_share,decisions\n";
   for (const EpisodeResult& r : results) {
-    out << r.scenario << ',' << r.policy << ',' << policy_kind_name(r.kind) << ',' << r.seed
-        << ',' << r.feasible << ',' << r.time_to_target_s.has_value() << ','
+    out << r.scenario << ',' << r.policy << ',' << policy_kind_name(r.kind) << ',' << r.seed << ','
+        << r.feasible << ',' << r.time_to_target_s.has_value() << ','
         << (r.time_to_target_s ? format_number(*r.time_to_target_s) : "") << ','
         << format_number(r.final_accuracy) << ',' << format_number(r.total_time_s) << ','
         << format_number(r.mean_batch_size) << ',' << r.min_global_batch << ','
@@ -294,10 +299,9 @@ namespace {
 
 std::string reached_text(const PolicyScore& score) {
   if (!score.feasible) return "infeasible";
-  if (score.reached == score.seeds) return std::to_string(score.seeds) + "/" +
-                                           std::to_string(score.seeds);
-  return "miss " + std::to_string(score.seeds - score.reached) + "/" +
-         std::to_string(score.seeds);
+  if (score.reached == score.seeds)
+    return std::to_string(score.seeds) + "/" + std::to_string(score.seeds);
+  return "miss " + std::to_string(score.seeds - score.reached) + "/" + std::to_string(score.seeds);
 }
 
 std::string ratio_text(const PolicyScore& score, const ScenarioScores& scenario,
@@ -323,8 +327,8 @@ void write_scenario_table(std::ostream& out, const ScenarioScores& scenario) {
     return i ? scenario.policies[*i].policy : std::string("none reached the target on every seed");
   };
   out << "Best static batch: " << name_of(scenario.best_static)
-      << ". Best heuristic: " << name_of(scenario.best_heuristic)
-      << ". A miss counts as " << fixed(scenario.penalty_s, 1) << " s.\n\n";
+      << ". Best heuristic: " << name_of(scenario.best_heuristic) << ". A miss counts as "
+      << fixed(scenario.penalty_s, 1) << " s.\n\n";
   out << "| rank | policy | reached | time_to_target_s | final_accuracy | ratio_to_best_static | "
          "ratio_to_best_heuristic | headroom | mean_batch_size | global_batch | departures |\n"
       << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -338,10 +342,9 @@ void write_scenario_table(std::ostream& out, const ScenarioScores& scenario) {
     out << (p.reached > 0 ? interval_text(p.time_to_target, 1) : "never") << " | "
         << interval_text(p.final_accuracy, 4) << " | "
         << ratio_text(p, scenario, scenario.best_static) << " | "
-        << ratio_text(p, scenario, scenario.best_heuristic) << " | "
-        << headroom_text(p, scenario) << " | " << fixed(p.mean_batch_size.mean, 1) << " | "
-        << p.min_global_batch << "–" << p.max_global_batch << " | "
-        << fixed(100 * p.departure_share, 0) << "% |\n";
+        << ratio_text(p, scenario, scenario.best_heuristic) << " | " << headroom_text(p, scenario)
+        << " | " << fixed(p.mean_batch_size.mean, 1) << " | " << p.min_global_batch << "–"
+        << p.max_global_batch << " | " << fixed(100 * p.departure_share, 0) << "% |\n";
   }
 }
 
@@ -367,8 +370,9 @@ void write_across_scenarios(std::ostream& out, const std::vector<ScenarioScores>
     }
   }
   out << "\n## Across scenarios\n\nGeometric mean of the ratios to the best static batch over the "
-      << counted << " scenario(s) where a static batch reached the target on every seed; a miss "
-                    "or an infeasible batch enters at the scenario's miss time.\n\n"
+      << counted
+      << " scenario(s) where a static batch reached the target on every seed; a miss "
+         "or an infeasible batch enters at the scenario's miss time.\n\n"
       << "| policy | geometric mean of ratios | scenarios missed |\n|---|---|---|\n";
   for (const std::string& policy : order) {
     const std::vector<double>& values = ratios[policy];

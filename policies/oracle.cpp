@@ -69,8 +69,8 @@ class Search {
   int planned() const {
     const int levels = static_cast<int>(levels_.size());
     const int switches = static_cast<int>(options_.switch_fractions.size());
-    return levels + levels * (levels - 1) / 2 * switches +
-           options_.finalists * levels * switches + 3 * options_.finalists * seeds_;
+    return levels + levels * (levels - 1) / 2 * switches + options_.finalists * levels * switches +
+           3 * options_.finalists * seeds_;
   }
 
   std::shared_ptr<const Scenario> scenario_;
@@ -104,15 +104,15 @@ std::vector<ScheduleOutcome> Search::evaluate(const std::vector<Phases>& schedul
     outcome.seeds = seeds;
     double time = 0;
     for (int k = 0; k < seeds; ++k) {
-      const EpisodeResult& episode = episodes[s * static_cast<std::size_t>(seeds) +
-                                              static_cast<std::size_t>(k)];
+      const EpisodeResult& episode =
+          episodes[s * static_cast<std::size_t>(seeds) + static_cast<std::size_t>(k)];
       if (!episode.time_to_target_s) continue;
       ++outcome.reached;
       time += *episode.time_to_target_s;
       outcome.mean_epochs += episode.epochs;
     }
-    outcome.mean_time_s = outcome.reached == seeds ? time / seeds
-                                                   : std::numeric_limits<double>::infinity();
+    outcome.mean_time_s =
+        outcome.reached == seeds ? time / seeds : std::numeric_limits<double>::infinity();
     if (outcome.reached > 0) outcome.mean_epochs /= outcome.reached;
     result_.tried.push_back(outcome);
     outcomes.push_back(std::move(outcome));

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "policies/export/torchscript_policy.h"
-#include "policies/ppo/greedy_decision.h"
 #include "policies/policy.h"
+#include "policies/ppo/greedy_decision.h"
 
 namespace dynamix {
 

@@ -29,7 +29,8 @@ class Published {
     if (current_.use_count() > 1) current_ = std::make_shared<std::vector<float>>();
     std::swap(*current_, scratch);
     auto* owner = new std::shared_ptr<std::vector<float>>(current_);
-    py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<std::vector<float>>*>(p); });
+    py::capsule base(owner,
+                     [](void* p) { delete static_cast<std::shared_ptr<std::vector<float>>*>(p); });
     py::array_t<float> view(shape, current_->data(), base);
     py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return view;
@@ -57,8 +58,9 @@ EnvOptions env_options(const Options& o) {
   EnvOptions options;
   options.decision_interval = o.decision_interval;
   const auto base = parse_action_base(o.action_base);
-  if (!base) throw EnvError("action_base: expected one of " + action_base_names() + ", found '" +
-                            o.action_base + "'");
+  if (!base)
+    throw EnvError("action_base: expected one of " + action_base_names() + ", found '" +
+                   o.action_base + "'");
   options.action_base = *base;
   options.min_batch = o.min_batch;
   options.max_batch = o.max_batch;
@@ -170,8 +172,8 @@ class PyEnv {
  private:
   py::array_t<float> observation() {
     Observation& o = result_.observation;
-    return observation_.publish(o.values, {static_cast<py::ssize_t>(o.workers),
-                                           static_cast<py::ssize_t>(o.features)});
+    return observation_.publish(
+        o.values, {static_cast<py::ssize_t>(o.workers), static_cast<py::ssize_t>(o.features)});
   }
 
   std::shared_ptr<const ScenarioSource> source_;
@@ -244,14 +246,15 @@ class PyVectorEnv {
     scratch_.clear();
     for (const StepResult& s : steps_) {
       if (s.observation.workers != first.workers) {
-        throw EnvError("make_vector_env: environments with different worker counts cannot be "
-                       "stacked; use make_env per environment");
+        throw EnvError(
+            "make_vector_env: environments with different worker counts cannot be "
+            "stacked; use make_env per environment");
       }
       scratch_.insert(scratch_.end(), s.observation.values.begin(), s.observation.values.end());
     }
-    return observations_.publish(scratch_, {static_cast<py::ssize_t>(steps_.size()),
-                                            static_cast<py::ssize_t>(first.workers),
-                                            static_cast<py::ssize_t>(first.features)});
+    return observations_.publish(
+        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(first.workers),
+                   static_cast<py::ssize_t>(first.features)});
   }
 
   VectorEnv vector_;
