@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/training/workload.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -164,7 +165,8 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
     check_rejected("evaluate --decision-interval 0", "--decision-interval");
   }
   SUBCASE("evaluate entries sharing a label, or a malformed label or schedule") {
-    check_rejected("evaluate --policies static:64,static:64", "--policies: expected a distinct label");
+    check_rejected("evaluate --policies static:64,static:64",
+                   "--policies: expected a distinct label");
     check_rejected("evaluate --policies a=static:64,a=goodput", "'a' twice");
     check_rejected("evaluate --policies =static:64", "LABEL=POLICY");
     check_rejected("evaluate --policies schedule:64/10:32/5:128", "schedule:B/E:B");
@@ -341,6 +343,37 @@ TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and 
                   std::vector<std::string>{"quickstart", "8", "resnet18-cifar10"}) != rows.end());
 }
 
+TEST_CASE("dynamix workloads lists every catalog workload once, with its model and dataset") {
+  const Outcome outcome = dynamix("workloads");
+  REQUIRE(outcome.status == 0);
+  CHECK(outcome.stderr_text.empty());
+  std::istringstream lines(outcome.stdout_text);
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line.starts_with("name"));
+  std::vector<std::string> listed;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> row;
+    for (std::string word; words >> word;) row.push_back(word);
+    REQUIRE(row.size() == 7);
+    CAPTURE(line);
+    const Workload* workload = WorkloadCatalog::builtin().find(row[0]);
+    REQUIRE(workload != nullptr);
+    CHECK(row[1] == workload->model);
+    CHECK(row[2] == workload->dataset);
+    CHECK(std::stoll(row[5]) == static_cast<long long>(workload->dataset_size));
+    listed.push_back(row[0]);
+  }
+  CHECK(listed.size() == WorkloadCatalog::builtin().all().size());
+  CHECK(std::set<std::string>(listed.begin(), listed.end()).size() == listed.size());
+
+  const Outcome stray = dynamix("workloads resnet18");
+  CHECK(stray.status == 2);
+  CHECK(stray.stderr_text.find("resnet18") != std::string::npos);
+  CHECK(stray.stdout_text.empty());
+}
+
 TEST_CASE("--scenario takes a built-in scenario's short name in simulate and evaluate") {
   TempDirectory work;
   REQUIRE(
@@ -407,7 +440,8 @@ TEST_CASE("evaluate labels its entries and reports a static batch memory cannot 
   TempDirectory work;
   const Outcome run = dynamix(
       "evaluate --seeds 1 --quiet --set training.budget_epochs=2 --policies "
-      "huge=static:100000,static:64,schedule:64/1:128 --out " + quoted(work / "e"));
+      "huge=static:100000,static:64,schedule:64/1:128 --out " +
+      quoted(work / "e"));
   REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
   const Csv results = read_csv(work.path() / "e" / "results.csv");
   REQUIRE(results.rows.size() == 3);

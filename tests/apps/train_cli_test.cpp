@@ -146,6 +146,52 @@ TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and poli
   }
 }
 
+TEST_CASE("train interrupted, then resumed, ends byte for byte where an uninterrupted run does") {
+  TempDirectory work;
+  // 16 updates of 4 environments, evaluated every 4: the interrupt lands mid-run, between
+  // evaluations or after one, and the resume must replay its way back to the same state.
+  const std::string command =
+      "train --steps 4096 --envs 4 --rollout-steps 64 --eval-every 4 --eval-seeds 1 "
+      "--checkpoint-every 1000 --seed 5 --quiet --out ";
+  const Outcome whole = dynamix(command + quoted(work / "whole"));
+  REQUIRE_MESSAGE(whole.status == 0, whole.stderr_text);
+
+  // SIGTERM (a background job of sh ignores SIGINT) once the curve has three updates.
+  const std::string curve = quoted(work / "split.partial/train_curve.csv");
+  const std::string shell = quoted(DYNAMIX_BINARY) + " " + command + quoted(work / "split") +
+                            " >/dev/null 2>" + quoted(work / "stderr.txt") + " & pid=$!; " +
+                            "for i in $(seq 1000); do [ -f " + curve + " ] && [ $(wc -l < " +
+                            curve + ") -ge 4 ] && break; sleep 0.02; done; kill -TERM $pid; " +
+                            "wait $pid";
+  const int raw = std::system(shell.c_str());
+  REQUIRE(WEXITSTATUS(raw) == 130);
+  CHECK(contents(work.path() / "stderr.txt").find("resume with: dynamix train") !=
+        std::string::npos);
+  const std::size_t done = read_csv(work.path() / "split.partial" / "train_curve.csv").rows.size();
+  CHECK(done >= 3);
+  CHECK(done < 16);
+
+  const Outcome resumed = dynamix(command + quoted(work / "split") + " --resume");
+  REQUIRE_MESSAGE(resumed.status == 0, resumed.stderr_text);
+  for (const char* file : {"checkpoint.pt", "policy.pt", "run.json"}) {
+    CAPTURE(file);
+    CHECK(contents(work.path() / "whole" / file) == contents(work.path() / "split" / file));
+  }
+  // The curve too, but for the wall-clock column.
+  const Csv expected = read_csv(work.path() / "whole" / "train_curve.csv");
+  const Csv spliced = read_csv(work.path() / "split" / "train_curve.csv");
+  REQUIRE(spliced.rows.size() == 16);
+  REQUIRE(expected.rows.size() == 16);
+  const std::size_t wall = expected.column("wall_s");
+  for (std::size_t row = 0; row < expected.rows.size(); ++row) {
+    for (std::size_t column = 0; column < expected.header.size(); ++column) {
+      if (column == wall) continue;
+      CAPTURE(row);
+      CHECK(spliced.rows[row][column] == expected.rows[row][column]);
+    }
+  }
+}
+
 TEST_CASE("train --resume with other options or another scenario is refused naming what differs") {
   TempDirectory work;
   const Outcome run = dynamix(kTinyRun + " --seed 1 --out " + quoted(work / "train"));
