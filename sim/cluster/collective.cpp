@@ -3,11 +3,26 @@
 #include "sim/cluster/collective.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "sim/core/check.h"
 
 namespace dynamix {
+
+double reduction_seconds(const SyncOptions& options, double bytes) {
+  return options.reduction_gbps > 0 ? bytes * 8 / (options.reduction_gbps * 1e9) : 0;
+}
+
+std::vector<double> gradient_buckets(double gradient_bytes, double bucket_bytes) {
+  if (bucket_bytes <= 0 || bucket_bytes >= gradient_bytes) return {gradient_bytes};
+  const double count = std::ceil(gradient_bytes / bucket_bytes);
+  DYNAMIX_CHECK(count <= kMaxGradientBuckets,
+                gradient_bytes << " bytes in buckets of " << bucket_bytes);
+  std::vector<double> buckets(static_cast<std::size_t>(count), bucket_bytes);
+  buckets.back() = gradient_bytes - bucket_bytes * (count - 1);
+  return buckets;
+}
 
 Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
                            SyncOptions options, std::vector<std::size_t> worker_hosts,
@@ -72,14 +87,19 @@ void Synchronizer::start(double gradient_bytes, DoneCallback on_done) {
     start_ring_collective(gradient_bytes);
   } else {
     const auto steps = static_cast<int>(2 * (worker_hosts_.size() - 1));
-    start_ring_step(gradient_bytes / static_cast<double>(worker_hosts_.size()), steps);
+    after_call_overhead([this, gradient_bytes, steps] {
+      start_ring_step(gradient_bytes / static_cast<double>(worker_hosts_.size()), steps);
+    });
   }
 }
 
 void Synchronizer::start_ring_collective(double gradient_bytes) {
   const auto p = static_cast<double>(worker_hosts_.size());
   const double bytes_per_rank = 2.0 * (p - 1.0) / p * gradient_bytes;
-  const Duration latency = ring_alpha_ * static_cast<std::int64_t>(2 * (worker_hosts_.size() - 1));
+  const Duration latency =
+      ring_alpha_ * static_cast<std::int64_t>(2 * (worker_hosts_.size() - 1)) +
+      options_.call_overhead +
+      ceil_seconds(reduction_seconds(options_, (p - 1.0) / p * gradient_bytes));
   network_.start_transfer(ring_routes_, bytes_per_rank, [this, latency](const TransferStats& done) {
     for (std::size_t i = 0; i < worker_hosts_.size(); ++i) add_member_stats(i, done.members[i]);
     sim_.schedule_after(latency, [this] {
@@ -94,7 +114,14 @@ void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
                             for (std::size_t i = 0; i < worker_hosts_.size(); ++i) {
                               add_member_stats(i, done.members[i]);
                             }
-                            sim_.schedule_after(ring_alpha_, [this, chunk_bytes, steps_left] {
+                            // The first p-1 steps reduce the chunk they received.
+                            const bool reduces =
+                                steps_left >= static_cast<int>(worker_hosts_.size());
+                            const Duration after =
+                                ring_alpha_ +
+                                (reduces ? ceil_seconds(reduction_seconds(options_, chunk_bytes))
+                                         : Duration{});
+                            sim_.schedule_after(after, [this, chunk_bytes, steps_left] {
                               if (steps_left > 1) {
                                 start_ring_step(chunk_bytes, steps_left - 1);
                               } else {
@@ -123,20 +150,40 @@ void Synchronizer::start_parameter_server(double gradient_bytes) {
       sim_.schedule_after(latency, [arrived, member] { arrived(member); });
     });
   };
-  for (std::size_t w = 0; w < workers; ++w) {
-    for (std::size_t s = 0; s < servers; ++s) {
-      send(push_routes_[w][s], [this, w, s, send](const MemberStats& member) {
-        add_member_stats(w, member);
-        if (--pushes_pending_[s] > 0) return;
-        for (std::size_t target = 0; target < worker_hosts_.size(); ++target) {
-          send(pull_routes_[s][target], [this, target](const MemberStats& pulled) {
-            stats_[target].retransmitted_segments += pulled.retransmitted_segments;
-            stats_[target].timeouts += pulled.timeouts;
-            if (--pulls_pending_[target] == 0) finish_worker(target);
-          });
-        }
+  // The server sums the shards of the other workers before anyone can pull.
+  const Duration reduce =
+      ceil_seconds(reduction_seconds(options_, static_cast<double>(workers - 1) * shard));
+  auto pull_all = [this, send](std::size_t s) {
+    for (std::size_t target = 0; target < worker_hosts_.size(); ++target) {
+      send(pull_routes_[s][target], [this, target](const MemberStats& pulled) {
+        stats_[target].retransmitted_segments += pulled.retransmitted_segments;
+        stats_[target].timeouts += pulled.timeouts;
+        if (--pulls_pending_[target] == 0) finish_worker(target);
       });
     }
+  };
+  after_call_overhead([this, workers, servers, send, reduce, pull_all] {
+    for (std::size_t w = 0; w < workers; ++w) {
+      for (std::size_t s = 0; s < servers; ++s) {
+        send(push_routes_[w][s], [this, w, s, reduce, pull_all](const MemberStats& member) {
+          add_member_stats(w, member);
+          if (--pushes_pending_[s] > 0) return;
+          if (reduce == Duration::zero()) {
+            pull_all(s);
+          } else {
+            sim_.schedule_after(reduce, [pull_all, s] { pull_all(s); });
+          }
+        });
+      }
+    }
+  });
+}
+
+void Synchronizer::after_call_overhead(std::function<void()> then) {
+  if (options_.call_overhead == Duration::zero()) {
+    then();
+  } else {
+    sim_.schedule_after(options_.call_overhead, std::move(then));
   }
 }
 

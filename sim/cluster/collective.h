@@ -29,7 +29,26 @@ struct SyncOptions {
   std::optional<int> servers = std::nullopt;
   /// Software latency per message (NCCL/BytePS launch and protocol), added to path latency.
   Duration message_overhead = std::chrono::microseconds(5);
+  /// Fixed cost of one collective call (enqueue, rendezvous, completion), paid once per call.
+  Duration call_overhead{};
+  /// Throughput of the reduction arithmetic, in Gb/s of gradient reduced; 0: free. A ring rank
+  /// reduces (p-1)/p of the gradient; a server reduces every worker's shard.
+  double reduction_gbps = 0;
+  /// DDP gradient bucket: the gradient is all-reduced in buckets of this many bytes, each as soon
+  /// as the backward pass has produced it; 0: one all-reduce after the whole backward pass.
+  double bucket_bytes = 0;
+  /// Share of a worker's compute time that is the backward pass (the rest is forward).
+  double backward_fraction = 2.0 / 3.0;
 };
+
+/// Most DDP buckets one synchronization may be split into.
+inline constexpr double kMaxGradientBuckets = 4096;
+/// A gradient of `gradient_bytes` in buckets of `bucket_bytes` (the last one holds the rest); one
+/// bucket when bucket_bytes is 0 or at least the gradient.
+std::vector<double> gradient_buckets(double gradient_bytes, double bucket_bytes);
+
+/// Seconds to reduce `bytes` of gradient at options.reduction_gbps (0 when it is free).
+double reduction_seconds(const SyncOptions& options, double bytes);
 
 /// What one worker spent and sent during one synchronization.
 struct WorkerSyncStats {
@@ -60,6 +79,8 @@ class Synchronizer {
   void start_ring_collective(double gradient_bytes);
   void start_ring_step(double chunk_bytes, int steps_left);
   void start_parameter_server(double gradient_bytes);
+  /// Runs `then` after the call overhead (at once when there is none).
+  void after_call_overhead(std::function<void()> then);
   void add_member_stats(std::size_t worker, const MemberStats& member);
   void finish_worker(std::size_t worker);
 

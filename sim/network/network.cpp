@@ -57,6 +57,10 @@ struct Network::Impl {
   ~Impl();
 
   double available_bytes_per_s(LinkId id) const;
+  /// What payload can use of the available capacity.
+  double payload_bytes_per_s(LinkId id) const {
+    return available_bytes_per_s(id) * payload_fraction(options);
+  }
   void check_route(const Route& route) const;
   Duration latency(const Route& route) const;
   double loss(const Route& route) const;
@@ -96,6 +100,11 @@ struct Network::Impl {
   bool dirty = false;
 };
 
+double payload_fraction(const NetworkOptions& options) {
+  return options.mss_bytes / (options.mss_bytes + options.frame_overhead_bytes) *
+         options.transport_efficiency;
+}
+
 Network::Impl::Impl(Simulator& simulator, std::vector<LinkSpec> link_specs,
                     NetworkOptions network_options)
     : sim(simulator),
@@ -113,6 +122,10 @@ Network::Impl::Impl(Simulator& simulator, std::vector<LinkSpec> link_specs,
                 "switch_buffer_bytes " << options.switch_buffer_bytes);
   DYNAMIX_CHECK(options.min_available_fraction > 0 && options.min_available_fraction <= 1,
                 "min_available_fraction " << options.min_available_fraction);
+  DYNAMIX_CHECK(options.frame_overhead_bytes >= 0,
+                "frame_overhead_bytes " << options.frame_overhead_bytes);
+  DYNAMIX_CHECK(options.transport_efficiency > 0 && options.transport_efficiency <= 1,
+                "transport_efficiency " << options.transport_efficiency);
   for (std::size_t id = 0; id < links.size(); ++id) {
     const LinkSpec& spec = links[id];
     DYNAMIX_CHECK(spec.bandwidth_gbps > 0 && std::isfinite(spec.bandwidth_gbps),
@@ -123,7 +136,7 @@ Network::Impl::Impl(Simulator& simulator, std::vector<LinkSpec> link_specs,
   }
   problem.capacities.resize(links.size());
   for (std::size_t id = 0; id < links.size(); ++id) {
-    problem.capacities[id] = available_bytes_per_s(static_cast<LinkId>(id));
+    problem.capacities[id] = payload_bytes_per_s(static_cast<LinkId>(id));
   }
 }
 
@@ -230,7 +243,7 @@ void Network::Impl::set_background_gbps(LinkId id, double gbps) {
   DYNAMIX_CHECK(gbps >= 0 && std::isfinite(gbps), "background of " << gbps << " Gb/s");
   advance();
   background_gbps[id] = gbps;
-  problem.capacities[id] = available_bytes_per_s(id);
+  problem.capacities[id] = payload_bytes_per_s(id);
   mark_dirty();
 }
 

@@ -33,7 +33,17 @@ struct NetworkOptions {
   /// Background traffic never leaves less than this fraction of a link's capacity (assumed), so
   /// every transfer finishes.
   double min_available_fraction = 0.01;
+  /// Bytes on the wire per segment beyond the MSS payload: 0 models line rate; 78 is IPv4 + TCP
+  /// headers (40) + Ethernet header, FCS, preamble and inter-frame gap (38), so that a 1500-byte
+  /// MTU carries at most 1460/1538 = 94.9% payload.
+  double frame_overhead_bytes = 0;
+  /// Fraction of the framed line rate the transport reaches: 1 is ideal; kernel TCP sockets
+  /// rarely exceed ~0.6 (NCCL maintainers), RDMA reaches ~0.96 of bus bandwidth (nccl-tests).
+  double transport_efficiency = 1;
 };
+
+/// The share of a link's capacity that carries payload: framing times transport efficiency.
+double payload_fraction(const NetworkOptions& options);
 
 /// What one member route of a transfer cost on the wire (expected values, deterministic).
 struct MemberStats {

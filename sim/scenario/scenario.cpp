@@ -8,6 +8,7 @@
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_knobs.h"
 
@@ -31,6 +32,18 @@ void check_traces(const ScenarioSpec& spec) {
       throw InputError(spec.source, 0, "traces." + std::to_string(i), "a link of the topology",
                        "link " + std::to_string(spec.traces[i].link));
     }
+  }
+}
+
+void check_buckets(const ScenarioSpec& spec) {
+  const ModelCost& cost = spec.workload.cost;
+  const double gradient_bytes = cost.parameters * cost.bytes_per_parameter;
+  const double bucket = spec.sync.bucket_bytes;
+  if (bucket > 0 && gradient_bytes / bucket > kMaxGradientBuckets) {
+    throw InputError(spec.source, 0, "sync.bucket_mb",
+                     "at least " + format_number(gradient_bytes / kMaxGradientBuckets / 1048576) +
+                         " MiB (at most 4096 buckets of the " + spec.workload.name + " gradient)",
+                     format_number(bucket / 1048576));
   }
 }
 
@@ -69,6 +82,7 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> checked_hosts(
     const ScenarioSpec& spec) {
   check_knobs(spec);
   check_traces(spec);
+  check_buckets(spec);
   std::vector<std::size_t> workers = spec.topology.workers();
   if (workers.empty()) {
     throw InputError(spec.source, 0, "topology.nodes", "at least one node with a GPU", "none");

@@ -385,7 +385,37 @@ KnobTable sync() {
             .unit = "us",
             .meaning = "software latency per message (NCCL/BytePS launch and protocol)",
             .source = "assumed"},
-           [](auto& spec) -> auto& { return spec.sync.message_overhead; }, 1e-6, true)});
+           [](auto& spec) -> auto& { return spec.sync.message_overhead; }, 1e-6, true),
+       duration(
+           {.key = "call_overhead_us",
+            .unit = "us",
+            .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
+                       "once per all-reduce or per DDP bucket",
+            .source = "assumed 0; fit it with dynamix calibrate"},
+           [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
+       quantity(
+           {.key = "reduction_gbps",
+            .unit = "Gb/s",
+            .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
+                       "second (0: free); a ring rank reduces (p-1)/p of the gradient",
+            .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
+           [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
+       quantity(
+           {.key = "bucket_mb",
+            .unit = "MiB",
+            .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
+                       "backward pass has produced it, overlapping compute (0: one "
+                       "all-reduce after the backward pass)",
+            .source = "PyTorch DistributedDataParallel bucket_cap_mb (25 by default); Li et "
+                      "al., PyTorch Distributed, VLDB'20"},
+           [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
+           1024.0 * 1024.0),
+       quantity(
+           {.key = "backward_fraction",
+            .meaning = "share of a worker's compute time spent in the backward pass",
+            .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
+                      "which 4N backward)"},
+           [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit)});
 }
 
 KnobTable network() {
@@ -432,6 +462,20 @@ KnobTable network() {
                  .meaning = "background traffic never leaves less of a link's capacity",
                  .source = "assumed"},
                 field(&NetworkOptions::min_available_fraction),
+                Range{.low = 0, .low_open = true, .high = 1}),
+       quantity({.key = "frame_overhead_bytes",
+                 .unit = "bytes",
+                 .meaning = "wire bytes per segment beyond its payload; payload gets "
+                            "mss/(mss + overhead) of the line rate (0: line rate)",
+                 .source = "78 = IPv4 + TCP headers (40) + Ethernet header, FCS, preamble and "
+                           "inter-frame gap (38): 94.9% at MTU 1500 (IEEE 802.3, RFC 791/793)"},
+                field(&NetworkOptions::frame_overhead_bytes), kNonNegative),
+       quantity({.key = "transport_efficiency",
+                 .meaning = "fraction of the framed line rate the transport reaches (1: ideal)",
+                 .source = "kernel TCP sockets rarely exceed ~0.6 of wire speed (NCCL "
+                           "maintainers, NVIDIA/nccl issues); RDMA ~0.96 of bus bandwidth "
+                           "(nccl-tests)"},
+                field(&NetworkOptions::transport_efficiency),
                 Range{.low = 0, .low_open = true, .high = 1})});
 }
 

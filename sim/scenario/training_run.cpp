@@ -16,7 +16,8 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
       cost_(scenario.cost),
       training_(scenario.training),
       max_iterations_(scenario.max_iterations),
-      dynamics_(scenario.workload, scenario.training, scenario.worker_hosts.size(), seed) {
+      dynamics_(scenario.workload, scenario.training, scenario.worker_hosts.size(), seed),
+      backward_fraction_(scenario.sync.backward_fraction) {
   synchronizer_ = std::make_unique<Synchronizer>(sim_, network_, topology_, scenario.sync,
                                                  scenario.worker_hosts, scenario.server_hosts);
   for (const auto& attachment : scenario.traces)
@@ -25,13 +26,49 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
     nodes_.push_back(topology_.hosts()[host]);
     max_batches_.push_back(dynamix::max_batch(nodes_.back(), cost_));
   }
-  gradient_bytes_ = cost_.parameters * cost_.bytes_per_parameter;
+  const double gradient_bytes = cost_.parameters * cost_.bytes_per_parameter;
+  bucket_bytes_ = gradient_buckets(gradient_bytes, scenario.sync.bucket_bytes);
+  bucket_ready_.resize(bucket_bytes_.size());
   const std::size_t p = nodes_.size();
   record_.workers.resize(p);
   ready_s_.resize(p);
   grad_std_.resize(p);
   grad_var_.resize(p);
   sync_stats_.resize(p);
+}
+
+void TrainingRun::plan_buckets(TimePoint start) {
+  // Bucket j of K is ready on a worker once its backward pass has produced (j+1)/K of the
+  // gradient; a collective starts when every worker has the bucket (the last one: the barrier).
+  const std::size_t buckets = bucket_bytes_.size();
+  for (std::size_t j = 0; j < buckets; ++j) {
+    const double left = 1.0 - static_cast<double>(j + 1) / static_cast<double>(buckets);
+    double ready_s = 0;
+    for (std::size_t w = 0; w < nodes_.size(); ++w) {
+      const double backward_s = backward_fraction_ * record_.workers[w].compute_s;
+      ready_s = std::max(ready_s, ready_s_[w] - left * backward_s);
+    }
+    bucket_ready_[j] = start + ceil_seconds(ready_s);
+  }
+}
+
+void TrainingRun::start_bucket(std::size_t bucket) {
+  synchronizer_->start(bucket_bytes_[bucket], [this, bucket](
+                                                  std::span<const WorkerSyncStats> stats) {
+    for (std::size_t w = 0; w < stats.size(); ++w) {
+      WorkerSyncStats& total = sync_stats_[w];
+      total.duration += stats[w].duration;
+      total.bytes_sent += stats[w].bytes_sent;
+      total.retransmitted_segments += stats[w].retransmitted_segments;
+      total.timeouts += stats[w].timeouts;
+    }
+    if (bucket + 1 == bucket_bytes_.size()) {
+      sim_.stop();
+      return;
+    }
+    sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]),
+                     [this, bucket] { start_bucket(bucket + 1); });
+  });
 }
 
 bool TrainingRun::budget_exhausted() const {
@@ -64,12 +101,9 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
     slowest_s = std::max(slowest_s, ready_s_[w]);
   }
   const TimePoint barrier = start + ceil_seconds(slowest_s);
-  sim_.schedule_at(barrier, [this] {
-    synchronizer_->start(gradient_bytes_, [this](std::span<const WorkerSyncStats> stats) {
-      std::copy(stats.begin(), stats.end(), sync_stats_.begin());
-      sim_.stop();
-    });
-  });
+  plan_buckets(start);
+  std::fill(sync_stats_.begin(), sync_stats_.end(), WorkerSyncStats{});
+  sim_.schedule_at(bucket_ready_.front(), [this] { start_bucket(0); });
   sim_.run();
   const TimePoint end = sim_.now();
   const double iteration_s = to_seconds(end - start);

@@ -74,6 +74,10 @@ class TrainingRun {
   bool budget_exhausted() const;
 
  private:
+  void plan_buckets(TimePoint start);
+  /// All-reduces bucket `bucket`, then the next one once it is ready; stops after the last.
+  void start_bucket(std::size_t bucket);
+
   Simulator sim_;
   Topology topology_;
   Network network_;
@@ -86,7 +90,10 @@ class TrainingRun {
   TrainingDynamics dynamics_;
   std::vector<NodeSpec> nodes_;
   std::vector<int> max_batches_;
-  double gradient_bytes_ = 0;
+  double backward_fraction_;
+  /// The gradient's DDP buckets in all-reduce order, and when each is ready this iteration.
+  std::vector<double> bucket_bytes_;
+  std::vector<TimePoint> bucket_ready_;
 
   std::int64_t iteration_ = 0;
   std::optional<double> validation_accuracy_;

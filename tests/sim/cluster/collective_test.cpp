@@ -123,6 +123,57 @@ TEST_CASE("ring all-reduce on an uncongested uniform cluster takes 2(p-1)α + 2(
   }
 }
 
+TEST_CASE("framing and transport efficiency slow the bandwidth term by their product") {
+  const std::size_t p = 8;
+  const double gradient_bytes = 100e6;
+  const NetworkOptions lossy_stack{.frame_overhead_bytes = 78, .transport_efficiency = 0.6};
+  CHECK(payload_fraction(lossy_stack) == doctest::Approx(1460.0 / 1538.0 * 0.6));
+  Cluster ideal(Topology::star(workers(p), kNic), ring());
+  Cluster real(Topology::star(workers(p), kNic), ring(), {}, lossy_stack);
+  const double alpha_s = to_seconds(ideal.synchronizer().ring_step_latency());
+  const double expected = ring_closed_form(p, alpha_s, gradient_bytes,
+                                           kNicGbps * payload_fraction(lossy_stack));
+  CHECK(real.synchronize(gradient_bytes).seconds == doctest::Approx(expected).epsilon(0.01));
+  CHECK(ideal.synchronize(gradient_bytes).seconds < expected * 0.6);
+}
+
+TEST_CASE("a collective call pays its fixed cost once and its reduction at the set throughput") {
+  const std::size_t p = 4;
+  const double gradient_bytes = 40e6;
+  SyncOptions options = ring();
+  Cluster plain(Topology::star(workers(p), kNic), options);
+  options.call_overhead = microseconds(300);
+  options.reduction_gbps = 80;
+  const double reduce_s = 3.0 / 4.0 * gradient_bytes * 8 / 80e9;
+  CHECK(reduction_seconds(options, 3.0 / 4.0 * gradient_bytes) == doctest::Approx(reduce_s));
+  for (const RingModel model : {RingModel::kCollective, RingModel::kPerStep}) {
+    CAPTURE(static_cast<int>(model));
+    options.ring_model = model;
+    Cluster costly(Topology::star(workers(p), kNic), options);
+    const double added =
+        costly.synchronize(gradient_bytes).seconds - plain.synchronize(gradient_bytes).seconds;
+    CHECK(added == doctest::Approx(300e-6 + reduce_s).epsilon(0.02));
+  }
+  std::vector<NodeSpec> hosts = workers(p);
+  hosts.push_back(server("ps0"));
+  SyncOptions ps = parameter_server();
+  Cluster ps_plain(Topology::star(hosts, kNic), ps);
+  ps.call_overhead = microseconds(300);
+  ps.reduction_gbps = 80;
+  Cluster ps_costly(Topology::star(hosts, kNic), ps);
+  // One server adds 4 workers' copies of the whole gradient: 3 additions.
+  const double ps_added = ps_costly.synchronize(gradient_bytes).seconds -
+                          ps_plain.synchronize(gradient_bytes).seconds;
+  CHECK(ps_added == doctest::Approx(300e-6 + 3 * gradient_bytes * 8 / 80e9).epsilon(0.02));
+}
+
+TEST_CASE("a gradient splits into DDP buckets, the last one holding the rest") {
+  CHECK(gradient_buckets(100, 0) == std::vector<double>{100});
+  CHECK(gradient_buckets(100, 250) == std::vector<double>{100});
+  CHECK(gradient_buckets(100, 30) == std::vector<double>{30, 30, 30, 10});
+  CHECK(gradient_buckets(90, 30) == std::vector<double>{30, 30, 30});
+}
+
 TEST_CASE("ring step latency is the slowest neighbour path plus the message overhead") {
   Cluster cluster(Topology::star(workers(4), kNic), ring());
   // Two 2 us links between neighbours, 5 us of default message overhead.

@@ -2,8 +2,11 @@
 // and budget.
 #include "sim/scenario/training_run.h"
 
+#include "sim/io/input_error.h"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -168,6 +171,32 @@ TEST_CASE("bigger batches raise iteration time and memory utilization") {
       CHECK(large[i].workers[w].memory_util < 1);
     }
   }
+}
+
+TEST_CASE("DDP buckets overlap the all-reduce with the backward pass") {
+  const auto whole = run_records(quickstart(), 3, 5, 128);
+  const auto bucketed = run_records(quickstart({"sync.bucket_mb=4"}), 3, 5, 128);
+  REQUIRE(whole.size() == bucketed.size());
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    CAPTURE(i);
+    double slowest_s = 0;
+    for (std::size_t w = 0; w < whole[i].workers.size(); ++w) {
+      const WorkerIteration& a = whole[i].workers[w];
+      const WorkerIteration& b = bucketed[i].workers[w];
+      CHECK(b.compute_s == a.compute_s);
+      CHECK(b.wait_s == a.wait_s);
+      CHECK(b.bytes_sent == doctest::Approx(a.bytes_sent));
+      slowest_s = std::max(slowest_s, a.compute_s + a.wait_s);
+    }
+    // The last bucket still waits for the slowest backward pass, but less is left after it.
+    CHECK(iteration_seconds(bucketed[i]) > slowest_s);
+    CHECK(iteration_seconds(bucketed[i]) < iteration_seconds(whole[i]));
+  }
+}
+
+TEST_CASE("buckets so small the gradient needs more than 4096 are refused") {
+  CHECK_THROWS_WITH_AS(quickstart({"sync.bucket_mb=0.001"}),
+                       doctest::Contains("sync.bucket_mb"), InputError);
 }
 
 /// Runs to the budget and checks, after every iteration, that time_to_target is set exactly
