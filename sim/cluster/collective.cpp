@@ -109,27 +109,24 @@ void Synchronizer::start_ring_collective(double gradient_bytes) {
 }
 
 void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
-  network_.start_transfer(ring_routes_, chunk_bytes,
-                          [this, chunk_bytes, steps_left](const TransferStats& done) {
-                            for (std::size_t i = 0; i < worker_hosts_.size(); ++i) {
-                              add_member_stats(i, done.members[i]);
-                            }
-                            // The first p-1 steps reduce the chunk they received.
-                            const bool reduces =
-                                steps_left >= static_cast<int>(worker_hosts_.size());
-                            const Duration after =
-                                ring_alpha_ +
-                                (reduces ? ceil_seconds(reduction_seconds(options_, chunk_bytes))
-                                         : Duration{});
-                            sim_.schedule_after(after, [this, chunk_bytes, steps_left] {
-                              if (steps_left > 1) {
-                                start_ring_step(chunk_bytes, steps_left - 1);
-                              } else {
-                                for (std::size_t i = 0; i < worker_hosts_.size(); ++i)
-                                  finish_worker(i);
-                              }
-                            });
-                          });
+  network_.start_transfer(
+      ring_routes_, chunk_bytes, [this, chunk_bytes, steps_left](const TransferStats& done) {
+        for (std::size_t i = 0; i < worker_hosts_.size(); ++i) {
+          add_member_stats(i, done.members[i]);
+        }
+        // The first p-1 steps reduce the chunk they received.
+        const bool reduces = steps_left >= static_cast<int>(worker_hosts_.size());
+        const Duration after =
+            ring_alpha_ +
+            (reduces ? ceil_seconds(reduction_seconds(options_, chunk_bytes)) : Duration{});
+        sim_.schedule_after(after, [this, chunk_bytes, steps_left] {
+          if (steps_left > 1) {
+            start_ring_step(chunk_bytes, steps_left - 1);
+          } else {
+            for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
+          }
+        });
+      });
 }
 
 void Synchronizer::start_parameter_server(double gradient_bytes) {

@@ -16,12 +16,14 @@ double static_bytes(const ModelCost& cost) {
 }
 
 double usable_bytes(const NodeSpec& node) {
-  return (node.gpu_spec.memory_gb * 1e9 - kGpuReservedBytes) * (1 - kGpuFragmentation);
+  return (node.gpu_spec.memory_gb - node.gpu_spec.reserved_gb) * 1e9 * (1 - kGpuFragmentation);
 }
 
 void check_gpus(const NodeSpec& node) {
+  const GpuSpec& device = node.gpu_spec;
   DYNAMIX_CHECK(
-      node.gpus > 0 && node.gpu_spec.peak_tflops > 0 && node.gpu_spec.max_efficiency > 0,
+      node.gpus > 0 &&
+          (!device.time_points.empty() || (device.peak_tflops > 0 && device.max_efficiency > 0)),
       "host '" << node.name << "' has " << node.gpus << " GPUs of type '" << node.gpu << "'");
 }
 
@@ -37,9 +39,29 @@ double compute_seconds(const NodeSpec& node, const ModelCost& cost, int batch) {
   const int per_gpu = batch_per_gpu(node, batch);
   if (per_gpu == 0) return 0;
   const GpuSpec& gpu = node.gpu_spec;
+  const double sharing = gpu.kind == DeviceKind::kCpu ? node.core_sharing : 1.0;
+  if (!gpu.time_points.empty()) return interpolate_time(gpu.time_points, per_gpu) * sharing;
   // b·F / (P·u_max·b/(b+b_half)) = F·(b + b_half) / (P·u_max)
   const double flops = cost.flops_per_sample * (per_gpu + gpu.half_efficiency_batch);
-  return to_seconds(gpu.fixed_overhead) + flops / (gpu.peak_tflops * 1e12 * gpu.max_efficiency);
+  return (to_seconds(gpu.fixed_overhead) + flops / (gpu.peak_tflops * 1e12 * gpu.max_efficiency)) *
+         sharing;
+}
+
+double interpolate_time(const std::vector<std::pair<double, double>>& points, double batch) {
+  DYNAMIX_CHECK(!points.empty(), "no time points");
+  const auto [b0, t0] = points.front();
+  if (points.size() == 1) return t0 * batch / b0;
+  // The segment that holds `batch`, or the first or last one beyond the ends.
+  std::size_t right = 1;
+  while (right + 1 < points.size() && points[right].first < batch) ++right;
+  const auto [left_b, left_t] = points[right - 1];
+  const auto [right_b, right_t] = points[right];
+  const double linear = left_t + (right_t - left_t) * (batch - left_b) / (right_b - left_b);
+  // Beyond the ends: never below the first point's per-sample time scaled down, nor below the
+  // last point's time for a larger batch.
+  if (batch < b0) return std::max(linear, t0 * batch / b0);
+  if (batch > points.back().first) return std::max(linear, points.back().second);
+  return linear;
 }
 
 Duration compute_time(const NodeSpec& node, const ModelCost& cost, int batch) {
@@ -59,7 +81,8 @@ int max_batch(const NodeSpec& node, const ModelCost& cost) {
 
 double memory_bytes(const NodeSpec& node, const ModelCost& cost, int batch) {
   const double activations = batch_per_gpu(node, batch) * cost.activation_bytes_per_sample;
-  return kGpuReservedBytes + (static_bytes(cost) + activations) / (1 - kGpuFragmentation);
+  return node.gpu_spec.reserved_gb * 1e9 +
+         (static_bytes(cost) + activations) / (1 - kGpuFragmentation);
 }
 
 double memory_utilization(const NodeSpec& node, const ModelCost& cost, int batch) {

@@ -1,6 +1,7 @@
 // GpuCatalog: reading and validating the GPU catalog.
 #include "sim/cluster/gpu_catalog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 
@@ -39,7 +40,69 @@ GpuSpec read_gpu(const ConfigNode& entry) {
   return gpu;
 }
 
+std::vector<std::pair<double, double>> read_time_points(const ConfigNode& list) {
+  std::vector<std::pair<double, double>> points;
+  for (const ConfigNode& point : list.items()) {
+    const std::vector<ConfigNode> pair = point.items();
+    if (pair.size() != 2) point.fail("[batch, seconds]");
+    const double batch = pair[0].as_number();
+    const double seconds = pair[1].as_number();
+    if (!(batch >= 1)) pair[0].fail("a batch >= 1");
+    if (!points.empty() && !(batch > points.back().first)) pair[0].fail("batches increasing");
+    if (!(seconds > 0) || !std::isfinite(seconds)) pair[1].fail("seconds > 0");
+    points.emplace_back(batch, seconds);
+  }
+  if (points.empty()) list.fail("at least one [batch, seconds] point");
+  return points;
+}
+
+GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
+  entry.reject_unknown({"kind", "memory_gb", "time_points", "peak_tflops", "max_efficiency",
+                        "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb", "source"});
+  GpuSpec device;
+  device.name = name;
+  const std::string kind = entry.text_or("kind", "gpu");
+  if (kind != "gpu" && kind != "cpu") entry.at("kind").fail("gpu or cpu");
+  device.kind = kind == "cpu" ? DeviceKind::kCpu : DeviceKind::kGpu;
+  device.memory_gb = entry.positive("memory_gb");
+  device.reserved_gb = entry.at_least_or("reserved_gb", 0, 1.0);
+  if (device.reserved_gb >= device.memory_gb) entry.at("reserved_gb").fail("less than memory_gb");
+  if (const auto points = entry.find("time_points")) {
+    device.time_points = read_time_points(*points);
+  } else {
+    device.peak_tflops = entry.positive("peak_tflops");
+    device.max_efficiency = entry.positive("max_efficiency");
+    if (device.max_efficiency > 1) entry.at("max_efficiency").fail("a fraction in (0, 1]");
+    device.half_efficiency_batch = required_at_least(entry, "half_efficiency_batch", 0);
+    device.fixed_overhead =
+        Duration{std::llround(required_at_least(entry, "fixed_overhead_ms", 0) * 1e6)};
+  }
+  device.sources.emplace("all", entry.text("source"));
+  return device;
+}
+
 }  // namespace
+
+std::vector<GpuSpec> GpuCatalog::read_devices(const ConfigNode& devices) {
+  std::vector<GpuSpec> result;
+  for (const std::string& name : devices.keys())
+    result.push_back(read_device(name, devices.at(name)));
+  return result;
+}
+
+GpuCatalog GpuCatalog::with(const std::vector<GpuSpec>& devices) const {
+  GpuCatalog catalog = *this;
+  for (const GpuSpec& device : devices) {
+    auto same = std::find_if(catalog.gpus_.begin(), catalog.gpus_.end(),
+                             [&](const GpuSpec& known) { return known.name == device.name; });
+    if (same == catalog.gpus_.end()) {
+      catalog.gpus_.push_back(device);
+    } else {
+      *same = device;
+    }
+  }
+  return catalog;
+}
 
 GpuCatalog GpuCatalog::load(const std::string& path) {
   return load(ConfigNode::parse(read_text(path), path));

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -13,11 +14,22 @@ namespace dynamix {
 
 class ConfigNode;
 
-/// One GPU type. A batch of b samples of F FLOPs each takes
-/// t(b) = fixed_overhead + b·F / (peak·u(b)), u(b) = max_efficiency·b / (b +
-/// half_efficiency_batch).
+/// What computes a worker's batch: a GPU, or the CPU cores of a rank (as gloo CPU training runs).
+enum class DeviceKind { kGpu, kCpu };
+
+/// One compute device type (historically, and in topology files, a "gpu"). A batch of b
+/// samples of F FLOPs each takes t(b) = fixed_overhead + b·F / (peak·u(b)), u(b) =
+/// max_efficiency·b / (b + half_efficiency_batch), or, when the device lists measured
+/// time_points, their piecewise-linear interpolation.
 struct GpuSpec {
   std::string name;
+  DeviceKind kind = DeviceKind::kGpu;
+  /// Measured (per-device batch, seconds of forward + backward) of the scenario's workload,
+  /// batches increasing; replaces the formula when not empty.
+  std::vector<std::pair<double, double>> time_points;
+  /// Memory never available to the batch: CUDA context and library workspaces on a GPU
+  /// (assumed 1 GB), the interpreter and libraries of a CPU rank.
+  double reserved_gb = 1.0;
   /// Dense FP16/BF16 tensor-core peak (mixed-precision training), in TFLOP/s.
   double peak_tflops = 0;
   double memory_gb = 0;
@@ -42,6 +54,13 @@ class GpuCatalog {
   static GpuCatalog load(const std::string& path);
   static GpuCatalog load(const ConfigNode& root);
   static GpuCatalog builtin();
+  /// Devices a scenario declares (`devices:`, NAME -> entry): `kind`, `memory_gb`, either
+  /// `time_points` or the model's four parameters, optional `reserved_gb`, and one `source`
+  /// line for its numbers.
+  static std::vector<GpuSpec> read_devices(const ConfigNode& devices);
+
+  /// This catalog with `devices` added, each replacing the entry of the same name.
+  GpuCatalog with(const std::vector<GpuSpec>& devices) const;
 
   /// The GPU type with this exact name, or nullptr.
   const GpuSpec* find(std::string_view name) const;

@@ -155,7 +155,7 @@ class TopologyReader {
   }
 
   void read_nodes(const ConfigNode& entry) {
-    entry.reject_unknown({"name", "count", "role", "gpu", "gpus", "cpu_cores", "link"});
+    entry.reject_unknown({"name", "count", "role", "gpu", "gpus", "cpu_cores", "machine", "link"});
     NodeSpec node;
     const std::string role = entry.text_or("role", "worker");
     if (role == "server") {
@@ -167,7 +167,9 @@ class TopologyReader {
     if (needs_gpu) {
       const ConfigNode gpu = entry.at("gpu");
       const GpuSpec* spec = gpus_.find(gpu.as_text());
-      if (spec == nullptr) gpu.fail("a GPU type in the catalog (" + join(gpus_.names()) + ")");
+      if (spec == nullptr) {
+        gpu.fail("a device in the catalog (" + join(gpus_.names()) + ")");
+      }
       node.gpu = spec->name;
       node.gpu_spec = *spec;
     }
@@ -178,6 +180,8 @@ class TopologyReader {
     const std::int64_t cores = entry.count_or("cpu_cores", 1, 1);
     if (cores > 1 << 16) entry.at("cpu_cores").fail("an integer <= 65536");
     node.cpu_cores = static_cast<int>(cores);
+    node.machine = entry.text_or("machine", "");
+    if (!node.machine.empty()) check_machine_cores(entry, node);
 
     std::optional<std::size_t> uplink_switch;
     LinkSpec uplink{};
@@ -201,6 +205,16 @@ class TopologyReader {
       hosts_.push_back(node);
       host_entries_.push_back(entry);
       if (uplink_switch) add_edge(entry, ref, *uplink_switch, uplink);
+    }
+  }
+
+  /// Ranks of one machine share its cores: they must agree on how many it has.
+  void check_machine_cores(const ConfigNode& entry, const NodeSpec& node) {
+    const auto [known, added] = machine_cores_.emplace(node.machine, node.cpu_cores);
+    if (!added && known->second != node.cpu_cores) {
+      entry.at("cpu_cores")
+          .fail("the cpu_cores of machine " + quoted(node.machine) + " given before (" +
+                std::to_string(known->second) + ")");
     }
   }
 
@@ -257,7 +271,20 @@ class TopologyReader {
   std::map<std::string, Declared, std::less<>> refs_;
   std::map<std::string, std::vector<std::size_t>, std::less<>> groups_;
   std::set<std::pair<std::size_t, std::size_t>> linked_;
+  std::map<std::string, int, std::less<>> machine_cores_;
 };
+
+/// Sets each host's core_sharing: ranks on its machine per core, at least 1.
+void share_machines(std::vector<NodeSpec>& hosts) {
+  std::map<std::string, int, std::less<>> ranks;
+  for (const NodeSpec& host : hosts) {
+    if (!host.machine.empty()) ++ranks[host.machine];
+  }
+  for (NodeSpec& host : hosts) {
+    const int on_machine = host.machine.empty() ? 1 : ranks[host.machine];
+    host.core_sharing = std::max(1.0, static_cast<double>(on_machine) / host.cpu_cores);
+  }
+}
 
 }  // namespace
 
@@ -334,6 +361,7 @@ Topology Topology::assemble(std::string name, std::vector<NodeSpec> hosts,
   Topology topology;
   topology.name_ = std::move(name);
   topology.hosts_ = std::move(hosts);
+  share_machines(topology.hosts_);
   topology.switches_ = std::move(switches);
   for (const NodeSpec& host : topology.hosts_) topology.vertex_names_.push_back(host.name);
   for (const std::string& name : topology.switches_) topology.vertex_names_.push_back(name);
@@ -357,8 +385,16 @@ Topology Topology::assemble(std::string name, std::vector<NodeSpec> hosts,
         topology.link_ids_.emplace(pair_key(edge.b, edge.a, vertices), forward + 1).second;
     DYNAMIX_CHECK(unique, "two links between vertices " << edge.a << " and " << edge.b);
     boost::add_edge(edge.a, edge.b, graph->adjacency);
-    topology.links_.push_back(edge.spec);
-    topology.links_.push_back(edge.spec);
+    // A rank that shares its machine's cores moves bytes at its share of them.
+    double sharing = 1;
+    for (const std::size_t end : {edge.a, edge.b}) {
+      if (end < topology.hosts_.size())
+        sharing = std::max(sharing, topology.hosts_[end].core_sharing);
+    }
+    LinkSpec spec = edge.spec;
+    spec.bandwidth_gbps /= sharing;
+    topology.links_.push_back(spec);
+    topology.links_.push_back(spec);
     topology.link_ends_.emplace_back(edge.a, edge.b);
     topology.link_ends_.emplace_back(edge.b, edge.a);
   }

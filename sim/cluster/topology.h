@@ -32,8 +32,14 @@ struct NodeSpec {
   std::string gpu;
   /// GPUs on this host; its batch is split evenly over them.
   int gpus = 1;
-  /// CPU cores that load and augment data.
+  /// CPU cores that load and augment data (of its machine, when it shares one).
   int cpu_cores = 8;
+  /// The machine this host runs on: several ranks (hosts of the topology) may share one, as
+  /// processes of a CPU job do. Empty: a machine of its own.
+  std::string machine;
+  /// Ranks on its machine per core, at least 1: CPU compute and the host's links slow down by
+  /// this factor when ranks outnumber cores. Set when the topology is assembled.
+  double core_sharing = 1;
   /// The catalog entry named by `gpu`.
   GpuSpec gpu_spec;
 };

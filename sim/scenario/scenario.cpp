@@ -199,6 +199,18 @@ std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology&
   return attachments;
 }
 
+/// The devices and workloads of the file a scenario's `catalog:` names.
+void read_catalog_file(const ConfigNode& reference, const std::string& scenario_path,
+                       ScenarioSpec& spec) {
+  const std::string file = resolve_path(scenario_path, reference.as_text());
+  const ConfigNode catalog = ConfigNode::parse(read_text(file), file);
+  catalog.reject_unknown({"devices", "workloads"});
+  if (const auto devices = catalog.find("devices"))
+    spec.devices = GpuCatalog::read_devices(*devices);
+  if (const auto workloads = catalog.find("workloads"))
+    spec.workloads = WorkloadCatalog::read_workloads(*workloads);
+}
+
 /// Re-raises a check of the constructor at the place in the files that gave the value.
 [[noreturn]] void blame_documents(const InputError& error, const Documents& documents) {
   std::optional<ConfigNode> node;
@@ -258,9 +270,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   ScenarioSpec spec;
   spec.source = path;
   spec.name = std::filesystem::path(path).stem().string();
+  if (const auto catalog = root.find("catalog")) read_catalog_file(*catalog, path, spec);
   read_tables(root, spec);
   spec.topology = Topology::load(documents.topology ? *documents.topology : root.at("topology"),
-                                 GpuCatalog::builtin());
+                                 GpuCatalog::builtin().with(spec.devices));
   spec.traces = read_traces(root, spec.topology, path);
   spec.resolved = root.tree();
   if (documents.topology)

@@ -42,6 +42,10 @@ struct ScenarioSpec {
   VariabilityOptions variability;
   Workload workload;
   TrainingOptions training;
+  /// Devices and workloads the scenario declares (its catalog file's, then its own), beside
+  /// the built-in catalogs; each replaces a built-in entry of the same name.
+  std::vector<GpuSpec> devices;
+  std::vector<Workload> workloads;
   std::vector<TraceAttachment> traces;
   /// Per-worker batch used when the command line gives none.
   int batch_size = 128;

@@ -7,7 +7,9 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
+#include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -224,11 +226,20 @@ Knob workload_knob() {
                         "text", "a workload of the catalog");
   knob.read = [](const ConfigNode& section, ScenarioSpec& spec) {
     const ConfigNode node = section.at("workload");
-    const WorkloadCatalog catalog = WorkloadCatalog::builtin();
     const std::string name = node.as_text();
+    for (const Workload& declared : spec.workloads) {
+      if (declared.name == name) {
+        spec.workload = declared;
+        return;
+      }
+    }
+    const WorkloadCatalog catalog = WorkloadCatalog::builtin();
     const Workload* workload = catalog.find(name);
-    if (workload == nullptr)
-      node.fail("one of " + catalog.names(), "unknown workload '" + name + "'");
+    if (workload == nullptr) {
+      std::string names = catalog.names();
+      for (const Workload& declared : spec.workloads) names += ", " + declared.name;
+      node.fail("one of " + names, "unknown workload '" + name + "'");
+    }
     spec.workload = *workload;
   };
   knob.violation = [](const ScenarioSpec& spec) -> std::optional<std::string> {
@@ -236,6 +247,34 @@ Knob workload_knob() {
     return "none";
   };
   knob.show = [](const ScenarioSpec& spec) { return spec.workload.name; };
+  return knob;
+}
+
+/// Adds `declared` to `known`, each replacing an entry of the same name.
+template <typename Entry>
+void declare_entries(std::vector<Entry>& known, std::vector<Entry> declared) {
+  for (Entry& entry : declared) {
+    std::erase_if(known, [&](const Entry& old) { return old.name == entry.name; });
+    known.push_back(std::move(entry));
+  }
+}
+
+template <typename Entry>
+std::string entry_names(const std::vector<Entry>& entries) {
+  std::string names;
+  for (const Entry& entry : entries) names += (names.empty() ? "" : ", ") + entry.name;
+  return names.empty() ? std::string("none") : names;
+}
+
+/// The scenario's own device or workload map, read by `read_map` into the spec's `list`.
+template <typename Read, typename Access>
+Knob catalog_map(Description text, Read read_map, Access list) {
+  Knob knob = described(std::move(text), "map", "NAME: {keys of docs/calibration.md}");
+  const std::string name = knob.key;
+  knob.read = [name, read_map, list](const ConfigNode& section, ScenarioSpec& spec) {
+    if (const auto map = section.find(name)) declare_entries(list(spec), read_map(*map));
+  };
+  knob.show = [list](const ScenarioSpec& spec) { return entry_names(list(spec)); };
   return knob;
 }
 
@@ -285,6 +324,28 @@ KnobTable top_level() {
                     }
                     return files.empty() ? std::string("none") : files;
                   }),
+       structured(
+           {.key = "catalog",
+            .meaning = "a file of devices: and workloads: maps (relative to the "
+                       "scenario), read before the scenario's own",
+            .default_value = "none"},
+           "file", "a YAML file with devices: and workloads: maps",
+           [](const ScenarioSpec& spec) { return spec.resolved.text("catalog").value_or("none"); }),
+       catalog_map(
+           {.key = "devices",
+            .meaning = "compute devices beside the built-in GPUs (a CPU rank, a "
+                       "measured GPU): NAME -> kind, memory_gb, time_points or model "
+                       "parameters, source; topology nodes name them in gpu:",
+            .source = "the user's measurements (dynamix calibrate)",
+            .default_value = "none"},
+           GpuCatalog::read_devices, [](auto& spec) -> auto& { return spec.devices; }),
+       catalog_map(
+           {.key = "workloads",
+            .meaning = "workloads beside the built-in ones (dynamix workloads): NAME -> "
+                       "the keys of a catalog/workloads.yaml entry",
+            .source = "the user's model and dataset",
+            .default_value = "none"},
+           WorkloadCatalog::read_workloads, [](auto& spec) -> auto& { return spec.workloads; }),
        quantity(
            {.key = "batch_size",
             .unit = "samples",
@@ -321,6 +382,13 @@ KnobTable training() {
             {"sqrt", LrRule::kSqrt},
             {"adascale", LrRule::kAdaScale}},
            "LR rule"),
+       choice<Precision>(
+           {.key = "precision",
+            .meaning = "fp32, or mixed precision (fp16 activations, half the activation "
+                       "memory); the GPU compute model is fitted to mixed-precision runs",
+            .source = "Micikevicius et al., Mixed Precision Training, ICLR'18"},
+           [](auto& spec) -> auto& { return spec.training.precision; },
+           {{"fp32", Precision::kFp32}, {"mixed", Precision::kMixed}}, "precision"),
        quantity(
            {.key = "target_accuracy",
             .meaning = "validation accuracy that ends a time-to-accuracy run",

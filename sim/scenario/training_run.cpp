@@ -53,22 +53,22 @@ void TrainingRun::plan_buckets(TimePoint start) {
 }
 
 void TrainingRun::start_bucket(std::size_t bucket) {
-  synchronizer_->start(bucket_bytes_[bucket], [this, bucket](
-                                                  std::span<const WorkerSyncStats> stats) {
-    for (std::size_t w = 0; w < stats.size(); ++w) {
-      WorkerSyncStats& total = sync_stats_[w];
-      total.duration += stats[w].duration;
-      total.bytes_sent += stats[w].bytes_sent;
-      total.retransmitted_segments += stats[w].retransmitted_segments;
-      total.timeouts += stats[w].timeouts;
-    }
-    if (bucket + 1 == bucket_bytes_.size()) {
-      sim_.stop();
-      return;
-    }
-    sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]),
-                     [this, bucket] { start_bucket(bucket + 1); });
-  });
+  synchronizer_->start(bucket_bytes_[bucket],
+                       [this, bucket](std::span<const WorkerSyncStats> stats) {
+                         for (std::size_t w = 0; w < stats.size(); ++w) {
+                           WorkerSyncStats& total = sync_stats_[w];
+                           total.duration += stats[w].duration;
+                           total.bytes_sent += stats[w].bytes_sent;
+                           total.retransmitted_segments += stats[w].retransmitted_segments;
+                           total.timeouts += stats[w].timeouts;
+                         }
+                         if (bucket + 1 == bucket_bytes_.size()) {
+                           sim_.stop();
+                           return;
+                         }
+                         sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]),
+                                          [this, bucket] { start_bucket(bucket + 1); });
+                       });
 }
 
 bool TrainingRun::budget_exhausted() const {

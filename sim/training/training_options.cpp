@@ -31,6 +31,7 @@ TrainingSetup make_training_setup(const Workload& workload, const TrainingOption
   }
   TrainingSetup setup{.workload = &workload, .options = options, .cost = workload.cost};
   setup.cost.optimizer_state_bytes_per_parameter = options.optimizer == Optimizer::kAdam ? 8 : 4;
+  if (options.precision == Precision::kMixed) setup.cost.activation_bytes_per_sample /= 2;
   return setup;
 }
 

@@ -9,8 +9,14 @@
 
 namespace dynamix {
 
+/// What the job keeps activations in: fp32, or mixed precision (fp16/bf16 activations, fp32
+/// master weights, Micikevicius et al., ICLR'18), which halves activation memory.
+enum class Precision { kFp32, kMixed };
+
 struct TrainingOptions {
   Optimizer optimizer = Optimizer::kSgd;
+  /// The workload's activation_bytes_per_sample are fp32 figures; kMixed halves them.
+  Precision precision = Precision::kFp32;
   /// How the LR follows the global batch; by default the optimizer's own rule (SGD: linear,
   /// Adam: square root, Malladi et al. 2022).
   LrRule lr_rule = LrRule::kLinear;

@@ -1,7 +1,9 @@
 // Workload catalog: loading from YAML and printing as a table.
 #include "sim/training/workload.h"
 
+#include <array>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 
 #include "sim/io/config_node.h"
@@ -23,40 +25,40 @@ std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::
   return value;
 }
 
-Workload parse_workload(const ConfigNode& entry) {
-  entry.reject_unknown({"name",
-                        "model",
-                        "dataset",
-                        "source",
-                        "parameters",
-                        "flops_per_sample",
-                        "activation_bytes_per_sample",
-                        "cpu_seconds_per_sample",
-                        "dataset_size",
-                        "validation_size",
-                        "classes",
-                        "reference_batch",
-                        "reference_epochs",
-                        "final_accuracy",
-                        "final_accuracy_adam",
-                        "final_train_accuracy",
-                        "initial_loss",
-                        "final_loss",
-                        "initial_noise_scale",
-                        "final_noise_scale",
-                        "target_accuracy"});
-  Workload workload;
-  workload.name = entry.text("name");
-  workload.model = entry.text("model");
-  workload.dataset = entry.text("dataset");
-  workload.source = entry.text_or("source", "");
-  workload.cost.parameters = entry.positive("parameters");
-  workload.cost.flops_per_sample = entry.positive("flops_per_sample");
-  workload.cost.activation_bytes_per_sample = entry.positive("activation_bytes_per_sample");
-  workload.cost.cpu_seconds_per_sample = entry.positive("cpu_seconds_per_sample");
-  workload.dataset_size = required_count(entry, "dataset_size", 1);
+constexpr std::array<std::string_view, 21> kWorkloadKeys = {"model",
+                                                            "dataset",
+                                                            "source",
+                                                            "parameters",
+                                                            "flops_per_sample",
+                                                            "activation_bytes_per_sample",
+                                                            "cpu_seconds_per_sample",
+                                                            "bytes_per_parameter",
+                                                            "dataset_size",
+                                                            "validation_size",
+                                                            "classes",
+                                                            "reference_batch",
+                                                            "reference_epochs",
+                                                            "final_accuracy",
+                                                            "final_accuracy_adam",
+                                                            "final_train_accuracy",
+                                                            "initial_loss",
+                                                            "final_loss",
+                                                            "initial_noise_scale",
+                                                            "final_noise_scale",
+                                                            "target_accuracy"};
 
-  StatisticalModel& model = workload.statistics;
+ModelCost read_cost(const ConfigNode& entry) {
+  ModelCost cost;
+  cost.parameters = entry.positive("parameters");
+  cost.flops_per_sample = entry.positive("flops_per_sample");
+  cost.activation_bytes_per_sample = entry.positive("activation_bytes_per_sample");
+  cost.cpu_seconds_per_sample = entry.positive("cpu_seconds_per_sample");
+  cost.bytes_per_parameter = entry.positive_or("bytes_per_parameter", cost.bytes_per_parameter);
+  return cost;
+}
+
+StatisticalModel read_statistics(const ConfigNode& entry) {
+  StatisticalModel model;
   model.initial_accuracy = 1.0 / static_cast<double>(required_count(entry, "classes", 2));
   model.validation_size = entry.positive("validation_size");
   model.reference_batch = entry.positive("reference_batch");
@@ -69,7 +71,6 @@ Workload parse_workload(const ConfigNode& entry) {
   model.final_loss = entry.positive("final_loss");
   model.initial_noise_scale = entry.positive("initial_noise_scale");
   model.final_noise_scale = entry.positive("final_noise_scale");
-
   for (const double accuracy :
        {model.final_accuracy, model.final_accuracy_adam, model.final_train_accuracy}) {
     if (accuracy <= model.initial_accuracy) {
@@ -83,6 +84,24 @@ Workload parse_workload(const ConfigNode& entry) {
   if (model.final_noise_scale < model.initial_noise_scale) {
     entry.at("final_noise_scale").fail("a noise scale >= initial_noise_scale");
   }
+  return model;
+}
+
+/// A workload entry whose name is given (a scenario's map key) or read from `name:` (a catalog
+/// list).
+Workload parse_workload(const ConfigNode& entry, std::optional<std::string> name) {
+  std::vector<std::string> known;
+  if (!name) known.emplace_back("name");
+  known.insert(known.end(), kWorkloadKeys.begin(), kWorkloadKeys.end());
+  entry.reject_unknown(known);
+  Workload workload;
+  workload.name = name ? *name : entry.text("name");
+  workload.model = entry.text("model");
+  workload.dataset = entry.text("dataset");
+  workload.source = entry.text_or("source", "");
+  workload.cost = read_cost(entry);
+  workload.dataset_size = required_count(entry, "dataset_size", 1);
+  workload.statistics = read_statistics(entry);
   return workload;
 }
 
@@ -117,13 +136,20 @@ WorkloadCatalog WorkloadCatalog::load(const std::string& path) {
   root.reject_unknown({"workloads"});
   WorkloadCatalog catalog;
   for (const ConfigNode& entry : root.at("workloads").items()) {
-    Workload workload = parse_workload(entry);
+    Workload workload = parse_workload(entry, std::nullopt);
     if (catalog.find(workload.name) != nullptr) {
       entry.at("name").fail("a workload name not used before", "'" + workload.name + "' again");
     }
     catalog.workloads_.push_back(std::move(workload));
   }
   return catalog;
+}
+
+std::vector<Workload> WorkloadCatalog::read_workloads(const ConfigNode& workloads) {
+  std::vector<Workload> result;
+  for (const std::string& name : workloads.keys())
+    result.push_back(parse_workload(workloads.at(name), name));
+  return result;
 }
 
 WorkloadCatalog WorkloadCatalog::builtin() {

@@ -11,6 +11,8 @@
 
 namespace dynamix {
 
+class ConfigNode;
+
 enum class Optimizer { kSgd, kAdam };
 
 /// How the learning rate follows the global batch B = S·M0. kNone: not scaled ("no LR care").
@@ -64,6 +66,8 @@ class WorkloadCatalog {
   static WorkloadCatalog load(const std::string& path);
   /// The catalog compiled into the binary, "embedded:/catalog/workloads.yaml".
   static WorkloadCatalog builtin();
+  /// Workloads a scenario declares (`workloads:`, NAME -> the keys of a catalog entry).
+  static std::vector<Workload> read_workloads(const ConfigNode& workloads);
 
   /// The workload named `name`, or nullptr.
   const Workload* find(std::string_view name) const;

@@ -131,8 +131,8 @@ TEST_CASE("framing and transport efficiency slow the bandwidth term by their pro
   Cluster ideal(Topology::star(workers(p), kNic), ring());
   Cluster real(Topology::star(workers(p), kNic), ring(), {}, lossy_stack);
   const double alpha_s = to_seconds(ideal.synchronizer().ring_step_latency());
-  const double expected = ring_closed_form(p, alpha_s, gradient_bytes,
-                                           kNicGbps * payload_fraction(lossy_stack));
+  const double expected =
+      ring_closed_form(p, alpha_s, gradient_bytes, kNicGbps * payload_fraction(lossy_stack));
   CHECK(real.synchronize(gradient_bytes).seconds == doctest::Approx(expected).epsilon(0.01));
   CHECK(ideal.synchronize(gradient_bytes).seconds < expected * 0.6);
 }
@@ -162,8 +162,8 @@ TEST_CASE("a collective call pays its fixed cost once and its reduction at the s
   ps.reduction_gbps = 80;
   Cluster ps_costly(Topology::star(hosts, kNic), ps);
   // One server adds 4 workers' copies of the whole gradient: 3 additions.
-  const double ps_added = ps_costly.synchronize(gradient_bytes).seconds -
-                          ps_plain.synchronize(gradient_bytes).seconds;
+  const double ps_added =
+      ps_costly.synchronize(gradient_bytes).seconds - ps_plain.synchronize(gradient_bytes).seconds;
   CHECK(ps_added == doctest::Approx(300e-6 + 3 * gradient_bytes * 8 / 80e9).epsilon(0.02));
 }
 

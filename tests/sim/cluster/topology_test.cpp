@@ -213,7 +213,7 @@ links:
 TEST_CASE("Topology errors name the file, line and key") {
   SUBCASE("unknown GPU type") {
     CHECK(load_error("nodes:\n  - name: n\n    gpu: B200\n    cpu_cores: 4\n") ==
-          "t.yaml:3: nodes.0.gpu: expected a GPU type in the catalog (V100, V100-32GB, A100, "
+          "t.yaml:3: nodes.0.gpu: expected a device in the catalog (V100, V100-32GB, A100, "
           "A100-80GB, H100, T4, RTX3090), found 'B200'");
   }
   SUBCASE("unknown node in a link") {
@@ -284,7 +284,7 @@ nodes:
   SUBCASE("unknown key") {
     CHECK(load_error("nodes:\n  - name: n\n    gpu: T4\n    cpu_core: 4\n") ==
           "t.yaml:4: nodes.0.cpu_core: expected one of the known keys (name, count, role, gpu, "
-          "gpus, cpu_cores, link), found unknown key 'cpu_core'");
+          "gpus, cpu_cores, machine, link), found unknown key 'cpu_core'");
     CHECK(load_error("hosts: []\n") ==
           "t.yaml:1: hosts: expected one of the known keys (name, switches, nodes, links), found "
           "unknown key 'hosts'");

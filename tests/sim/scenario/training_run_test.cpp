@@ -2,8 +2,6 @@
 // and budget.
 #include "sim/scenario/training_run.h"
 
-#include "sim/io/input_error.h"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {
@@ -195,8 +195,8 @@ TEST_CASE("DDP buckets overlap the all-reduce with the backward pass") {
 }
 
 TEST_CASE("buckets so small the gradient needs more than 4096 are refused") {
-  CHECK_THROWS_WITH_AS(quickstart({"sync.bucket_mb=0.001"}),
-                       doctest::Contains("sync.bucket_mb"), InputError);
+  CHECK_THROWS_WITH_AS(quickstart({"sync.bucket_mb=0.001"}), doctest::Contains("sync.bucket_mb"),
+                       InputError);
 }
 
 /// Runs to the budget and checks, after every iteration, that time_to_target is set exactly
