@@ -2,6 +2,7 @@
 #include "policies/export/torchscript_policy.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +29,8 @@ constexpr std::size_t kFeatures = 5;
 const std::vector<int> kActionSet = {-100, -25, 0, 25, 100};
 
 std::filesystem::path temporary(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("dynamix_export_test_" + name);
+  return std::filesystem::temp_directory_path() /
+         ("dynamix_export_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
 Observation random_observation(std::uint64_t seed) {

@@ -2,6 +2,7 @@
 #include "policies/ppo/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -115,8 +116,10 @@ TEST_CASE("Checkpoint entries out of range are refused in one short line naming 
 }
 
 TEST_CASE("dynamix export turns a checkpoint into the policy it holds") {
-  const auto checkpoint = std::filesystem::temp_directory_path() / "dynamix_checkpoint_test.ckpt";
-  const auto policy_file = std::filesystem::temp_directory_path() / "dynamix_checkpoint_test.pt";
+  const auto checkpoint = std::filesystem::temp_directory_path() /
+                          ("dynamix_checkpoint_test_" + std::to_string(::getpid()) + ".ckpt");
+  const auto policy_file = std::filesystem::temp_directory_path() /
+                           ("dynamix_checkpoint_test_" + std::to_string(::getpid()) + ".pt");
   RunningMeanStd statistics(2);
   statistics.update(std::vector<float>{1, 200, 3, 500, -4, 0}, 3);
   const TrainerState state = example_state(statistics);

@@ -2,6 +2,7 @@
 #include "policies/ppo/ppo_learner.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -58,7 +59,8 @@ std::vector<float> train(PpoLearner& learner, int updates, std::uint64_t first =
 }
 
 std::filesystem::path temporary(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("dynamix_ppo_learner_test_" + name);
+  return std::filesystem::temp_directory_path() /
+         ("dynamix_ppo_learner_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "policies/ppo/ppo_trainer.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -28,7 +29,8 @@ std::shared_ptr<const ScenarioSource> short_episodes() {
 }
 
 std::filesystem::path temporary(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("dynamix_ppo_trainer_test_" + name);
+  return std::filesystem::temp_directory_path() /
+         ("dynamix_ppo_trainer_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
 std::string refusal(PpoTrainer& trainer, const std::filesystem::path& file) {
