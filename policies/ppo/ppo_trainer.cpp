@@ -11,6 +11,7 @@
 
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
+#include "policies/ppo/exploration.h"
 #include "policies/ppo/gae.h"
 #include "policies/ppo/running_mean_std.h"
 #include "sim/core/check.h"
@@ -136,6 +137,7 @@ struct PpoTrainer::Impl {
   RunSettings run;
   std::size_t features;
   std::unique_ptr<PpoLearner> learner;
+  Exploration exploration;
   RunningMeanStd statistics;
   std::vector<EnvironmentState> environments;
   VectorReplay replay;
@@ -150,6 +152,7 @@ struct PpoTrainer::Impl {
         features(envs.env(0).schema().features_per_worker()),
         learner(std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(),
                                              options, hold_action(envs.env(0).options().actions))),
+        exploration(options),
         statistics(features),
         environments(envs.size()) {}
 
@@ -230,158 +233,166 @@ struct PpoTrainer::Impl {
     return out;
   }
 
-  UpdateStats update(std::int64_t total_updates) {
-    Rng rng(options.seed, stream_id("ppo.update", static_cast<std::uint64_t>(updates)));
+  /// One rollout step's batch: the workers of every environment not awaiting its reset.
+  struct StepBatch {
+    std::vector<WorkerGroup> groups;
+    std::size_t rows = 0;
+    std::vector<float> normalized;
+  };
+
+  /// Stacks the environments' observations (updating the running statistics) and normalizes.
+  StepBatch gather() {
+    StepBatch batch;
+    batch.groups.resize(environments.size());
+    std::vector<float> raw;
+    for (std::size_t i = 0; i < environments.size(); ++i) {
+      batch.groups[i].first_row = batch.rows;
+      if (environments[i].awaiting_reset) continue;
+      const Observation& observation = environments[i].observation;
+      DYNAMIX_CHECK(observation.features == features, "environment "
+                                                          << i << " gives " << observation.features
+                                                          << " features, not " << features);
+      batch.groups[i].workers = observation.workers;
+      batch.rows += observation.workers;
+      raw.insert(raw.end(), observation.values.begin(), observation.values.end());
+    }
+    if (batch.rows > 0) {
+      statistics.update(raw, batch.rows);
+      batch.normalized = normalize(raw);
+    }
+    return batch;
+  }
+
+  static std::vector<std::vector<int>> per_environment(const StepBatch& batch,
+                                                       const std::vector<int>& actions) {
+    std::vector<std::vector<int>> split(batch.groups.size());
+    for (std::size_t i = 0; i < batch.groups.size(); ++i) {
+      const auto first = actions.begin() + static_cast<std::ptrdiff_t>(batch.groups[i].first_row);
+      split[i].assign(first, first + static_cast<std::ptrdiff_t>(batch.groups[i].workers));
+    }
+    return split;
+  }
+
+  /// Raw observations whose V closes streams the rollout cut, and the samples that take it.
+  struct Bootstraps {
+    std::vector<float> raw;
+    std::vector<std::int64_t> samples;
+
+    void add(const std::vector<float>& observation, std::int64_t first_sample,
+             std::size_t workers) {
+      raw.insert(raw.end(), observation.begin(), observation.end());
+      for (std::size_t w = 0; w < workers; ++w) {
+        samples.push_back(first_sample + static_cast<std::int64_t>(w));
+      }
+    }
+  };
+
+  void bootstrap(const Bootstraps& cut, RolloutBuffer& buffer) {
+    if (cut.samples.empty()) return;
+    std::vector<float> values(cut.samples.size());
+    learner->values(normalize(cut.raw), values);
+    for (std::size_t k = 0; k < cut.samples.size(); ++k)
+      buffer.bootstrap[cut.samples[k]] = values[k];
+  }
+
+  /// What an update's rollout collects: its samples and the episodes that ended in it.
+  struct Collected {
     RolloutBuffer buffer;
-    UpdateStats stats;
+    std::int64_t episodes = 0;
     double return_sum = 0;
     double time_sum = 0;
     double length_sum = 0;
-    for (int step = 0; step < options.rollout_steps; ++step) {
-      std::vector<float> raw;
-      std::vector<std::size_t> first_row(environments.size());
-      std::size_t rows = 0;
-      for (std::size_t i = 0; i < environments.size(); ++i) {
-        first_row[i] = rows;
-        if (environments[i].awaiting_reset) continue;
-        const Observation& observation = environments[i].observation;
-        DYNAMIX_CHECK(observation.features == features,
-                      "environment " << i << " gives " << observation.features << " features, not "
-                                     << features);
-        rows += observation.workers;
-        raw.insert(raw.end(), observation.values.begin(), observation.values.end());
-      }
-      std::vector<float> normalized;
-      std::vector<int> actions(rows);
-      std::vector<float> log_probs(rows);
-      std::vector<float> values(rows);
-      if (rows > 0) {
-        statistics.update(raw, rows);
-        normalized = normalize(raw);
-        std::vector<double> uniforms(rows);
-        for (std::size_t i = 0; i < environments.size(); ++i) {
-          if (environments[i].awaiting_reset) continue;
-          const std::size_t count = environments[i].observation.workers;
-          const double shared = options.coordinated_exploration ? rng.uniform() : 0.0;
-          for (std::size_t w = 0; w < count; ++w) {
-            uniforms[first_row[i] + w] = options.coordinated_exploration ? shared : rng.uniform();
-          }
-        }
-        learner->act(normalized, uniforms, actions, log_probs, values);
-      }
-      std::vector<char> sampled(rows, 1);
-      if (options.single_explorer && rows > 0) {
-        // One worker per environment explores; the others act greedily, so the explorer's
-        // advantage is not drowned in its peers' exploration noise.
-        const std::vector<float> logits = learner->logits(normalized);
-        const std::size_t action_count = learner->actions();
-        for (std::size_t i = 0; i < environments.size(); ++i) {
-          if (environments[i].awaiting_reset) continue;
-          const std::size_t count = environments[i].observation.workers;
-          const std::size_t explorer = rng.below(count);
-          for (std::size_t w = 0; w < count; ++w) {
-            if (w == explorer) continue;
-            const std::size_t row = first_row[i] + w;
-            const auto begin = logits.begin() + static_cast<std::ptrdiff_t>(row * action_count);
-            actions[row] = static_cast<int>(
-                std::max_element(begin, begin + static_cast<std::ptrdiff_t>(action_count)) - begin);
-            sampled[row] = 0;
-          }
-        }
-      }
+  };
 
-      std::vector<std::vector<int>> env_actions(environments.size());
-      std::vector<std::size_t> workers(environments.size(), 0);
-      for (std::size_t i = 0; i < environments.size(); ++i) {
-        if (environments[i].awaiting_reset) continue;
-        workers[i] = environments[i].observation.workers;
-        env_actions[i].assign(actions.begin() + first_row[i],
-                              actions.begin() + first_row[i] + workers[i]);
-      }
-      std::vector<StepResult> results = envs.step(env_actions);
-      record(env_actions);
-
-      std::vector<float> truncated_raw;
-      std::vector<std::int64_t> truncated_samples;
-      for (std::size_t i = 0; i < environments.size(); ++i) {
-        EnvironmentState& state = environments[i];
-        StepResult& result = results[i];
-        if (result.info.autoreset) {
-          advance(i, result);
-          continue;
-        }
-        ++env_steps;
-        DYNAMIX_CHECK(result.rewards.size() == workers[i],
-                      result.rewards.size() << " rewards for " << workers[i] << " workers");
-        const std::int64_t offset = buffer.append(normalized, first_row[i], workers[i], features);
-        const float exponent =
-            options.discount_by_time && result.info.time_scale_s > 0
-                ? static_cast<float>(result.info.window_s / result.info.time_scale_s)
-                : 1.0f;
-        for (std::size_t w = 0; w < workers[i]; ++w) {
-          const std::size_t row = first_row[i] + w;
-          const std::size_t sample = static_cast<std::size_t>(offset) + w;
-          buffer.rollout.actions[sample] = actions[row];
-          buffer.rollout.log_probs[sample] = log_probs[row];
-          buffer.rollout.values[sample] = values[row];
-          buffer.rewards[sample] = result.rewards[w];
-          buffer.discount_exponents[sample] = exponent;
-          buffer.sampled[sample] = sampled[row];
-          if (state.pending >= 0)
-            buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
-        }
-        state.pending = offset;
-        if (result.truncated && !result.terminated) {
-          truncated_raw.insert(truncated_raw.end(), result.observation.values.begin(),
-                               result.observation.values.end());
-          for (std::size_t w = 0; w < workers[i]; ++w) truncated_samples.push_back(offset + w);
-        }
-        if (const std::optional<EpisodeEnd> end = advance(i, result)) {
-          ++stats.episodes;
-          return_sum += end->episode_return;
-          time_sum += end->time_s;
-          length_sum += static_cast<double>(end->length);
-          state.pending = -1;
-        }
-      }
-      if (!truncated_samples.empty()) {
-        std::vector<float> final_values(truncated_samples.size());
-        learner->values(normalize(truncated_raw), final_values);
-        for (std::size_t k = 0; k < truncated_samples.size(); ++k) {
-          buffer.bootstrap[truncated_samples[k]] = final_values[k];
-        }
-      }
+  /// Appends environment i's step to the buffer, linked to its previous decision; queues the
+  /// bootstrap of an episode cut by truncation and counts an episode that ended.
+  void store(std::size_t i, const StepBatch& batch, const StepActions& step, StepResult& result,
+             Collected& collected, Bootstraps& truncated) {
+    EnvironmentState& state = environments[i];
+    const WorkerGroup group = batch.groups[i];
+    DYNAMIX_CHECK(result.rewards.size() == group.workers,
+                  result.rewards.size() << " rewards for " << group.workers << " workers");
+    RolloutBuffer& buffer = collected.buffer;
+    const std::int64_t offset =
+        buffer.append(batch.normalized, group.first_row, group.workers, features);
+    const float exponent = options.discount_by_time && result.info.time_scale_s > 0
+                               ? static_cast<float>(result.info.window_s / result.info.time_scale_s)
+                               : 1.0f;
+    for (std::size_t w = 0; w < group.workers; ++w) {
+      const std::size_t row = group.first_row + w;
+      const std::size_t sample = static_cast<std::size_t>(offset) + w;
+      buffer.rollout.actions[sample] = step.actions[row];
+      buffer.rollout.log_probs[sample] = step.log_probs[row];
+      buffer.rollout.values[sample] = step.values[row];
+      buffer.rewards[sample] = result.rewards[w];
+      buffer.discount_exponents[sample] = exponent;
+      buffer.sampled[sample] = step.sampled[row];
+      if (state.pending >= 0)
+        buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
     }
-    std::vector<float> last_raw;
-    std::vector<std::int64_t> last_samples;
-    for (EnvironmentState& state : environments) {
-      if (state.pending < 0) continue;
-      last_raw.insert(last_raw.end(), state.observation.values.begin(),
-                      state.observation.values.end());
-      for (std::size_t w = 0; w < state.observation.workers; ++w) {
-        last_samples.push_back(state.pending + static_cast<std::int64_t>(w));
-      }
+    state.pending = offset;
+    if (result.truncated && !result.terminated) {
+      truncated.add(result.observation.values, offset, group.workers);
+    }
+    if (const std::optional<EpisodeEnd> end = advance(i, result)) {
+      ++collected.episodes;
+      collected.return_sum += end->episode_return;
+      collected.time_sum += end->time_s;
+      collected.length_sum += static_cast<double>(end->length);
       state.pending = -1;
     }
-    if (!last_samples.empty()) {
-      std::vector<float> last_values(last_samples.size());
-      learner->values(normalize(last_raw), last_values);
-      for (std::size_t k = 0; k < last_samples.size(); ++k) {
-        buffer.bootstrap[last_samples[k]] = last_values[k];
-      }
-    }
+  }
 
+  /// One decision of every environment, stored in `collected`.
+  void collect_step(Rng& rng, Collected& collected) {
+    const StepBatch batch = gather();
+    const StepActions step =
+        exploration.act(*learner, batch.normalized, batch.groups, batch.rows, rng);
+    const std::vector<std::vector<int>> env_actions = per_environment(batch, step.actions);
+    std::vector<StepResult> results = envs.step(env_actions);
+    record(env_actions);
+    Bootstraps truncated;
+    for (std::size_t i = 0; i < environments.size(); ++i) {
+      if (results[i].info.autoreset) {
+        advance(i, results[i]);
+        continue;
+      }
+      ++env_steps;
+      store(i, batch, step, results[i], collected, truncated);
+    }
+    bootstrap(truncated, collected.buffer);
+  }
+
+  /// The decisions still waiting for a successor at the rollout's end take V of the current
+  /// observation.
+  void bootstrap_pending(RolloutBuffer& buffer) {
+    Bootstraps last;
+    for (EnvironmentState& state : environments) {
+      if (state.pending < 0) continue;
+      last.add(state.observation.values, state.pending, state.observation.workers);
+      state.pending = -1;
+    }
+    bootstrap(last, buffer);
+  }
+
+  double learning_rate(std::int64_t total_updates) const {
+    const double progress = static_cast<double>(updates) /
+                            static_cast<double>(std::max<std::int64_t>(1, total_updates));
+    return options.anneal_learning_rate ? options.learning_rate * std::max(0.0, 1.0 - progress)
+                                        : options.learning_rate;
+  }
+
+  /// GAE over the collected samples, the learner's epochs, and the update's statistics.
+  UpdateStats learn(Collected& collected, std::int64_t total_updates, Rng& rng) {
+    RolloutBuffer& buffer = collected.buffer;
     Rollout& rollout = buffer.rollout;
     rollout.advantages.resize(rollout.size());
     rollout.returns.resize(rollout.size());
     compute_gae(
         {buffer.rewards, rollout.values, buffer.next, buffer.bootstrap, buffer.discount_exponents},
         options.gamma, options.gae_lambda, rollout.advantages, rollout.returns);
-    const double progress = static_cast<double>(updates) /
-                            static_cast<double>(std::max<std::int64_t>(1, total_updates));
-    stats.learning_rate = options.anneal_learning_rate
-                              ? options.learning_rate * std::max(0.0, 1.0 - progress)
-                              : options.learning_rate;
+    UpdateStats stats;
+    stats.learning_rate = learning_rate(total_updates);
     const Rollout explored =
         options.single_explorer ? sampled_only(rollout, buffer.sampled) : Rollout{};
     const Rollout& trained = options.single_explorer ? explored : rollout;
@@ -389,15 +400,24 @@ struct PpoTrainer::Impl {
     ++updates;
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const double episodes = static_cast<double>(stats.episodes);
+    const double episodes = static_cast<double>(collected.episodes);
     stats.update = updates;
     stats.env_steps = env_steps;
     stats.samples = static_cast<std::int64_t>(trained.size());
-    stats.mean_return = stats.episodes ? return_sum / episodes : nan;
-    stats.mean_episode_time_s = stats.episodes ? time_sum / episodes : nan;
-    stats.mean_episode_length = stats.episodes ? length_sum / episodes : nan;
+    stats.episodes = collected.episodes;
+    stats.mean_return = collected.episodes ? collected.return_sum / episodes : nan;
+    stats.mean_episode_time_s = collected.episodes ? collected.time_sum / episodes : nan;
+    stats.mean_episode_length = collected.episodes ? collected.length_sum / episodes : nan;
     stats.explained_variance = explained_variance(rollout.values, rollout.returns);
     return stats;
+  }
+
+  UpdateStats update(std::int64_t total_updates) {
+    Rng rng(options.seed, stream_id("ppo.update", static_cast<std::uint64_t>(updates)));
+    Collected collected;
+    for (int step = 0; step < options.rollout_steps; ++step) collect_step(rng, collected);
+    bootstrap_pending(collected.buffer);
+    return learn(collected, total_updates, rng);
   }
 
   void replay_from(const VectorReplay& saved, const std::string& source) {

@@ -1,0 +1,55 @@
+// Exploration: the uniform numbers actions are drawn with, and the single explorer's greedy peers.
+#include "policies/ppo/exploration.h"
+
+#include <algorithm>
+
+#include "policies/ppo/ppo_learner.h"
+#include "sim/core/random.h"
+
+namespace dynamix {
+
+StepActions Exploration::act(PpoLearner& learner, std::span<const float> normalized,
+                             std::span<const WorkerGroup> groups, std::size_t rows,
+                             Rng& rng) const {
+  StepActions step{.actions = std::vector<int>(rows),
+                   .log_probs = std::vector<float>(rows),
+                   .values = std::vector<float>(rows),
+                   .sampled = std::vector<char>(rows, 1)};
+  if (rows == 0) return step;
+  learner.act(normalized, uniforms(groups, rows, rng), step.actions, step.log_probs, step.values);
+  if (single_explorer_) keep_one_explorer(learner, normalized, groups, rng, step);
+  return step;
+}
+
+std::vector<double> Exploration::uniforms(std::span<const WorkerGroup> groups, std::size_t rows,
+                                          Rng& rng) const {
+  std::vector<double> drawn(rows);
+  for (const WorkerGroup& group : groups) {
+    if (group.workers == 0) continue;
+    const double shared = coordinated_ ? rng.uniform() : 0.0;
+    for (std::size_t w = 0; w < group.workers; ++w) {
+      drawn[group.first_row + w] = coordinated_ ? shared : rng.uniform();
+    }
+  }
+  return drawn;
+}
+
+void Exploration::keep_one_explorer(PpoLearner& learner, std::span<const float> normalized,
+                                    std::span<const WorkerGroup> groups, Rng& rng,
+                                    StepActions& step) {
+  const std::vector<float> logits = learner.logits(normalized);
+  const auto action_count = static_cast<std::ptrdiff_t>(learner.actions());
+  for (const WorkerGroup& group : groups) {
+    if (group.workers == 0) continue;
+    const std::size_t explorer = rng.below(group.workers);
+    for (std::size_t w = 0; w < group.workers; ++w) {
+      if (w == explorer) continue;
+      const std::size_t row = group.first_row + w;
+      const auto begin = logits.begin() + static_cast<std::ptrdiff_t>(row) * action_count;
+      step.actions[row] = static_cast<int>(std::max_element(begin, begin + action_count) - begin);
+      step.sampled[row] = 0;
+    }
+  }
+}
+
+}  // namespace dynamix

@@ -1,0 +1,56 @@
+// How a rollout's workers choose their actions: independent draws from π, one shared uniform
+// number per environment (coordinated), and one explorer per environment with greedy peers
+// (single explorer); the one seam the PPO trainer goes through for all of them.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "policies/ppo/ppo_options.h"
+
+namespace dynamix {
+
+class PpoLearner;
+class Rng;
+
+/// One environment's workers in a step's batch: rows first_row .. first_row + workers - 1.
+/// An environment awaiting its reset has no workers.
+struct WorkerGroup {
+  std::size_t first_row = 0;
+  std::size_t workers = 0;
+};
+
+/// A step's actions, one per row, with π's log-probability and V of each row's observation.
+struct StepActions {
+  std::vector<int> actions;
+  std::vector<float> log_probs;
+  std::vector<float> values;
+  /// 1 where the action was drawn from π; 0 where the worker acted greedily.
+  std::vector<char> sampled;
+};
+
+class Exploration {
+ public:
+  explicit Exploration(const PpoOptions& options)
+      : coordinated_(options.coordinated_exploration), single_explorer_(options.single_explorer) {}
+
+  /// The actions for `rows` normalized observations grouped by environment, drawing from `rng`
+  /// in a fixed order (every group's uniform numbers, then every group's explorer).
+  StepActions act(PpoLearner& learner, std::span<const float> normalized,
+                  std::span<const WorkerGroup> groups, std::size_t rows, Rng& rng) const;
+
+ private:
+  /// One uniform number per row: its own, or its environment's with coordinated exploration.
+  std::vector<double> uniforms(std::span<const WorkerGroup> groups, std::size_t rows,
+                               Rng& rng) const;
+  /// One random worker per environment keeps its sampled action; the others act greedily, so
+  /// that the explorer's advantage is not drowned in its peers' exploration noise.
+  static void keep_one_explorer(PpoLearner& learner, std::span<const float> normalized,
+                                std::span<const WorkerGroup> groups, Rng& rng, StepActions& step);
+
+  bool coordinated_;
+  bool single_explorer_;
+};
+
+}  // namespace dynamix
