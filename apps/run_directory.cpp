@@ -224,6 +224,26 @@ CsvWriter& CsvWriter::operator<<(std::string_view value) {
   return *this;
 }
 
+CsvWriter& CsvWriter::operator<<(const std::optional<double>& value) {
+  if (value) return *this << *value;
+  separate();
+  return *this;
+}
+
+void CsvWriter::row_text(std::string_view line) {
+  DYNAMIX_CHECK(fields_in_row_ == 0, path_.string() << ": a row is open");
+  DYNAMIX_CHECK(static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1 == columns_,
+                path_.string() << ": row '" << line << "' has not " << columns_ << " fields");
+  buffer_ += line;
+  buffer_ += '\n';
+}
+
+void CsvWriter::flush() {
+  out_ << buffer_;
+  buffer_.clear();
+  out_.flush();
+}
+
 void CsvWriter::end_row() {
   DYNAMIX_CHECK(fields_in_row_ == columns_,
                 path_.string() << ": row has " << fields_in_row_ << " fields, header " << columns_);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,8 +69,14 @@ class CsvWriter {
   CsvWriter& operator<<(int value) { return *this << static_cast<std::int64_t>(value); }
   CsvWriter& operator<<(std::size_t value) { return *this << static_cast<std::int64_t>(value); }
   CsvWriter& operator<<(std::string_view value);
+  /// An empty field where there is no value.
+  CsvWriter& operator<<(const std::optional<double>& value);
   /// Ends the current row; it must have exactly one value per column.
   void end_row();
+  /// A row as written before (a resumed run's earlier rows), fields unquoted.
+  void row_text(std::string_view line);
+  /// Writes what the rows so far hold to the file (a run that may be interrupted).
+  void flush();
   /// Flushes and reports a write failure as an error naming the file.
   void close();
 

@@ -109,19 +109,26 @@ std::string resume_command(const std::vector<std::string>& args) {
                                                                        : command;
 }
 
-/// What run.json records beside the scenario.
-struct RunRecord {
-  const PpoOptions& ppo;
-  const EnvOptions& env;
-  /// The randomization ranges with --randomize; null without.
-  const SamplerOptions* sampler = nullptr;
-  std::int64_t steps = 0;
-  int environments = 0;
+/// Everything `dynamix train` takes on its command line.
+struct TrainOptions {
+  std::string scenario_path = kDefaultScenario;
+  std::vector<std::string> overrides;
+  std::string out;
+  std::int64_t steps = 200000;
+  int environments = 8;
   int threads = 0;
-  int eval_every = 0;
-  int eval_seeds = 0;
-  int checkpoint_every = 0;
-  std::int64_t updates = 0;
+  int eval_every = 20;
+  int eval_seeds = 2;
+  int checkpoint_every = 10;
+  bool randomize = false;
+  bool resume = false;
+  bool quiet = false;
+  PpoOptions ppo;
+  std::int64_t seed = static_cast<std::int64_t>(PpoOptions{}.seed);
+  EnvOptions env;
+  std::string action_base{action_base_name(EnvOptions{}.action_base)};
+  /// The ranges of the randomized family (base and overrides set with --randomize).
+  SamplerOptions sampler;
 };
 
 void write_int_list(JsonWriter& json, const std::vector<int>& values) {
@@ -190,8 +197,8 @@ void write_environment(JsonWriter& json, const EnvOptions& env) {
 
 /// run.json: every option of the run (PPO's as its --options name them, with those train does
 /// not expose), the randomization ranges with --randomize, and the resolved scenario.
-void write_run_json(const std::filesystem::path& file, const RunRecord& run,
-                    const Scenario& scenario) {
+void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
+                    std::int64_t updates, const Scenario& scenario) {
   std::ofstream out(file);
   JsonWriter json(out);
   json.begin_object();
@@ -214,11 +221,11 @@ void write_run_json(const std::filesystem::path& file, const RunRecord& run,
   json.key("checkpoint_every");
   json.value(run.checkpoint_every);
   json.key("randomize");
-  json.value(run.sampler != nullptr);
+  json.value(run.randomize);
   json.key("action_base");
   json.value(action_base_name(run.env.action_base));
   json.key("updates");
-  json.value(run.updates);
+  json.value(updates);
   json.key("ppo");
   json.begin_object();
   for (const auto& [name, text] : settings(run.ppo)) {
@@ -228,9 +235,9 @@ void write_run_json(const std::filesystem::path& file, const RunRecord& run,
   json.end_object();
   json.key("environment");
   write_environment(json, run.env);
-  if (run.sampler) {
+  if (run.randomize) {
     json.key("randomization");
-    write_randomization(json, *run.sampler);
+    write_randomization(json, run.sampler);
   }
   json.key("config");
   json.value(scenario.resolved);
@@ -238,187 +245,203 @@ void write_run_json(const std::filesystem::path& file, const RunRecord& run,
   if (!out) throw InputError(file.string(), 0, "", "a writable file", "a write error");
 }
 
-}  // namespace
-
-int run_train(const std::vector<std::string>& args) {
-  std::string scenario_path = kDefaultScenario;
-  std::vector<std::string> overrides;
-  std::string out;
-  std::int64_t steps = 200000;
-  int environments = 8;
-  int threads = 0;
-  int eval_every = 20;
-  int eval_seeds = 2;
-  int checkpoint_every = 10;
-  bool randomize = false;
-  bool resume = false;
-  bool quiet = false;
-  PpoOptions ppo;
-  auto seed = static_cast<std::int64_t>(ppo.seed);
-  EnvOptions env_options;
-  std::string action_base(action_base_name(env_options.action_base));
+po::options_description describe(TrainOptions& o) {
   po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("randomize", po::bool_switch(&randomize),
+      ("scenario", po::value(&o.scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
+      ("set", po::value(&o.overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("randomize", po::bool_switch(&o.randomize),
        "train on the scenario's randomized family (cluster size, GPU mix, network)")
-      ("seed", po::value(&seed)->default_value(seed), "root seed")
-      ("steps", po::value(&steps)->default_value(steps),
+      ("seed", po::value(&o.seed)->default_value(o.seed), "root seed")
+      ("steps", po::value(&o.steps)->default_value(o.steps),
        "environment decisions to train on, all environments together")
-      ("envs", po::value(&environments)->default_value(environments), "parallel environments")
-      ("threads", po::value(&threads)->default_value(threads), "environment threads, 0 = one per core")
-      ("decision-interval", po::value(&env_options.decision_interval)
-           ->default_value(env_options.decision_interval), "iterations between decisions, k")
-      ("action-base", po::value(&action_base)->default_value(action_base),
+      ("envs", po::value(&o.environments)->default_value(o.environments), "parallel environments")
+      ("threads", po::value(&o.threads)->default_value(o.threads), "environment threads, 0 = one per core")
+      ("decision-interval", po::value(&o.env.decision_interval)
+           ->default_value(o.env.decision_interval), "iterations between decisions, k")
+      ("action-base", po::value(&o.action_base)->default_value(o.action_base),
        "what batch changes add to: current (each worker's batch) or balanced (its speed-"
        "proportional share of the global batch)")
-      ("learning-rate", with_default(&ppo.learning_rate),
+      ("learning-rate", with_default(&o.ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
-      ("rollout-steps", po::value(&ppo.rollout_steps)->default_value(ppo.rollout_steps),
+      ("rollout-steps", po::value(&o.ppo.rollout_steps)->default_value(o.ppo.rollout_steps),
        "decisions per environment per update")
-      ("gamma", with_default(&ppo.gamma),
+      ("gamma", with_default(&o.ppo.gamma),
        "discount per reference window of simulated time")
-      ("gae-lambda", with_default(&ppo.gae_lambda), "GAE lambda per decision")
-      ("entropy-coef", with_default(&ppo.entropy_coef),
+      ("gae-lambda", with_default(&o.ppo.gae_lambda), "GAE lambda per decision")
+      ("entropy-coef", with_default(&o.ppo.entropy_coef),
        "entropy bonus coefficient")
-      ("single-explorer", po::bool_switch(&ppo.single_explorer),
+      ("single-explorer", po::bool_switch(&o.ppo.single_explorer),
        "one worker per environment explores per decision; the others act greedily")
-      ("coordinated-exploration", po::bool_switch(&ppo.coordinated_exploration),
+      ("coordinated-exploration", po::bool_switch(&o.ppo.coordinated_exploration),
        "workers of an environment sample their actions with one shared random number")
-      ("initial-hold", with_default(&ppo.initial_hold_probability),
+      ("initial-hold", with_default(&o.ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
-      ("eval-every", po::value(&eval_every)->default_value(eval_every),
+      ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every),
        "updates between evaluations of the greedy policy")
-      ("eval-seeds", po::value(&eval_seeds)->default_value(eval_seeds), "seeds per evaluation")
-      ("checkpoint-every", po::value(&checkpoint_every)->default_value(checkpoint_every),
+      ("eval-seeds", po::value(&o.eval_seeds)->default_value(o.eval_seeds), "seeds per evaluation")
+      ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(o.checkpoint_every),
        "updates between checkpoints")
-      ("resume", po::bool_switch(&resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
-      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
-      ("out", po::value(&out)->required(), "run directory to write");
+      ("resume", po::bool_switch(&o.resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
+      ("quiet,q", po::bool_switch(&o.quiet), "print no progress on stderr")
+      ("out", po::value(&o.out)->required(), "run directory to write");
   // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  scenario_path = resolve_scenario(scenario_path);
-  require_in_range("--seed", seed, 0);
-  require_in_range("--steps", steps, 1, kMaxSteps);
-  require_in_range("--envs", environments, 1, kMaxEnvironments);
-  require_in_range("--threads", threads, 0, kMaxThreads);
-  require_in_range("--decision-interval", env_options.decision_interval, 1, kMaxDecisionInterval);
-  require_in_range("--eval-every", eval_every, 1);
-  require_in_range("--eval-seeds", eval_seeds, 1, kMaxEvalSeeds);
-  require_in_range("--checkpoint-every", checkpoint_every, 1);
-  ppo.seed = static_cast<std::uint64_t>(seed);
-  validate(ppo);
+  return options;
+}
 
-  const std::optional<ActionBase> base = parse_action_base(action_base);
+/// InputError naming the first option out of range; resolves the scenario and the action base.
+void check(TrainOptions& o) {
+  o.scenario_path = resolve_scenario(o.scenario_path);
+  require_in_range("--seed", o.seed, 0);
+  require_in_range("--steps", o.steps, 1, kMaxSteps);
+  require_in_range("--envs", o.environments, 1, kMaxEnvironments);
+  require_in_range("--threads", o.threads, 0, kMaxThreads);
+  require_in_range("--decision-interval", o.env.decision_interval, 1, kMaxDecisionInterval);
+  require_in_range("--eval-every", o.eval_every, 1);
+  require_in_range("--eval-seeds", o.eval_seeds, 1, kMaxEvalSeeds);
+  require_in_range("--checkpoint-every", o.checkpoint_every, 1);
+  o.ppo.seed = static_cast<std::uint64_t>(o.seed);
+  validate(o.ppo);
+  const std::optional<ActionBase> base = parse_action_base(o.action_base);
   if (!base) {
     throw InputError("--action-base", 0, "", "one of " + action_base_names(),
-                     "'" + action_base + "'");
+                     "'" + o.action_base + "'");
   }
-  env_options.action_base = *base;
-
-  const auto scenario = std::make_shared<const Scenario>(load_scenario(scenario_path, overrides));
-  std::shared_ptr<const ScenarioSource> source;
-  SamplerOptions sampler_options;
-  if (randomize) {
-    sampler_options.base = scenario_path;
-    sampler_options.overrides = overrides;
-    source = std::make_shared<ScenarioSampler>(sampler_options);
-  } else {
-    source = std::make_shared<FixedScenario>(scenario);
+  o.env.action_base = *base;
+  if (o.randomize) {
+    o.sampler.base = o.scenario_path;
+    o.sampler.overrides = o.overrides;
   }
-  VectorEnv envs(source, env_options, static_cast<std::size_t>(environments),
-                 static_cast<std::size_t>(threads));
-  PpoTrainer trainer(envs, ppo,
-                     {{"scenario", scenario->name},
-                      {"set", "resolved configuration " + fingerprint(scenario->resolved)},
-                      {"randomize", randomize ? "true" : "false"},
-                      {"steps", std::to_string(steps)}});
+}
 
-  RunDirectory directory(out, "train", resume ? RunDirectory::kResume : RunDirectory::kResumable);
+/// What a resume must repeat beside the PPO options.
+RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
+  return {{"scenario", scenario.name},
+          {"set", "resolved configuration " + fingerprint(scenario.resolved)},
+          {"randomize", o.randomize ? "true" : "false"},
+          {"steps", std::to_string(o.steps)}};
+}
+
+/// train_curve.csv: one row per update, flushed as it comes; a resume keeps the rows of the
+/// updates its checkpoint holds.
+class TrainCurve {
+ public:
+  TrainCurve(const std::filesystem::path& file, const std::vector<std::string>& kept_rows)
+      : csv_(file, {"update", "env_steps", "wall_s", "mean_return", "eval_time_to_target_s",
+                    "eval_final_accuracy", "mean_episode_time_s", "explained_variance", "entropy",
+                    "approx_kl", "clip_fraction"}) {
+    for (const std::string& row : kept_rows) csv_.row_text(row);
+  }
+
+  void add(const UpdateStats& stats, const std::optional<Evaluation>& evaluation) {
+    const auto known = [](double value) {
+      return std::isnan(value) ? std::nullopt : std::optional(value);
+    };
+    csv_ << stats.update << stats.env_steps << stats.wall_s << known(stats.mean_return)
+         << (evaluation ? evaluation->time_to_target_s : std::nullopt)
+         << (evaluation ? std::optional(evaluation->final_accuracy) : std::nullopt)
+         << known(stats.mean_episode_time_s) << known(stats.explained_variance)
+         << stats.losses.entropy << stats.losses.approx_kl << stats.losses.clip_fraction;
+    csv_.end_row();
+    csv_.flush();
+  }
+
+  void close() { csv_.close(); }
+
+ private:
+  CsvWriter csv_;
+};
+
+/// Loads the checkpoint of the interrupted run with --resume, and opens the curve.
+TrainCurve start_curve(const RunDirectory& directory, PpoTrainer& trainer, bool resume) {
   const std::filesystem::path checkpoint = directory.file("checkpoint.pt");
-  const std::filesystem::path curve_path = directory.file("train_curve.csv");
-  if (resume) {
-    if (!std::filesystem::exists(checkpoint)) {
-      throw InputError("--resume", 0, "", "a checkpoint of an interrupted run",
-                       checkpoint.string() + " missing");
-    }
-    trainer.load_checkpoint(checkpoint);
+  const std::filesystem::path curve = directory.file("train_curve.csv");
+  if (!resume) return TrainCurve(curve, {});
+  if (!std::filesystem::exists(checkpoint)) {
+    throw InputError("--resume", 0, "", "a checkpoint of an interrupted run",
+                     checkpoint.string() + " missing");
   }
-  // The curve keeps the rows of the updates the checkpoint holds and appends the rest.
-  std::vector<std::string> kept_rows;
-  if (resume && std::filesystem::exists(curve_path)) {
-    kept_rows = kept_curve_rows(curve_path, trainer.updates());
-  }
-  std::ofstream curve(curve_path, std::ios::trunc);
-  curve << "update,env_steps,wall_s,mean_return,eval_time_to_target_s,eval_final_accuracy,"
-           "mean_episode_time_s,explained_variance,entropy,approx_kl,clip_fraction\n";
-  for (const std::string& row : kept_rows) curve << row << '\n';
+  trainer.load_checkpoint(checkpoint);
+  return TrainCurve(curve, std::filesystem::exists(curve)
+                               ? kept_curve_rows(curve, trainer.updates())
+                               : std::vector<std::string>{});
+}
 
+/// The progress line after an update.
+std::string progress_status(const UpdateStats& stats, double last_return,
+                            const std::string& last_eval) {
+  const auto steps_per_s =
+      static_cast<std::int64_t>(stats.env_steps / std::max(stats.wall_s, 1e-9));
+  return "update " + std::to_string(stats.update) + " | " + std::to_string(steps_per_s) +
+         " env steps/s | return " +
+         (std::isnan(last_return) ? std::string("-") : format_rounded(last_return)) +
+         " | eval time-to-target " + last_eval;
+}
+
+/// Trains to the end or an interrupt; after each update: evaluation when due, a curve row,
+/// the checkpoint when due (and on the interrupt), the progress line. True if interrupted.
+bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& directory,
+                const TrainOptions& o, const std::shared_ptr<const Scenario>& scenario) {
   const InterruptScope interrupt;
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
   std::string last_eval = "-";
-  Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
-  trainer.train(steps, [&](const UpdateStats& stats) {
+  Progress progress(std::cerr, {.style = stderr_progress_style(o.quiet)});
+  trainer.train(o.steps, [&](const UpdateStats& stats) {
     if (!std::isnan(stats.mean_return)) last_return = stats.mean_return;
     std::optional<Evaluation> evaluation;
-    if (stats.update % eval_every == 0) {
+    if (stats.update % o.eval_every == 0) {
       trainer.export_policy(policy_file);
-      evaluation = evaluate_policy(policy_file, scenario, env_options, eval_seeds);
+      evaluation = evaluate_policy(policy_file, scenario, o.env, o.eval_seeds);
       last_eval = evaluation->time_to_target_s
                       ? format_rounded(*evaluation->time_to_target_s) + " s"
                       : "not reached";
     }
-    curve << stats.update << ',' << stats.env_steps << ',' << format_number(stats.wall_s) << ','
-          << (std::isnan(stats.mean_return) ? "" : format_number(stats.mean_return)) << ','
-          << (evaluation && evaluation->time_to_target_s
-                  ? format_number(*evaluation->time_to_target_s)
-                  : "")
-          << ',' << (evaluation ? format_number(evaluation->final_accuracy) : "") << ','
-          << (std::isnan(stats.mean_episode_time_s) ? "" : format_number(stats.mean_episode_time_s))
-          << ',' << format_number(stats.explained_variance) << ','
-          << format_number(stats.losses.entropy) << ',' << format_number(stats.losses.approx_kl)
-          << ',' << format_number(stats.losses.clip_fraction) << '\n';
-    curve.flush();
-    if (stats.update % checkpoint_every == 0 || interrupt.requested())
-      trainer.save_checkpoint(checkpoint);
-    progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(steps),
-                    "update " + std::to_string(stats.update) + " | " +
-                        std::to_string(static_cast<std::int64_t>(stats.env_steps /
-                                                                 std::max(stats.wall_s, 1e-9))) +
-                        " env steps/s | return " +
-                        (std::isnan(last_return) ? std::string("-") : format_rounded(last_return)) +
-                        " | eval time-to-target " + last_eval);
+    curve.add(stats, evaluation);
+    if (stats.update % o.checkpoint_every == 0 || interrupt.requested()) {
+      trainer.save_checkpoint(directory.file("checkpoint.pt"));
+    }
+    progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(o.steps),
+                    progress_status(stats, last_return, last_eval));
     return !interrupt.requested();
   });
-  const bool interrupted = interrupt.requested();
   progress.finish();
-  if (interrupted) {
+  return interrupt.requested();
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  TrainOptions o;
+  const po::options_description options = describe(o);
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  check(o);
+  const auto scenario =
+      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides));
+  const std::shared_ptr<const ScenarioSource> source =
+      o.randomize
+          ? std::shared_ptr<const ScenarioSource>(std::make_shared<ScenarioSampler>(o.sampler))
+          : std::make_shared<FixedScenario>(scenario);
+  VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
+                 static_cast<std::size_t>(o.threads));
+  PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
+  RunDirectory directory(o.out, "train",
+                         o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
+  TrainCurve curve = start_curve(directory, trainer, o.resume);
+  if (train_loop(trainer, curve, directory, o, scenario)) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
   }
   curve.close();
-  trainer.save_checkpoint(checkpoint);
-  trainer.export_policy(policy_file);
-  write_run_json(directory.file("run.json"),
-                 {.ppo = ppo,
-                  .env = env_options,
-                  .sampler = randomize ? &sampler_options : nullptr,
-                  .steps = steps,
-                  .environments = environments,
-                  .threads = threads,
-                  .eval_every = eval_every,
-                  .eval_seeds = eval_seeds,
-                  .checkpoint_every = checkpoint_every,
-                  .updates = trainer.updates()},
-                 *scenario);
+  trainer.save_checkpoint(directory.file("checkpoint.pt"));
+  trainer.export_policy(directory.file("policy.pt"));
+  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario);
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
-            << " decisions) on " << scenario->name << (randomize ? " (randomized)" : "") << '\n'
+            << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
             << "wrote " << directory.final_path().string()
             << "/{policy.pt,checkpoint.pt,train_curve.csv,run.json}\n";
   return 0;
