@@ -47,16 +47,19 @@ std::string index_name(std::size_t index) {
   return std::string(name.size() < 6 ? 6 - name.size() : 0, '0') + name;
 }
 
+/// Writes `text` to `staged`, the temporary name of `file`.
+void write_staged(const fs::path& staged, const fs::path& file, std::string_view text) {
+  std::ofstream out(staged, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) fail(file, "a write error");
+}
+
 }  // namespace
 
 void write_durably(const fs::path& file, std::string_view text) {
   fs::path staged = file;
   staged += ".tmp";
-  {
-    std::ofstream out(staged, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) fail(file, "a write error");
-  }
+  write_staged(staged, file, text);
   publish(staged, file);
   sync_folder(file);
 }
@@ -80,6 +83,11 @@ fs::path CellRecords::staging(std::size_t index) const {
 // The folder is not synced per record: a crash may forget the newest names (those episodes run
 // again on --resume) but never shows a partial record, and one sync fewer halves the cost.
 void CellRecords::commit(std::size_t index) const { publish(staging(index), record(index)); }
+
+void CellRecords::write(std::size_t index, std::string_view text) const {
+  write_staged(staging(index), record(index), text);
+  commit(index);
+}
 
 std::optional<std::string> CellRecords::read(std::size_t index) const {
   std::ifstream in(record(index), std::ios::binary);

@@ -26,6 +26,8 @@ class CellRecords {
   std::filesystem::path staging(std::size_t index) const;
   /// Makes the staged record of `index` durable (its bytes on disk, then its name) and finished.
   void commit(std::size_t index) const;
+  /// Stages `text` as the record of `index` and commits it.
+  void write(std::size_t index, std::string_view text) const;
   /// The record of a finished cell; none when the cell has not finished.
   std::optional<std::string> read(std::size_t index) const;
 

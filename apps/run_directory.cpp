@@ -180,6 +180,11 @@ CsvWriter::CsvWriter(const std::filesystem::path& path, std::vector<std::string>
   end_row();
 }
 
+CsvWriter::CsvWriter(std::vector<std::string> columns) : columns_(columns.size()) {
+  for (const auto& column : columns) *this << std::string_view(column);
+  end_row();
+}
+
 void CsvWriter::separate() {
   if (fields_in_row_++ > 0) buffer_ += ',';
 }
@@ -249,7 +254,7 @@ void CsvWriter::end_row() {
                 path_.string() << ": row has " << fields_in_row_ << " fields, header " << columns_);
   buffer_ += '\n';
   fields_in_row_ = 0;
-  if (buffer_.size() > (1 << 16)) {
+  if (buffer_.size() > (1 << 16) && out_.is_open()) {
     out_ << buffer_;
     buffer_.clear();
   }

@@ -64,6 +64,8 @@ void check_output_file(const std::filesystem::path& file, std::string_view optio
 class CsvWriter {
  public:
   CsvWriter(const std::filesystem::path& path, std::vector<std::string> columns);
+  /// A CSV kept in memory: text() gives it.
+  explicit CsvWriter(std::vector<std::string> columns);
   CsvWriter& operator<<(double value);
   CsvWriter& operator<<(std::int64_t value);
   CsvWriter& operator<<(int value) { return *this << static_cast<std::int64_t>(value); }
@@ -79,6 +81,8 @@ class CsvWriter {
   void flush();
   /// Flushes and reports a write failure as an error naming the file.
   void close();
+  /// What an in-memory writer holds, its last row ended.
+  const std::string& text() const { return buffer_; }
 
  private:
   void separate();

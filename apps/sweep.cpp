@@ -4,6 +4,8 @@
 #include "apps/sweep.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -16,6 +18,9 @@
 #include "apps/progress.h"
 #include "apps/run_directory.h"
 #include "apps/sweep_engine.h"
+#ifdef DYNAMIX_MPI
+#include "apps/sweep_mpi.h"
+#endif
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -23,55 +28,86 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// Runs the episodes without a record (at most `limit` of them) and, once every episode has
-/// one, writes the outputs and commits the directory.
-int run_recorded(const SweepPlan& plan, RunDirectory& directory, int jobs, std::int64_t limit,
-                 bool quiet) {
-  const CellRecords records(directory.file("episodes"));
+/// The episodes of `plan` that `records` does not hold.
+std::vector<std::size_t> unrecorded(const SweepPlan& plan, const CellRecords& records) {
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < plan.episodes(); ++i) {
     if (!records.read(i)) pending.push_back(i);
   }
-  const std::size_t left = pending.size();
-  pending.resize(std::min(left, static_cast<std::size_t>(limit)));
+  return pending;
+}
+
+/// Where the episode records go, once run.json is written or, on --resume, checked.
+std::filesystem::path records_folder(const SweepPlan& plan, const RunDirectory& directory,
+                                     bool resume) {
+  const std::string definition = describe_sweep(plan);
+  if (resume) {
+    check_same_sweep(directory.file("run.json"), definition);
+  } else {
+    write_durably(directory.file("run.json"), definition);
+  }
+  return directory.file("episodes");
+}
+
+}  // namespace
+
+SweepFolder::SweepFolder(const SweepPlan& plan, const SweepRun& run)
+    : directory(run.out, "sweep", run.resume ? RunDirectory::kResume : RunDirectory::kResumable),
+      records(records_folder(plan, directory, run.resume)),
+      pending(unrecorded(plan, records)),
+      left(pending.size()) {
+  pending.resize(std::min(left, static_cast<std::size_t>(run.limit)));
+}
+
+int run_queue(const SweepPlan& plan, EpisodeQueue& queue, const SweepRun& run,
+              const SweepFolder& folder) {
   const InterruptScope interrupt;
-  Progress progress(std::cerr, {.style = stderr_progress_style(quiet)});
+  Progress progress(std::cerr, {.style = stderr_progress_style(run.quiet)});
   try {
-    run_sweep_episodes(plan, pending, records, jobs, interrupt, progress);
+    run_sweep_episodes(plan, queue, queue.size(), run.jobs, interrupt, progress);
   } catch (const Interrupted&) {
     progress.finish();
     std::cerr << "dynamix: interrupted; the finished episodes are kept in "
-              << directory.file("").parent_path().string()
+              << folder.directory.file("").parent_path().string()
               << ": run the same command with --resume to finish the sweep\n";
     return 130;
   }
   progress.finish();
-  if (pending.size() < left) {
-    std::cerr << "dynamix: " << plan.episodes() - left + pending.size() << " of " << plan.episodes()
-              << " episodes recorded in " << directory.file("").parent_path().string()
+  return 0;
+}
+
+int finish_sweep(const SweepPlan& plan, SweepFolder& folder) {
+  if (folder.pending.size() < folder.left) {
+    std::cerr << "dynamix: " << plan.episodes() - folder.left + folder.pending.size() << " of "
+              << plan.episodes() << " episodes recorded in "
+              << folder.directory.file("").parent_path().string()
               << "; run the same command with --resume to go on\n";
     return 0;
   }
-  write_sweep_outputs(plan, records, directory);
-  directory.commit();
-  std::ifstream summary(directory.final_path() / "summary.md");
-  std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
+  write_sweep_outputs(plan, folder.records, folder.directory);
+  folder.directory.commit();
+  std::ifstream summary(folder.directory.final_path() / "summary.md");
+  std::cout << summary.rdbuf() << "\nwrote " << folder.directory.final_path().string()
             << "/{results.csv,summary.md,timing.csv,run.json}\n";
   return 0;
 }
 
-}  // namespace
+int mpi_world_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr) return std::max(1, std::atoi(value));
+  }
+  return 1;
+}
 
 int run_sweep(const std::vector<std::string>& args) {
   SweepSpec spec;
   spec.scenario = kDefaultScenario;
   std::vector<std::string> grid;
   std::string policy_list = "static:64,static:128,static:256,goodput+proportional";
-  std::string out;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::int64_t limit = std::numeric_limits<std::int64_t>::max();
-  bool resume = false;
-  bool quiet = false;
+  SweepRun run;
+  run.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  run.limit = std::numeric_limits<std::int64_t>::max();
   po::options_description options(
       "dynamix sweep: run every combination of --grid values × policies × seeds");
   // clang-format off
@@ -88,31 +124,41 @@ int run_sweep(const std::vector<std::string>& args) {
       ("seed", po::value(&spec.first_seed)->default_value(spec.first_seed), "first seed")
       ("decision-interval", po::value(&spec.decision_interval)->default_value(spec.decision_interval),
        "iterations between decisions, k")
-      ("jobs,j", po::value(&jobs)->default_value(jobs), "episodes run at once, on threads")
-      ("resume", po::bool_switch(&resume),
+      ("jobs,j", po::value(&run.jobs)->default_value(run.jobs),
+       "episodes run at once, on threads (per rank under mpirun)")
+      ("resume", po::bool_switch(&run.resume),
        "continue the interrupted sweep in OUT.partial (same options); without it OUT.partial is "
        "started afresh")
-      ("max-episodes", po::value(&limit),
+      ("max-episodes", po::value(&run.limit),
        "run at most this many of the episodes left, then stop, resumable (e.g. per batch job)")
-      ("quiet,q", po::bool_switch(&quiet), "print no progress on stderr")
-      ("out", po::value(&out)->required(), "run directory to write");
+      ("quiet,q", po::bool_switch(&run.quiet), "print no progress on stderr")
+      ("out", po::value(&run.out)->required(), "run directory to write");
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   require_in_range("--seeds", spec.seeds, 1);
   require_in_range("--seed", spec.first_seed, 0);
   require_in_range("--decision-interval", spec.decision_interval, 1);
-  require_in_range("--jobs", jobs, 1, 1024);
-  require_in_range("--max-episodes", limit, 1);
-  const SweepPlan plan = make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
-  RunDirectory directory(out, "sweep", resume ? RunDirectory::kResume : RunDirectory::kResumable);
-  const std::string definition = describe_sweep(plan);
-  if (resume) {
-    check_same_sweep(directory.file("run.json"), definition);
-  } else {
-    write_durably(directory.file("run.json"), definition);
+  require_in_range("--jobs", run.jobs, 1, 1024);
+  require_in_range("--max-episodes", run.limit, 1);
+  const auto make_plan = [&] {
+    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
+  };
+  if (mpi_world_size() > 1) {
+#ifdef DYNAMIX_MPI
+    return run_sweep_over_mpi(make_plan, run);
+#else
+    throw InputError("mpirun", 0, "",
+                     "a dynamix built with MPI (Boost.MPI; meson setup -Dmpi=enabled) to spread "
+                     "a sweep over ranks",
+                     std::to_string(mpi_world_size()) + " ranks of a dynamix built without it");
+#endif
   }
-  return run_recorded(plan, directory, jobs, limit, quiet);
+  const SweepPlan plan = make_plan();
+  SweepFolder folder(plan, run);
+  EpisodeQueue queue(folder.pending, folder.records);
+  const int status = run_queue(plan, queue, run, folder);
+  return status != 0 ? status : finish_sweep(plan, folder);
 }
 
 }  // namespace dynamix

@@ -1,11 +1,52 @@
-// `dynamix sweep`: what-if studies over a grid of scenario values × policies × seeds.
+// `dynamix sweep`: what-if studies over a grid of scenario values × policies × seeds, on local
+// threads or spread over MPI ranks (apps/sweep_mpi.h).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "apps/cell_records.h"
+#include "apps/run_directory.h"
+#include "apps/sweep_engine.h"
 
 namespace dynamix {
 
 int run_sweep(const std::vector<std::string>& args);
+
+/// How to run a sweep: the options beside its definition.
+struct SweepRun {
+  std::string out;
+  bool resume = false;
+  int jobs = 1;
+  std::int64_t limit = 0;
+  bool quiet = false;
+};
+
+/// The sweep's output folder (OUT.partial until the outputs are written), checked against the
+/// definition on --resume, with the episode records and the episodes still to run.
+struct SweepFolder {
+  SweepFolder(const SweepPlan& plan, const SweepRun& run);
+
+  RunDirectory directory;
+  CellRecords records;
+  /// The episodes without a record, at most --max-episodes of them.
+  std::vector<std::size_t> pending;
+  /// How many had no record before the limit.
+  std::size_t left = 0;
+};
+
+/// Runs the episodes of `queue` on --jobs threads: 130 after an interrupt, which keeps the
+/// finished records and says how to resume; 0 otherwise.
+int run_queue(const SweepPlan& plan, EpisodeQueue& queue, const SweepRun& run,
+              const SweepFolder& folder);
+/// Once every episode has a record: the outputs, the committed folder and the summary printed.
+/// Otherwise says how many are recorded and how to go on.
+int finish_sweep(const SweepPlan& plan, SweepFolder& folder);
+
+/// How many processes an MPI launcher (mpirun, mpiexec) started along with this one; 1 when it
+/// was not started by one.
+int mpi_world_size();
 
 }  // namespace dynamix

@@ -244,14 +244,14 @@ void write_outcome(CsvWriter& row, const EpisodeOutcome& outcome) {
       << episode.decisions << totals.retransmits << totals.timeouts << episode.events << "";
 }
 
-/// Runs episode `index` and makes its record (the results.csv row and its wall time) durable.
-void run_episode_record(const SweepPlan& plan, std::size_t index, const CellRecords& records,
-                        const std::function<void()>& check_stop) {
+/// Runs episode `index` and gives its record: the results.csv row and its wall time.
+std::string episode_record(const SweepPlan& plan, std::size_t index,
+                           const std::function<void()>& check_stop) {
   const auto start = std::chrono::steady_clock::now();
   const EpisodeOutcome outcome = run_one(plan, index, check_stop);
   std::vector<std::string> columns = plan.columns();
   columns.push_back("wall_s");
-  CsvWriter row(records.staging(index), columns);
+  CsvWriter row(columns);
   row << plan.cell_of(index);
   for (const std::string& value : plan.cells[plan.cell_of(index)].values) row << value;
   row << plan.policy_labels[plan.policy_of(index)]
@@ -259,8 +259,7 @@ void run_episode_record(const SweepPlan& plan, std::size_t index, const CellReco
   write_outcome(row, outcome);
   row << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   row.end_row();
-  row.close();
-  records.commit(index);
+  return row.text();
 }
 
 /// Thrown inside an episode that another thread's failure made pointless.
@@ -274,58 +273,91 @@ std::string clock_text(double seconds) {
   return text;
 }
 
+/// The progress line: episodes done of all, jobs, time elapsed and left.
+struct SweepClock {
+  std::size_t done_before;
+  std::size_t total;
+  std::size_t expected;
+  std::size_t kept_before;
+  std::size_t jobs;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  void show(Progress& progress, std::size_t kept) const {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t finished = kept - kept_before;
+    const std::size_t done = done_before + finished;
+    const std::string left =
+        finished == 0 ? "-"
+                      : clock_text(elapsed / static_cast<double>(finished) *
+                                   static_cast<double>(expected - std::min(expected, finished)));
+    progress.update(static_cast<double>(done) / static_cast<double>(total),
+                    std::to_string(done) + "/" + std::to_string(total) + " episodes | " +
+                        std::to_string(jobs) + " jobs | " + clock_text(elapsed) + " elapsed, " +
+                        left + " left");
+  }
+};
+
 }  // namespace
 
-void run_sweep_episodes(const SweepPlan& plan, const std::vector<std::size_t>& pending,
-                        const CellRecords& records, int jobs, const InterruptScope& interrupt,
-                        Progress& progress) {
-  std::atomic<std::size_t> next{0};
+EpisodeQueue::EpisodeQueue(std::vector<std::size_t> pending, const CellRecords& records)
+    : pending_(std::move(pending)), records_(records) {}
+
+std::optional<std::size_t> EpisodeQueue::next() {
+  if (stopped_) return std::nullopt;
+  const std::size_t i = next_++;
+  if (i >= pending_.size()) return std::nullopt;
+  return pending_[i];
+}
+
+void EpisodeQueue::keep(std::size_t index, const std::string& record) {
+  records_.write(index, record);
+  ++kept_;
+}
+
+void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
+                        const InterruptScope& interrupt, Progress& progress) {
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::condition_variable changed;
-  std::size_t finished = 0;
   std::exception_ptr failure;
   const auto check_stop = [&] {
     if (stop.load(std::memory_order_relaxed)) throw Cancelled{};
     interrupt.check();
   };
-  const auto work = [&] {
-    for (std::size_t i; !stop && (i = next++) < pending.size();) {
-      try {
-        run_episode_record(plan, pending[i], records, check_stop);
-      } catch (const Cancelled&) {
-        return;
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-        stop = true;
-        changed.notify_all();
-        return;
-      }
-      const std::lock_guard lock(mutex);
-      ++finished;
-      changed.notify_all();
-    }
+  const auto fail = [&] {
+    const std::lock_guard lock(mutex);
+    if (!failure) failure = std::current_exception();
+    stop = true;
+    feed.stop();
   };
-  const auto start = std::chrono::steady_clock::now();
-  const std::size_t total = plan.episodes();
-  const std::size_t done_before = total - pending.size();
+  const int threads_wanted =
+      static_cast<int>(std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1)));
+  int running = threads_wanted;
+  const auto work = [&] {
+    try {
+      for (std::optional<std::size_t> i; !stop && (i = feed.next());)
+        feed.keep(*i, episode_record(plan, *i, check_stop));
+    } catch (const Cancelled&) {
+    } catch (...) {
+      fail();
+    }
+    const std::lock_guard lock(mutex);
+    --running;
+    changed.notify_all();
+  };
+  const SweepClock clock{plan.episodes() - expected, plan.episodes(), expected, feed.kept(),
+                         static_cast<std::size_t>(threads_wanted)};
   std::vector<std::jthread> threads;
-  for (int t = 0; t < jobs && static_cast<std::size_t>(t) < pending.size(); ++t)
-    threads.emplace_back(work);
+  for (int t = 0; t < threads_wanted; ++t) threads.emplace_back(work);
   for (std::unique_lock lock(mutex);;) {
     changed.wait_for(lock, std::chrono::milliseconds(500));
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::size_t done = done_before + finished;
-    const std::string left =
-        finished == 0 ? "-" : clock_text(elapsed / finished * (pending.size() - finished));
-    progress.update(static_cast<double>(done) / static_cast<double>(total),
-                    std::to_string(done) + "/" + std::to_string(total) + " episodes | " +
-                        std::to_string(threads.size()) + " jobs | " + clock_text(elapsed) +
-                        " elapsed, " + left + " left");
-    if (finished == pending.size() || stop) break;
-    if (interrupt.requested()) stop = true;
+    clock.show(progress, feed.kept());
+    if (running == 0 && !feed.waiting()) break;
+    if (interrupt.requested() && !stop) {
+      stop = true;
+      feed.stop();
+    }
   }
   threads.clear();
   if (failure) std::rethrow_exception(failure);

@@ -3,10 +3,12 @@
 // those records (results.csv, timing.csv, summary.md).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,11 +88,50 @@ std::string describe_sweep(const SweepPlan& plan);
 /// InputError on --resume unless `file` holds `definition`; the folder is left as it is.
 void check_same_sweep(const std::filesystem::path& file, const std::string& definition);
 
-/// Runs the episodes `indices` on `jobs` threads, each recorded in `records` once finished. The
+/// Where the threads of run_sweep_episodes take their episodes and leave their records. Every
+/// member may be called from any thread.
+class EpisodeFeed {
+ public:
+  virtual ~EpisodeFeed() = default;
+  /// The next episode to run; none once all are handed out or after stop().
+  virtual std::optional<std::size_t> next() = 0;
+  /// Keeps the record of a finished episode (its results.csv row and wall time, as a CSV).
+  virtual void keep(std::size_t index, const std::string& record) = 0;
+  /// Hands out no more episodes.
+  virtual void stop() = 0;
+  /// How many episodes were kept so far, here and by other processes this feed serves.
+  virtual std::size_t kept() const = 0;
+  /// Whether episodes handed to other processes may still come back.
+  virtual bool waiting() const { return false; }
+};
+
+/// The episodes `pending`, handed out in order, their records made durable in `records`.
+class EpisodeQueue : public EpisodeFeed {
+ public:
+  EpisodeQueue(std::vector<std::size_t> pending, const CellRecords& records);
+  std::optional<std::size_t> next() override;
+  void keep(std::size_t index, const std::string& record) override;
+  void stop() override { stopped_ = true; }
+  std::size_t kept() const override { return kept_; }
+  bool waiting() const override { return waiting_; }
+  /// Set while other processes run episodes of this queue (the MPI ranks rank 0 serves).
+  void set_waiting(bool waiting) { waiting_ = waiting; }
+  std::size_t size() const { return pending_.size(); }
+
+ private:
+  const std::vector<std::size_t> pending_;
+  const CellRecords& records_;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> kept_{0};
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> waiting_{false};
+};
+
+/// Runs the episodes `feed` hands out on `jobs` threads, `expected` of them (for the progress),
+/// each record given back to `feed`, until the feed has no more and waits for nothing. The
 /// first failure (an interrupt included) stops the others and is rethrown once all have ended.
-void run_sweep_episodes(const SweepPlan& plan, const std::vector<std::size_t>& indices,
-                        const CellRecords& records, int jobs, const InterruptScope& interrupt,
-                        Progress& progress);
+void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
+                        const InterruptScope& interrupt, Progress& progress);
 
 /// results.csv, timing.csv and summary.md in `directory` from every episode's record; then the
 /// records are removed.

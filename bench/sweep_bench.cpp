@@ -44,7 +44,9 @@ void BM_SweepThroughput(benchmark::State& state) {
   int round = 0;
   for (auto _ : state) {
     const CellRecords records(fs::path(pattern) / std::to_string(round++));
-    run_sweep_episodes(plan, all, records, static_cast<int>(state.range(0)), interrupt, progress);
+    EpisodeQueue queue(all, records);
+    run_sweep_episodes(plan, queue, all.size(), static_cast<int>(state.range(0)), interrupt,
+                       progress);
   }
   fs::remove_all(pattern);
   state.counters["episodes_per_s"] = benchmark::Counter(

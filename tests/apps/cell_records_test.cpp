@@ -24,6 +24,15 @@ TEST_CASE("CellRecords shows a record only after commit, with the bytes staged")
   CHECK(!records.read(2).has_value());
 }
 
+TEST_CASE("CellRecords::write makes a record count at once, replacing a staged one") {
+  TempDirectory work;
+  const CellRecords records(work.path() / "episodes");
+  std::ofstream(records.staging(7), std::ios::binary) << "partial";
+  records.write(7, "a,b\n1,2\n");
+  CHECK(records.read(7) == "a,b\n1,2\n");
+  CHECK(!std::filesystem::exists(records.staging(7)));
+}
+
 TEST_CASE("write_durably replaces a file whole and leaves no temporary file") {
   TempDirectory work;
   const std::filesystem::path file = work.path() / "run.json";

@@ -184,6 +184,21 @@ TEST_CASE("a CSV file has a header and rows of the same width, quoting only wher
   CHECK(text.ends_with("\n"));
 }
 
+TEST_CASE("a CSV kept in memory holds what a file would, however long") {
+  TempDirectory temp;
+  CsvWriter file(temp.path() / "t.csv", {"name", "time_s"});
+  CsvWriter memory({"name", "time_s"});
+  for (int row = 0; row < 5000; ++row) {
+    for (CsvWriter* csv : {&file, &memory}) {
+      *csv << std::string_view("row \"" + std::to_string(row) + "\", long enough") << row * 0.5;
+      csv->end_row();
+    }
+  }
+  file.close();
+  CHECK(memory.text().size() > (1 << 16));
+  CHECK(memory.text() == contents(temp.path() / "t.csv"));
+}
+
 TEST_CASE("a CSV row with the wrong number of fields is an internal error") {
   TempDirectory temp;
   CsvWriter csv(temp.path() / "t.csv", {"a", "b"});

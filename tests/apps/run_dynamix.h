@@ -37,18 +37,22 @@ struct Outcome {
   std::string stderr_text;
 };
 
-/// Runs the dynamix binary with `arguments` (already shell-quoted where needed), capturing its
-/// output in a directory of its own so that it never shows up in the directories under test.
-inline Outcome dynamix(const std::string& arguments) {
+/// Runs a shell command line, capturing its output in a directory of its own so that it never
+/// shows up in the directories under test.
+inline Outcome run_shell(const std::string& command_line) {
   const TempDirectory capture;
   const std::string out = capture / "stdout.txt";
   const std::string err = capture / "stderr.txt";
-  const std::string command =
-      quoted(DYNAMIX_BINARY) + " " + arguments + " >" + quoted(out) + " 2>" + quoted(err);
+  const std::string command = command_line + " >" + quoted(out) + " 2>" + quoted(err);
   const int raw = std::system(command.c_str());
   REQUIRE(raw != -1);
   REQUIRE_MESSAGE(WIFEXITED(raw), "dynamix did not exit normally: " << command);
   return {WEXITSTATUS(raw), contents(out), contents(err)};
+}
+
+/// Runs the dynamix binary with `arguments` (already shell-quoted where needed).
+inline Outcome dynamix(const std::string& arguments) {
+  return run_shell(quoted(DYNAMIX_BINARY) + " " + arguments);
 }
 
 inline std::vector<std::string> split(const std::string& line, char separator) {

@@ -1,8 +1,10 @@
 // End to end: `dynamix sweep` runs the grid × policies × seeds, writes the same results.csv
 // whatever --jobs, resumes without rerunning recorded episodes, and refuses bad input.
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -101,6 +103,45 @@ TEST_CASE("dynamix sweep --resume refuses a directory another sweep left and kee
   CHECK(contents(out + ".partial/run.json") == definition);
   CHECK(std::distance(fs::directory_iterator(out + ".partial/episodes"), {}) == 1);
 }
+
+#ifdef DYNAMIX_MPI
+TEST_CASE("mpirun -n 2 dynamix sweep writes the bytes of the single-process run, and resumes") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)");
+    return;
+  }
+  TempDirectory work;
+  // CI runs as root: OpenMPI wants to be told that this is fine.
+  const auto over_mpi = [](const std::string& arguments) {
+    return run_shell("mpirun --allow-run-as-root --oversubscribe -n 2 " + quoted(DYNAMIX_BINARY) +
+                     " " + arguments);
+  };
+  REQUIRE(dynamix(kSweep + " --jobs 1 --out " + quoted(work / "one")).status == 0);
+  const Outcome spread = over_mpi(kSweep + " --jobs 2 --out " + quoted(work / "ranks"));
+  REQUIRE_MESSAGE(spread.status == 0, spread.stderr_text);
+  CHECK(contents(work.path() / "one" / "results.csv") ==
+        contents(work.path() / "ranks" / "results.csv"));
+  CHECK(read_csv(work.path() / "ranks" / "timing.csv").rows.size() == 16);
+
+  const std::string out = work / "resumed";
+  const Outcome first = over_mpi(kSweep + " --max-episodes 5 --out " + quoted(out));
+  REQUIRE_MESSAGE(first.status == 0, first.stderr_text);
+  CHECK(std::distance(fs::directory_iterator(out + ".partial/episodes"), {}) == 5);
+  REQUIRE(over_mpi(kSweep + " --resume --out " + quoted(out)).status == 0);
+  CHECK(contents(work.path() / "one" / "results.csv") == contents(fs::path(out) / "results.csv"));
+}
+#else
+TEST_CASE("dynamix sweep built without MPI refuses to run as one of several MPI ranks") {
+  MESSAGE("skipped the 2-rank mpirun sweep: dynamix was built without MPI (-Dmpi)");
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  TempDirectory work;
+  const Outcome outcome = dynamix(kSweep + " --out " + quoted(work / "sweep"));
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  CHECK(outcome.status == 2);
+  CHECK(outcome.stderr_text.find("built without") != std::string::npos);
+  CHECK(fs::is_empty(work.path()));
+}
+#endif
 
 TEST_CASE("dynamix sweep refuses bad grids with one line before running anything") {
   const std::vector<std::pair<std::string, std::string>> cases = {
