@@ -81,7 +81,8 @@ def execute(name, run_dir, staging, band):
     notebook = nbformat.read(os.path.join(NOTEBOOKS, name + ".ipynb"), as_version=4)
     parameters = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
     parameters.source = (f"RUN_DIR = {os.path.abspath(run_dir)!r}\n"
-                         f"FIGURES = {os.path.abspath(staging)!r}\nBAND = {band!r}")
+                         f"FIGURES = {os.path.abspath(staging)!r}\nBAND = {band!r}\n"
+                         f"CATALOG = {os.path.join(ROOT, 'catalog', 'workloads.yaml')!r}")
     try:
         NotebookClient(notebook, timeout=300, kernel_name="python3",
                        resources={"metadata": {"path": staging}}).execute()

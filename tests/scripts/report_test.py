@@ -2,6 +2,7 @@
 """scripts/report.py end to end: small runs of the built dynamix (train, evaluate, simulate,
 sweep), each exported as executed notebooks, HTML and PNG figures that are real 800x450 images;
 the training curve drawn in a given CI band; a folder dynamix did not write is refused.  usage: report_test.py PATH/TO/dynamix"""
+import csv
 import json
 import os
 import struct
@@ -22,8 +23,9 @@ RUNS = {
     "simulate": (["simulate", "--policy", "goodput", "--record", "iterations",
                   "--set", "training.budget_time_s=5"], ["episode"],
                  ["episode_batches.png", "episode_timeline.png"]),
-    "sweep": (["sweep", "--grid", "batch_size=64,128", "--grid", "sync.architecture=ring,ps",
-               "--policies", "static:128,goodput", "--seeds", "1", *SHORT], ["sweep"],
+    "sweep": (["sweep", "--scenario", os.path.join(ROOT, "scenarios", "studies", "scaling.yaml"),
+               "--grid", "topology.fabric.nodes=8,32", "--grid", "sync.architecture=ring,ps",
+               "--policies", "static:64,goodput", "--seeds", "1", *SHORT], ["sweep"],
               ["sweep_scaling.png"]),
 }
 
@@ -76,6 +78,20 @@ class ReportTest(unittest.TestCase):
                     self.assertEqual(png_size(os.path.join(folder, figure)), (800, 450))
                 self.assertEqual(sorted(f for f in os.listdir(folder) if f.endswith(".png")),
                                  sorted(figures))
+
+    def test_the_alpha_beta_reference_is_the_simulated_ring_time_on_an_uncongested_fabric(self):
+        run_dir = os.path.join(self.work.name, "sweep")
+        self.assertEqual(report(run_dir).returncode, 0)
+        with open(os.path.join(run_dir, "report", "alpha_beta.csv")) as handle:
+            reference = {row["cell"]: float(row["alpha_beta_s"]) for row in csv.DictReader(handle)}
+        with open(os.path.join(run_dir, "results.csv")) as handle:
+            rows = [r for r in csv.DictReader(handle) if r["policy"] == "static:64"]
+        ring = {r["cell"]: r for r in rows if r["sync.architecture"] == "ring"}
+        self.assertEqual(sorted(reference), sorted(ring))
+        for cell, row in ring.items():
+            # 8 and 32 nodes, leaf-spine: one ring flow per link, nothing the closed form omits.
+            comm_s = float(row["comm_share"]) * float(row["mean_iteration_s"])
+            self.assertAlmostEqual(reference[cell] / comm_s, 1, delta=0.01, msg=row)
 
     def test_a_folder_dynamix_did_not_write_is_refused_and_left_alone(self):
         with tempfile.TemporaryDirectory() as folder:
