@@ -70,6 +70,10 @@ Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
       }
     }
   }
+  for (const std::size_t host : worker_hosts_) {
+    const double gpus = topology.hosts()[host].gpus;
+    intra_node_share_ = std::max(intra_node_share_, 2 * (gpus - 1) / gpus);
+  }
   stats_.resize(p);
 }
 
@@ -79,6 +83,19 @@ void Synchronizer::start(double gradient_bytes, DoneCallback on_done) {
   started_ = sim_.now();
   std::fill(stats_.begin(), stats_.end(), WorkerSyncStats{});
   workers_pending_ = worker_hosts_.size();
+  // Hierarchical: the GPUs of each node first reduce among themselves over the node's bus.
+  const double intra_s = options_.intra_node_gbps > 0 ? intra_node_share_ * gradient_bytes * 8 /
+                                                            (options_.intra_node_gbps * 1e9)
+                                                      : 0;
+  if (intra_s > 0) {
+    sim_.schedule_after(ceil_seconds(intra_s),
+                        [this, gradient_bytes] { start_between_nodes(gradient_bytes); });
+  } else {
+    start_between_nodes(gradient_bytes);
+  }
+}
+
+void Synchronizer::start_between_nodes(double gradient_bytes) {
   if (options_.architecture == SyncArchitecture::kParameterServer) {
     start_parameter_server(gradient_bytes);
   } else if (worker_hosts_.size() == 1) {

@@ -39,6 +39,9 @@ struct SyncOptions {
   double bucket_bytes = 0;
   /// Share of a worker's compute time that is the backward pass (the rest is forward).
   double backward_fraction = 2.0 / 3.0;
+  /// Bus bandwidth among one node's GPUs (NVLink, PCIe), in Gb/s; 0: free. A node of g GPUs
+  /// first all-reduces among them, moving 2(g-1)/g of the gradient at this rate.
+  double intra_node_gbps = 0;
 };
 
 /// Most DDP buckets one synchronization may be split into.
@@ -76,6 +79,7 @@ class Synchronizer {
   const SyncOptions& options() const { return options_; }
 
  private:
+  void start_between_nodes(double gradient_bytes);
   void start_ring_collective(double gradient_bytes);
   void start_ring_step(double chunk_bytes, int steps_left);
   void start_parameter_server(double gradient_bytes);
@@ -91,6 +95,8 @@ class Synchronizer {
   std::vector<std::size_t> server_hosts_;
   std::vector<Route> ring_routes_;
   Duration ring_alpha_{};
+  /// The largest 2(g-1)/g over the workers' GPU counts g.
+  double intra_node_share_ = 0;
   std::vector<std::vector<Route>> push_routes_;  // [worker][server]
   std::vector<std::vector<Route>> pull_routes_;  // [server][worker]
 

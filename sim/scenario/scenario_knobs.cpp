@@ -483,7 +483,16 @@ KnobTable sync() {
             .meaning = "share of a worker's compute time spent in the backward pass",
             .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
                       "which 4N backward)"},
-           [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit)});
+           [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
+       quantity(
+           {.key = "intra_node_gbps",
+            .unit = "Gb/s",
+            .meaning = "bus bandwidth among one node's GPUs: a node of g GPUs all-reduces "
+                       "2(g-1)/g of the gradient at this rate before the nodes synchronize "
+                       "(0: free)",
+            .source = "nccl-tests bus bandwidth convention; measure with all_reduce_perf on "
+                      "one node"},
+           [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative)});
 }
 
 KnobTable network() {

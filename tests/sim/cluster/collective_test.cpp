@@ -167,6 +167,23 @@ TEST_CASE("a collective call pays its fixed cost once and its reduction at the s
   CHECK(ps_added == doctest::Approx(300e-6 + 3 * gradient_bytes * 8 / 80e9).epsilon(0.02));
 }
 
+TEST_CASE("multi-GPU nodes first reduce among their GPUs at the intra-node bus bandwidth") {
+  const GpuCatalog catalog = GpuCatalog::builtin();
+  std::vector<NodeSpec> hosts = {worker_node("dgx0", *catalog.find("V100"), 8),
+                                 worker_node("dgx1", *catalog.find("V100"), 8)};
+  SyncOptions options = ring();
+  Cluster flat(Topology::star(hosts, kNic), options);
+  options.intra_node_gbps = 1000;
+  Cluster hierarchical(Topology::star(hosts, kNic), options);
+  const double gradient_bytes = 100e6;
+  const double added =
+      hierarchical.synchronize(gradient_bytes).seconds - flat.synchronize(gradient_bytes).seconds;
+  CHECK(added == doctest::Approx(2.0 * 7.0 / 8.0 * gradient_bytes * 8 / 1000e9).epsilon(0.01));
+  // One node alone still pays its intra-node all-reduce.
+  Cluster single(Topology::star({hosts[0]}, kNic), options);
+  CHECK(single.synchronize(gradient_bytes).seconds > 0);
+}
+
 TEST_CASE("a gradient splits into DDP buckets, the last one holding the rest") {
   CHECK(gradient_buckets(100, 0) == std::vector<double>{100});
   CHECK(gradient_buckets(100, 250) == std::vector<double>{100});
