@@ -13,7 +13,7 @@ import torch.distributed as dist
 
 from . import _protocol
 from .comm_hook import WeightedHookState, ring_bytes_sent, weighted_allreduce_hook
-from .metrics import (ITERATION_FIELDS, WINDOW_FIELDS, memory_util, tcp_counters,
+from .metrics import (ITERATION_FIELDS, WINDOW_FIELDS, TcpCounters, memory_util,
                       worker_window)
 from .sampler import GlobalCursorSampler
 
@@ -65,7 +65,8 @@ class AdaptiveBatchController:
         self._previous_accuracy: Optional[float] = None
         self._rows: List[List[float]] = []
         self._started = time.perf_counter()
-        self._tcp = tcp_counters()
+        self._tcp_counters = TcpCounters()
+        self._tcp = self._tcp_counters.read()
         self.hook_state = WeightedHookState(
             process_group=None, batch=sampler.batches[self.rank],
             global_batch=sampler.global_batch, world_size=self.world_size)
@@ -137,7 +138,7 @@ class AdaptiveBatchController:
 
     def _gather(self):
         rows = torch.tensor(self._rows, dtype=torch.float64, device=self.device)
-        tcp = tcp_counters()
+        tcp = self._tcp_counters.read()
         window = torch.tensor([tcp[name] - self._tcp[name] for name in WINDOW_FIELDS],
                               dtype=torch.float64, device=self.device)
         self._tcp = tcp

@@ -1,7 +1,9 @@
 """Measured per-window metrics of one rank, in the units of gym/window_metrics.h."""
 import os
 import resource
-from typing import Dict
+import socket
+import struct
+from typing import Dict, Tuple
 
 import torch
 
@@ -9,11 +11,15 @@ import torch
 ITERATION_FIELDS = ["data_s", "compute_s", "after_compute_s", "iteration_s", "bytes_sent",
                     "local_norm_sq", "global_norm_sq", "loss", "accuracy", "memory_util",
                     "batch"]
-# Per window and rank: TCP segments sent and retransmitted (host-wide counters).
+# Per window and rank: TCP segments sent and retransmitted.
 WINDOW_FIELDS = ["out_segments", "retransmitted_segments"]
 
+# struct tcp_info (linux/tcp.h): tcpi_total_retrans at byte 100, tcpi_segs_out at 136 (Linux 4.2+).
+_TCP_INFO_BYTES = 144
+_TOTAL_RETRANS_OFFSET, _SEGS_OUT_OFFSET = 100, 136
 
-def tcp_counters() -> Dict[str, float]:
+
+def host_tcp_counters() -> Dict[str, float]:
     """OutSegs and RetransSegs from /proc/net/snmp (host-wide; zeros where unreadable)."""
     try:
         with open("/proc/net/snmp") as snmp:
@@ -23,6 +29,55 @@ def tcp_counters() -> Dict[str, float]:
                 "retransmitted_segments": float(values["RetransSegs"])}
     except (OSError, IndexError, KeyError, ValueError):
         return {"out_segments": 0.0, "retransmitted_segments": 0.0}
+
+
+def own_tcp_sockets() -> Dict[int, Tuple[int, int]]:
+    """(segments sent, segments retransmitted) of each TCP socket this process holds (gloo's
+    and the arbitrator channel's), by socket inode, read with getsockopt(TCP_INFO)."""
+    counters = {}
+    try:
+        descriptors = os.listdir("/proc/self/fd")
+    except OSError:
+        return counters
+    for name in descriptors:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if not target.startswith("socket:["):
+            continue
+        try:
+            with socket.socket(fileno=os.dup(int(name))) as sock:
+                if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET,
+                                                                          socket.AF_INET6):
+                    continue
+                info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+        except (OSError, ValueError):
+            continue
+        if len(info) < _TCP_INFO_BYTES:
+            continue
+        inode = int(target[len("socket:["):-1])
+        counters[inode] = (struct.unpack_from("I", info, _SEGS_OUT_OFFSET)[0],
+                           struct.unpack_from("I", info, _TOTAL_RETRANS_OFFSET)[0])
+    return counters
+
+
+class TcpCounters:
+    """Cumulative TCP segments sent and retransmitted by this process: TCP_INFO of its own
+    sockets where readable (a socket's last counts stay in the sum after it closes), else the
+    host-wide /proc/net/snmp counters. The source is chosen once, so window deltas stay
+    consistent."""
+
+    def __init__(self):
+        self._sockets = own_tcp_sockets()
+        self.source = "process sockets (TCP_INFO)" if self._sockets else "host (/proc/net/snmp)"
+
+    def read(self) -> Dict[str, float]:
+        if not self._sockets:
+            return host_tcp_counters()
+        self._sockets.update(own_tcp_sockets())
+        return {"out_segments": float(sum(sent for sent, _ in self._sockets.values())),
+                "retransmitted_segments": float(sum(lost for _, lost in self._sockets.values()))}
 
 
 def _memory_total_bytes() -> float:
