@@ -4,7 +4,8 @@ batch sizes that `dynamix serve` decides every k iterations.
     torchrun --nproc_per_node 4 adapter/examples/train_cnn.py --arbitrator 127.0.0.1:50051
     torchrun --nproc_per_node 4 adapter/examples/train_cnn.py --backend nccl ...   # GPUs
 
-CPU heterogeneity is emulated per rank (--slowdown 1,1,1.5,2 makes rank 3 twice as slow);
+CPU heterogeneity is emulated per rank (--slowdown 1,1,1.5,2 makes rank 3 twice as slow), network
+heterogeneity by launching the ranks with shaped_launch.py (per-rank tc rates, needs root);
 --plain runs the same loop as plain DDP at a fixed batch, the baseline of the overhead figure.
 """
 import argparse

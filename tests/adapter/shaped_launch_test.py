@@ -1,0 +1,73 @@
+"""adapter/examples/shaped_launch.py: ranks in their own network namespaces, their egress
+shaped by tc; the shaped links lengthen each iteration by the gradient's transfer, and nothing the
+launcher created is left behind.
+
+usage: shaped_launch_test.py SOURCE_DIR
+Exit 77 (skip) where network namespaces or the tbf qdisc are unavailable (not root)."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+SKIP = 77
+SOURCE = pathlib.Path(sys.argv[1])
+# The example's SmallCnn: 160 + 4,640 + 5,130 fp32 parameters.
+GRADIENT_BYTES = 9930 * 4
+SLOW_MBIT = 20
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def namespaces_work():
+    probe = f"dynamix-probe-{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+        return False
+    inside = ["ip", "netns", "exec", probe]
+    ok = subprocess.run(inside + ["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate",
+                                  "10mbit", "burst", "3000", "latency", "100ms"],
+                        capture_output=True).returncode == 0
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return ok
+
+
+def median_iteration_ms(rates):
+    environment = dict(os.environ, PYTHONPATH=str(SOURCE / "adapter" / "python"))
+    result = subprocess.run(
+        [sys.executable, str(SOURCE / "adapter" / "examples" / "shaped_launch.py"),
+         "--rates-mbit", rates, "--timeout-s", "120", "--",
+         str(SOURCE / "adapter" / "examples" / "train_cnn.py"), "--plain", "--iterations", "40",
+         "--interval", "10", "--batch", "32"],
+        capture_output=True, text=True, env=environment, timeout=180)
+    if result.returncode != 0:
+        fail(f"shaped_launch {rates} exited {result.returncode}: {result.stderr[-2000:]}")
+    found = re.search(r"median iteration ([0-9.]+) ms", result.stdout)
+    if not found:
+        fail(f"no median iteration in: {result.stdout[-1000:]}")
+    return float(found.group(1))
+
+
+def main():
+    if os.geteuid() != 0 or not namespaces_work():
+        print("skip: network namespaces with a tbf qdisc need root (CAP_NET_ADMIN)")
+        sys.exit(SKIP)
+    fast = median_iteration_ms("10000,10000")
+    shaped = median_iteration_ms(f"{SLOW_MBIT},{SLOW_MBIT}")
+    # A 2-rank ring sends the whole gradient each way over the shaped links.
+    expected_ms = GRADIENT_BYTES * 8 / (SLOW_MBIT * 1e6) * 1e3
+    print(f"median iteration: {fast:.2f} ms unshaped, {shaped:.2f} ms with both ranks at "
+          f"{SLOW_MBIT} Mbit/s (a {expected_ms:.1f} ms transfer)")
+    if shaped - fast < 0.5 * expected_ms:
+        fail(f"the shaped rank added {shaped - fast:.2f} ms, expected about {expected_ms:.1f}")
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    if re.search(r"dynamix-\d+-\d", left) or re.search(r"dxbr\d+|dxv\d+r\d", links):
+        fail(f"namespaces or links left behind: {left} {links}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
