@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/calibrate.h"
 #include "apps/command_line.h"
 #include "apps/config.h"
 #include "apps/evaluate.h"
@@ -48,6 +49,9 @@ const Command kCommands[] = {
     {"export", "export a training checkpoint as TorchScript", dynamix::run_export},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},
+    {"calibrate", "fit a scenario's network and sync knobs to measurements of a cluster",
+     dynamix::run_calibrate},
+    {"fidelity", "compare a scenario's simulated times with measured ones", dynamix::run_fidelity},
     {"config", "list every scenario key: type, unit, default, range, meaning", dynamix::run_config},
 #ifdef DYNAMIX_ADAPTER
     {"serve", "serve a policy.pt's decisions to real DDP workers (gRPC)", dynamix::run_serve},

@@ -1,0 +1,243 @@
+// `dynamix calibrate` and `dynamix fidelity`.
+#include "apps/calibrate.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "apps/command_line.h"
+#include "apps/fidelity_report.h"
+#include "apps/run_directory.h"
+#include "apps/scenarios.h"
+#include "sim/calibration/fit.h"
+#include "sim/io/input_error.h"
+#include "sim/io/sources.h"
+#include "sim/scenario/scenario.h"
+
+namespace dynamix {
+namespace {
+
+namespace po = boost::program_options;
+
+/// The knobs calibrate searches unless --fit names others: the loopback links' bandwidth and the
+/// software cost of each message.
+const char* const kDefaultKnobs[] = {
+    "topology.nodes.0.link.bandwidth_gbps=0.01:1000:10",
+    "sync.message_overhead_us=0.1:1000000:50",
+};
+
+/// The options calibrate and fidelity share: the cluster model and the fit subset.
+struct ModelOptions {
+  std::string scenario = "embedded:/calibration/loopback.yaml";
+  std::vector<std::string> overrides;
+  std::string ranks_key = "topology.nodes.0.count";
+  std::string measured;
+  std::string fit_kinds = "allreduce";
+  std::string fit_ranks;
+  /// Powers of 4 from 64 KiB to 64 MiB; the powers of 2 between them are held out.
+  std::string fit_sizes = "65536,262144,1048576,4194304,16777216,67108864";
+
+  void add_to(po::options_description& options);
+  ClusterModel model() const {
+    return {.scenario = resolve_scenario(scenario), .overrides = overrides, .ranks_key = ranks_key};
+  }
+  FitSubset subset() const;
+};
+
+void ModelOptions::add_to(po::options_description& options) {
+  // clang-format off
+  options.add_options()
+      ("scenario", po::value(&scenario)->default_value(scenario),
+       "scenario describing the measured cluster, its topology holding the most ranks measured")
+      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("ranks-key", po::value(&ranks_key)->default_value(ranks_key),
+       "scenario key that sets a configuration's number of ranks")
+      ("fit-kinds", po::value(&fit_kinds)->default_value(fit_kinds),
+       "kinds of measurement fitted: allreduce,iteration,compute")
+      ("fit-ranks", po::value(&fit_ranks), "rank counts fitted, e.g. 2 (default: all)")
+      ("fit-sizes", po::value(&fit_sizes)->default_value(fit_sizes),
+       "all-reduce message bytes fitted ('' for all)");
+  // clang-format on
+}
+
+std::vector<double> parse_list(const std::string& text, const std::string& option) {
+  std::vector<double> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !(value > 0)) {
+      throw InputError(option, 0, "", "a comma-separated list of positive numbers", excerpt(text));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+FitSubset ModelOptions::subset() const {
+  FitSubset subset;
+  subset.kinds.clear();
+  std::stringstream stream(fit_kinds);
+  std::string kind;
+  while (std::getline(stream, kind, ',')) {
+    if (kind == "allreduce") {
+      subset.kinds.insert(MeasurementKind::kAllReduce);
+    } else if (kind == "iteration") {
+      subset.kinds.insert(MeasurementKind::kIteration);
+    } else if (kind == "compute") {
+      subset.kinds.insert(MeasurementKind::kCompute);
+    } else {
+      throw InputError("--fit-kinds", 0, "", "allreduce, iteration or compute", excerpt(kind));
+    }
+  }
+  for (double ranks : parse_list(fit_ranks, "--fit-ranks")) subset.ranks.insert(int(ranks));
+  for (double bytes : parse_list(fit_sizes, "--fit-sizes")) subset.message_bytes.insert(bytes);
+  return subset;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// Runs the embedded measurement script into `csv`; a failure is an error naming it.
+void measure_machine(const std::filesystem::path& script, const std::filesystem::path& csv,
+                     const std::string& python, const std::string& script_options) {
+  {
+    std::ofstream out(script);
+    out << read_text("embedded:/scripts/measure_cluster.py");
+    if (!out.flush()) throw std::runtime_error("cannot write " + script.string());
+  }
+  const std::string command = shell_quote(python) + ' ' + shell_quote(script.string()) + " --out " +
+                              shell_quote(csv.string()) + ' ' + script_options;
+  std::cerr << "measuring this machine: " << command << '\n';
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    throw std::runtime_error("the measurement script failed (status " + std::to_string(status) +
+                             "): " + command);
+  }
+}
+
+std::vector<Measurement> fitted_rows(const MeasurementFile& file, const FitSubset& subset) {
+  std::vector<Measurement> rows;
+  for (const Measurement& row : file.rows)
+    if (subset.contains(row)) rows.push_back(row);
+  if (rows.empty()) {
+    throw InputError(file.path, 0, "",
+                     "at least one row in the fit subset (--fit-kinds, "
+                     "--fit-ranks, --fit-sizes)",
+                     "none");
+  }
+  return rows;
+}
+
+void write_scenario(const std::filesystem::path& file, const ClusterModel& model,
+                    const std::vector<std::string>& fitted, const MeasurementFile& measured) {
+  std::vector<std::string> overrides = model.overrides;
+  overrides.insert(overrides.end(), fitted.begin(), fitted.end());
+  const Scenario scenario = load_scenario(model.scenario, overrides);
+  std::ofstream out(file);
+  out << "# Calibrated by dynamix calibrate from " << model.scenario << " and the measurements in "
+      << measured.path << ":\n";
+  for (const std::string& line : measured.provenance) out << "#   " << line << '\n';
+  out << "# Fitted:";
+  for (const std::string& value : fitted) out << ' ' << value;
+  out << '\n' << scenario.resolved.to_yaml();
+  if (!out.flush()) throw std::runtime_error("cannot write " + file.string());
+}
+
+}  // namespace
+
+namespace {
+
+void print_comparison(const std::vector<FidelityRow>& rows) {
+  print_fidelity_table(std::cout, rows);
+  std::cout << '\n';
+  print_fidelity_summary(std::cout, rows, true, "fit");
+  print_fidelity_summary(std::cout, rows, false, "held-out");
+}
+
+}  // namespace
+
+int run_calibrate(const std::vector<std::string>& args) {
+  ModelOptions model_options;
+  std::vector<std::string> knob_texts;
+  std::string out, python = "/usr/bin/python3", script_options;
+  po::options_description options(
+      "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster");
+  model_options.add_to(options);
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("measured", po::value(&model_options.measured),
+       "measurement CSV to fit (default: measure this machine with the embedded "
+       "scripts/measure_cluster.py)")
+      ("fit", po::value(&knob_texts)->composing(),
+       "a knob searched in log space: KEY=LOW:HIGH[:INITIAL] (default: the loopback link "
+       "bandwidth and sync.message_overhead_us)")
+      ("python", po::value(&python)->default_value(python), "Python with torch, for measuring")
+      ("measure-options", po::value(&script_options),
+       "options passed to the measurement script, e.g. '--quick' or '--quiet-file F'")
+      ("out", po::value(&out)->required(), "directory to write (calibrated.yaml, fit.csv, "
+       "measurements.csv)");
+  // clang-format on
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (knob_texts.empty()) knob_texts.assign(std::begin(kDefaultKnobs), std::end(kDefaultKnobs));
+  std::vector<FitKnob> knobs;
+  for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
+  const FitSubset subset = model_options.subset();
+  const ClusterModel model = model_options.model();
+  RunDirectory directory(out, "calibrate");
+  std::string measured_path = model_options.measured;
+  if (measured_path.empty()) {
+    measured_path = directory.file("measurements.csv").string();
+    measure_machine(directory.file("measure_cluster.py"), measured_path, python, script_options);
+  }
+  MeasurementFile measured = read_measurements(measured_path);
+  if (!model_options.measured.empty()) {
+    std::filesystem::copy_file(measured_path, directory.file("measurements.csv"));
+  }
+  const FitResult fit = fit_knobs(model, fitted_rows(measured, subset), knobs);
+  std::cout << "fitted on " << fitted_rows(measured, subset).size() << " configurations ("
+            << fit.evaluations << " evaluations, rms log error "
+            << format_rounded(fit.rms_log_error) << "):";
+  for (const std::string& value : fit.overrides) std::cout << "  " << value;
+  std::cout << "\n\n";
+  const std::vector<FidelityRow> rows = compare(model, measured.rows, subset, fit.overrides);
+  print_comparison(rows);
+  write_fidelity_csv(directory.file("fit.csv"), rows);
+  write_scenario(directory.file("calibrated.yaml"), model, fit.overrides, measured);
+  directory.commit();
+  std::cout << "wrote " << (directory.final_path() / "calibrated.yaml").string() << '\n';
+  return 0;
+}
+
+int run_fidelity(const std::vector<std::string>& args) {
+  ModelOptions model_options;
+  po::options_description options(
+      "dynamix fidelity: measured against simulated compute, communication and total times");
+  model_options.add_to(options);
+  options.add_options()("help,h", "print this help")(
+      "measured", po::value(&model_options.measured)->required(),
+      "measurement CSV (scripts/measure_cluster.py's schema, docs/calibration.md)");
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  const FitSubset subset = model_options.subset();
+  const MeasurementFile measured = read_measurements(model_options.measured);
+  const std::vector<FidelityRow> rows = compare(model_options.model(), measured.rows, subset);
+  print_comparison(rows);
+  print_fidelity_summary(std::cout, rows, std::nullopt, "all");
+  return 0;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,18 @@
+// `dynamix calibrate` (fit a scenario's network and sync knobs to measurements of a real cluster)
+// and `dynamix fidelity` (compare a scenario's simulated times with measured ones).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dynamix {
+
+/// Measures this machine (scripts/measure_cluster.py, embedded) or reads --measured, fits the
+/// knobs on the fit subset, and writes the calibrated scenario and the residuals to --out.
+int run_calibrate(const std::vector<std::string>& args);
+
+/// Prints measured against simulated times per configuration, the median absolute errors and
+/// Kendall's tau.
+int run_fidelity(const std::vector<std::string>& args);
+
+}  // namespace dynamix

@@ -1,0 +1,41 @@
+// A measured configuration simulated by the same code paths `dynamix simulate` uses: an
+// all-reduce through the Synchronizer over the Network, an iteration through TrainingRun.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/calibration/measurements.h"
+
+namespace dynamix {
+
+/// The scenario that describes the measured cluster, and how a configuration maps onto it.
+struct ClusterModel {
+  /// Scenario file (or "embedded:/..."); its topology holds the largest rank count measured.
+  std::string scenario;
+  /// "dotted.key=value" overrides applied first (the user's --set).
+  std::vector<std::string> overrides;
+  /// The key that sets the number of ranks of a configuration.
+  std::string ranks_key = "topology.nodes.0.count";
+};
+
+struct SimulatedTimes {
+  double compute_s = 0;
+  double comm_s = 0;
+  double total_s = 0;
+};
+
+/// Simulates each measured configuration with `extra` overrides applied after the model's own
+/// (the knob values being fitted). Variability is switched off: measurements are medians and
+/// the comparison is with the noise-free model. Each distinct rank count loads the scenario
+/// once. An InputError when a configuration does not fit the scenario (a batch over a rank's
+/// memory, a rank count the topology cannot take).
+std::vector<SimulatedTimes> simulate_configurations(const ClusterModel& model,
+                                                    std::span<const Measurement> rows,
+                                                    std::span<const std::string> extra = {});
+
+/// "key=value" with the value printed to full precision.
+std::string override_text(const std::string& key, double value);
+
+}  // namespace dynamix

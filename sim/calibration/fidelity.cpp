@@ -1,0 +1,72 @@
+// Fidelity of simulated times against measurements.
+#include "sim/calibration/fidelity.h"
+
+#include "sim/calibration/agreement.h"
+
+namespace dynamix {
+namespace {
+
+ErrorSummary errors_of(std::span<const FidelityRow* const> rows,
+                       std::optional<double> Measurement::*measured_time,
+                       double SimulatedTimes::*simulated_time) {
+  std::vector<double> errors;
+  for (const FidelityRow* row : rows) {
+    const std::optional<double>& measured = row->measured.*measured_time;
+    if (measured && *measured > 0)
+      errors.push_back(relative_error(row->simulated.*simulated_time, *measured));
+  }
+  return {errors.size(), median_absolute(errors)};
+}
+
+FidelitySummary summary_of(MeasurementKind kind, std::span<const FidelityRow* const> rows) {
+  FidelitySummary summary;
+  summary.kind = kind;
+  summary.configurations = rows.size();
+  summary.compute = errors_of(rows, &Measurement::compute_s, &SimulatedTimes::compute_s);
+  summary.comm = errors_of(rows, &Measurement::comm_s, &SimulatedTimes::comm_s);
+  std::vector<double> total_errors;
+  std::vector<double> measured;
+  std::vector<double> simulated;
+  for (const FidelityRow* row : rows) {
+    total_errors.push_back(relative_error(row->simulated.total_s, row->measured.total_s));
+    measured.push_back(row->measured.total_s);
+    simulated.push_back(row->simulated.total_s);
+  }
+  summary.total = {total_errors.size(), median_absolute(total_errors)};
+  summary.kendall_tau = kendall_tau(measured, simulated);
+  return summary;
+}
+
+}  // namespace
+
+bool FitSubset::contains(const Measurement& m) const {
+  if (!kinds.contains(m.kind)) return false;
+  if (!ranks.empty() && !ranks.contains(m.ranks)) return false;
+  return m.kind != MeasurementKind::kAllReduce || message_bytes.empty() ||
+         message_bytes.contains(m.message_bytes);
+}
+
+std::vector<FidelityRow> compare(const ClusterModel& model, std::span<const Measurement> rows,
+                                 const FitSubset& fit, std::span<const std::string> extra) {
+  const std::vector<SimulatedTimes> simulated = simulate_configurations(model, rows, extra);
+  std::vector<FidelityRow> compared;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    compared.push_back({rows[i], simulated[i], fit.contains(rows[i])});
+  return compared;
+}
+
+std::vector<FidelitySummary> summarize(std::span<const FidelityRow> rows,
+                                       std::optional<bool> fitted) {
+  std::vector<FidelitySummary> summaries;
+  for (MeasurementKind kind :
+       {MeasurementKind::kAllReduce, MeasurementKind::kIteration, MeasurementKind::kCompute}) {
+    std::vector<const FidelityRow*> selected;
+    for (const FidelityRow& row : rows) {
+      if (row.measured.kind == kind && (!fitted || row.fitted == *fitted)) selected.push_back(&row);
+    }
+    if (!selected.empty()) summaries.push_back(summary_of(kind, selected));
+  }
+  return summaries;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,66 @@
+// Reading measurement CSVs: the schema of scripts/measure_cluster.py, optional columns, and one
+// InputError naming file, line and column for each kind of bad input.
+#include "sim/calibration/measurements.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/fixtures.h"
+
+namespace dynamix {
+namespace {
+
+using testing::error_of;
+using testing::TempDirectory;
+
+const std::string kHeader =
+    "# machine: test\n"
+    "kind,ranks,message_bytes,batch_per_rank,compute_s,comm_s,total_s,repetitions\n";
+
+TEST_CASE("read_measurements reads every kind, provenance and optional cells") {
+  const TempDirectory dir;
+  const std::string path = dir.write("m.csv", kHeader +
+                                                  "allreduce,2,65536,,,0.001,0.001,9\n"
+                                                  "iteration,4,,32,0.02,0.005,0.026,40\n"
+                                                  "compute,1,,16,0.004,0,0.004,40\n");
+  const MeasurementFile file = read_measurements(path);
+  REQUIRE(file.rows.size() == 3);
+  CHECK(file.provenance == std::vector<std::string>{"machine: test"});
+  CHECK(file.rows[0].kind == MeasurementKind::kAllReduce);
+  CHECK(file.rows[0].message_bytes == 65536);
+  CHECK(!file.rows[0].compute_s);
+  CHECK(file.rows[1].kind == MeasurementKind::kIteration);
+  CHECK(file.rows[1].ranks == 4);
+  CHECK(file.rows[1].batch_per_rank == 32);
+  CHECK(*file.rows[1].comm_s == doctest::Approx(0.005));
+  CHECK(file.rows[1].line == 4);
+  CHECK(configuration_label(file.rows[0]) == "allreduce p=2 64KiB");
+  CHECK(configuration_label(file.rows[1]) == "iteration p=4 b=32");
+}
+
+TEST_CASE("read_measurements names the file, line and column of bad input") {
+  const TempDirectory dir;
+  const auto error = [&](const std::string& text) {
+    const std::string path = dir.write("bad.csv", text);
+    return error_of([&] { read_measurements(path); });
+  };
+  CHECK(error("kind,ranks,message_bytes\nallreduce,2,65536\n")
+            .find("bad.csv:1: header: expected a column named 'total_s'") != std::string::npos);
+  CHECK(error("kind,ranks,total_s\nallreduce,2,0.1\n")
+            .find("bad.csv:2: header: expected a column named 'message_bytes'") !=
+        std::string::npos);
+  CHECK(error(kHeader + "allreduce,2,65536,,,0.001,nan,9\n")
+            .find("bad.csv:3: total_s: expected a finite number > 0, found 'nan'") !=
+        std::string::npos);
+  CHECK(error(kHeader + "broadcast,2,65536,,,0.001,0.001,9\n")
+            .find("bad.csv:3: kind: expected allreduce, iteration or compute, found 'broadcast'") !=
+        std::string::npos);
+  CHECK(error(kHeader + "iteration,2.5,,32,,,0.01,9\n").find("bad.csv:3: ranks") !=
+        std::string::npos);
+  CHECK(error(kHeader + "iteration,2,,32,,,0.01\n").find("bad.csv:3: row") != std::string::npos);
+  CHECK(error(kHeader).find("no rows") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace dynamix
