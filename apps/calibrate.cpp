@@ -11,7 +11,7 @@
 #include "apps/fidelity_report.h"
 #include "apps/run_directory.h"
 #include "apps/scenarios.h"
-#include "sim/calibration/fit.h"
+#include "sim/calibration/calibration.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
@@ -21,23 +21,15 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// The knobs calibrate searches unless --fit names others: the loopback links' bandwidth and the
-/// software cost of each message.
-const char* const kDefaultKnobs[] = {
-    "topology.nodes.0.link.bandwidth_gbps=0.01:1000:10",
-    "sync.message_overhead_us=0.1:1000000:50",
-};
-
 /// The options calibrate and fidelity share: the cluster model and the fit subset.
 struct ModelOptions {
   std::string scenario = "embedded:/calibration/loopback.yaml";
   std::vector<std::string> overrides;
   std::string ranks_key = "topology.nodes.0.count";
   std::string measured;
-  std::string fit_kinds = "allreduce";
+  std::string fit_kinds = kDefaultFitKinds;
   std::string fit_ranks;
-  /// Powers of 4 from 64 KiB to 64 MiB; the powers of 2 between them are held out.
-  std::string fit_sizes = "65536,262144,1048576,4194304,16777216,67108864";
+  std::string fit_sizes = kDefaultFitSizes;
 
   void add_to(po::options_description& options);
   ClusterModel model() const {
@@ -62,46 +54,7 @@ void ModelOptions::add_to(po::options_description& options) {
   // clang-format on
 }
 
-std::vector<double> parse_list(const std::string& text, const std::string& option) {
-  std::vector<double> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(value > 0)) {
-      throw InputError(option, 0, "", "a comma-separated list of positive numbers", excerpt(text));
-    }
-    values.push_back(value);
-  }
-  return values;
-}
-
-FitSubset ModelOptions::subset() const {
-  FitSubset subset;
-  subset.kinds.clear();
-  std::stringstream stream(fit_kinds);
-  std::string kind;
-  while (std::getline(stream, kind, ',')) {
-    if (kind == "allreduce") {
-      subset.kinds.insert(MeasurementKind::kAllReduce);
-    } else if (kind == "iteration") {
-      subset.kinds.insert(MeasurementKind::kIteration);
-    } else if (kind == "compute") {
-      subset.kinds.insert(MeasurementKind::kCompute);
-    } else {
-      throw InputError("--fit-kinds", 0, "", "allreduce, iteration or compute", excerpt(kind));
-    }
-  }
-  for (double ranks : parse_list(fit_ranks, "--fit-ranks")) subset.ranks.insert(int(ranks));
-  for (double bytes : parse_list(fit_sizes, "--fit-sizes")) subset.message_bytes.insert(bytes);
-  return subset;
-}
+FitSubset ModelOptions::subset() const { return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes); }
 
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
@@ -125,19 +78,6 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
     throw std::runtime_error("the measurement script failed (status " + std::to_string(status) +
                              "): " + command);
   }
-}
-
-std::vector<Measurement> fitted_rows(const MeasurementFile& file, const FitSubset& subset) {
-  std::vector<Measurement> rows;
-  for (const Measurement& row : file.rows)
-    if (subset.contains(row)) rows.push_back(row);
-  if (rows.empty()) {
-    throw InputError(file.path, 0, "",
-                     "at least one row in the fit subset (--fit-kinds, "
-                     "--fit-ranks, --fit-sizes)",
-                     "none");
-  }
-  return rows;
 }
 
 void write_scenario(const std::filesystem::path& file, const ClusterModel& model,
@@ -171,7 +111,7 @@ void print_comparison(const std::vector<FidelityRow>& rows) {
 int run_calibrate(const std::vector<std::string>& args) {
   ModelOptions model_options;
   std::vector<std::string> knob_texts;
-  std::string out, python = "/usr/bin/python3", script_options;
+  std::string out, python = "/usr/bin/python3", script_options, device = "cpu-rank";
   po::options_description options(
       "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster");
   model_options.add_to(options);
@@ -183,7 +123,9 @@ int run_calibrate(const std::vector<std::string>& args) {
        "scripts/measure_cluster.py)")
       ("fit", po::value(&knob_texts)->composing(),
        "a knob searched in log space: KEY=LOW:HIGH[:INITIAL] (default: the loopback link "
-       "bandwidth and sync.message_overhead_us)")
+       "bandwidth, sync.message_overhead_us, sync.call_overhead_us, sync.reduction_gbps)")
+      ("device", po::value(&device)->default_value(device),
+       "scenario device whose time_points become the measured single-rank compute sweep")
       ("python", po::value(&python)->default_value(python), "Python with torch, for measuring")
       ("measure-options", po::value(&script_options),
        "options passed to the measurement script, e.g. '--quick' or '--quiet-file F'")
@@ -192,7 +134,8 @@ int run_calibrate(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (knob_texts.empty()) knob_texts.assign(std::begin(kDefaultKnobs), std::end(kDefaultKnobs));
+  if (knob_texts.empty())
+    knob_texts.assign(std::begin(kDefaultFitKnobs), std::end(kDefaultFitKnobs));
   std::vector<FitKnob> knobs;
   for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
   const FitSubset subset = model_options.subset();
@@ -207,16 +150,17 @@ int run_calibrate(const std::vector<std::string>& args) {
   if (!model_options.measured.empty()) {
     std::filesystem::copy_file(measured_path, directory.file("measurements.csv"));
   }
-  const FitResult fit = fit_knobs(model, fitted_rows(measured, subset), knobs);
-  std::cout << "fitted on " << fitted_rows(measured, subset).size() << " configurations ("
+  const Calibration calibration = calibrate(model, measured, subset, knobs, device);
+  const FitResult& fit = calibration.fit;
+  std::cout << "fitted the knobs on " << calibration.fitted_configurations << " configurations ("
             << fit.evaluations << " evaluations, rms log error "
             << format_rounded(fit.rms_log_error) << "):";
   for (const std::string& value : fit.overrides) std::cout << "  " << value;
   std::cout << "\n\n";
-  const std::vector<FidelityRow> rows = compare(model, measured.rows, subset, fit.overrides);
+  const std::vector<FidelityRow>& rows = calibration.rows;
   print_comparison(rows);
   write_fidelity_csv(directory.file("fit.csv"), rows);
-  write_scenario(directory.file("calibrated.yaml"), model, fit.overrides, measured);
+  write_scenario(directory.file("calibrated.yaml"), calibration.model, fit.overrides, measured);
   directory.commit();
   std::cout << "wrote " << (directory.final_path() / "calibrated.yaml").string() << '\n';
   return 0;

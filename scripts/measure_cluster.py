@@ -311,7 +311,9 @@ def provenance(options, started, settled_load, others_busy):
         f"cpu: {cpu_model()}",
         f"cores: {os.cpu_count()}",
         f"torch: {torch.__version__}; python {platform.python_version()}; backend gloo over "
-        "loopback; torch.set_num_threads(1) per rank",
+        "loopback; torch.set_num_threads(1) per rank; scheduling "
+        f"{'SCHED_RR' if options.realtime else 'default'}; {options.trials} trials per "
+        "configuration, the least disturbed kept",
         f"date: {started.isoformat(timespec='seconds')}",
         f"model: SmallCnn, {parameter_count()} parameters ({4 * parameter_count()} gradient "
         f"bytes), 1x{SIDE}x{SIDE} images, SGD momentum",
@@ -376,6 +378,9 @@ def arguments(argv):
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 2 ranks, two small sizes, two batches")
     parser.add_argument("--quiet-file", help="file that asks other jobs to pause while measuring")
+    parser.add_argument("--realtime", action="store_true",
+                        help="measure under SCHED_RR (needs root or CAP_SYS_NICE): other "
+                             "processes of a shared machine then cannot preempt the ranks")
     parser.add_argument("--max-load", type=float, default=0.8)
     parser.add_argument("--settle-s", type=float, default=240)
     options = parser.parse_args(argv)
@@ -389,6 +394,8 @@ def arguments(argv):
 
 def measure(options):
     started = datetime.datetime.now(datetime.timezone.utc)
+    if options.realtime:  # inherited by the spawned ranks
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(10))
     load = wait_until_quiet(options.max_load, options.settle_s) if options.quiet_file else \
         os.getloadavg()[0]
     busy_before, wall_before = cpu_seconds()

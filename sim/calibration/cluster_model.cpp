@@ -87,6 +87,23 @@ std::string override_text(const std::string& key, double value) {
   return text.str();
 }
 
+std::optional<std::string> device_time_points(std::span<const Measurement> rows,
+                                              const std::string& device) {
+  std::map<int, double> points;
+  for (const Measurement& row : rows) {
+    if (row.kind == MeasurementKind::kCompute && row.ranks == 1)
+      points[row.batch_per_rank] = row.compute_s.value_or(row.total_s);
+  }
+  if (points.empty()) return std::nullopt;
+  std::ostringstream text;
+  text.precision(17);
+  text << "devices." << device << ".time_points=[";
+  for (auto it = points.begin(); it != points.end(); ++it)
+    text << (it == points.begin() ? "" : ", ") << '[' << it->first << ", " << it->second << ']';
+  text << ']';
+  return text.str();
+}
+
 std::vector<SimulatedTimes> simulate_configurations(const ClusterModel& model,
                                                     std::span<const Measurement> rows,
                                                     std::span<const std::string> extra) {

@@ -2,6 +2,7 @@
 // all-reduce through the Synchronizer over the Network, an iteration through TrainingRun.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct SimulatedTimes {
 std::vector<SimulatedTimes> simulate_configurations(const ClusterModel& model,
                                                     std::span<const Measurement> rows,
                                                     std::span<const std::string> extra = {});
+
+/// The measured single-rank compute sweep (kind compute, one rank) as the override
+/// "devices.DEVICE.time_points=[[batch, seconds], ...]", batches increasing; nullopt without such
+/// rows.
+std::optional<std::string> device_time_points(std::span<const Measurement> rows,
+                                              const std::string& device);
 
 /// "key=value" with the value printed to full precision.
 std::string override_text(const std::string& key, double value);

@@ -1,7 +1,12 @@
 // Fidelity of simulated times against measurements.
 #include "sim/calibration/fidelity.h"
 
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
 #include "sim/calibration/agreement.h"
+#include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {
@@ -37,10 +42,47 @@ FidelitySummary summary_of(MeasurementKind kind, std::span<const FidelityRow* co
   return summary;
 }
 
+std::vector<double> parse_list(const std::string& text, const std::string& option) {
+  std::vector<double> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc{} || end != item.data() + item.size() || !(value > 0) ||
+        value != std::floor(value) || value > 1e15) {
+      throw InputError(option, 0, "", "a comma-separated list of whole numbers > 0", excerpt(text));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+MeasurementKind parse_kind(const std::string& kind) {
+  if (kind == "allreduce") return MeasurementKind::kAllReduce;
+  if (kind == "iteration") return MeasurementKind::kIteration;
+  if (kind == "compute") return MeasurementKind::kCompute;
+  throw InputError("--fit-kinds", 0, "", "allreduce, iteration or compute", excerpt(kind));
+}
+
 }  // namespace
+
+FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
+                           const std::string& sizes) {
+  FitSubset subset;
+  subset.kinds.clear();
+  std::stringstream stream(kinds);
+  std::string kind;
+  while (std::getline(stream, kind, ',')) subset.kinds.insert(parse_kind(kind));
+  for (double count : parse_list(ranks, "--fit-ranks")) subset.ranks.insert(int(count));
+  for (double bytes : parse_list(sizes, "--fit-sizes")) subset.message_bytes.insert(bytes);
+  return subset;
+}
 
 bool FitSubset::contains(const Measurement& m) const {
   if (!kinds.contains(m.kind)) return false;
+  // A single-rank compute row describes the device, whatever rank counts are fitted.
+  if (m.kind == MeasurementKind::kCompute) return true;
   if (!ranks.empty() && !ranks.contains(m.ranks)) return false;
   return m.kind != MeasurementKind::kAllReduce || message_bytes.empty() ||
          message_bytes.contains(m.message_bytes);

@@ -16,13 +16,25 @@ namespace dynamix {
 /// Which measured configurations a calibration fits; the others are held out.
 struct FitSubset {
   std::set<MeasurementKind> kinds{MeasurementKind::kAllReduce};
-  /// Empty: every rank count.
+  /// Rank counts of all-reduce and iteration rows; empty: every rank count.
   std::set<int> ranks;
   /// All-reduce message sizes; empty: every size.
   std::set<double> message_bytes;
 
   bool contains(const Measurement& measurement) const;
 };
+
+/// The documented split of docs/calibration.md: the knobs are fitted on all-reduces of the
+/// powers of 4 from 64 KiB to 64 MiB at every rank count; the powers of 2 between them and every
+/// DDP iteration are held out. Single-rank compute rows are the device's time points
+/// (in-sample).
+inline constexpr const char* kDefaultFitKinds = "allreduce,compute";
+inline constexpr const char* kDefaultFitSizes = "65536,262144,1048576,4194304,16777216,67108864";
+
+/// A fit subset from comma-separated kinds (allreduce, iteration, compute), rank counts and
+/// message sizes (empty: all); an InputError naming --fit-kinds, --fit-ranks or --fit-sizes.
+FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
+                           const std::string& sizes);
 
 struct FidelityRow {
   Measurement measured;
