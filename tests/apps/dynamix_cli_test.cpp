@@ -351,6 +351,7 @@ TEST_CASE("dynamix workloads lists every catalog workload once, with its model a
   std::string line;
   REQUIRE(std::getline(lines, line));
   CHECK(line.starts_with("name"));
+  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
   std::vector<std::string> listed;
   while (std::getline(lines, line)) {
     std::istringstream words(line);
@@ -358,14 +359,14 @@ TEST_CASE("dynamix workloads lists every catalog workload once, with its model a
     for (std::string word; words >> word;) row.push_back(word);
     REQUIRE(row.size() == 7);
     CAPTURE(line);
-    const Workload* workload = WorkloadCatalog::builtin().find(row[0]);
+    const Workload* workload = catalog.find(row[0]);
     REQUIRE(workload != nullptr);
     CHECK(row[1] == workload->model);
     CHECK(row[2] == workload->dataset);
     CHECK(std::stoll(row[5]) == static_cast<long long>(workload->dataset_size));
     listed.push_back(row[0]);
   }
-  CHECK(listed.size() == WorkloadCatalog::builtin().all().size());
+  CHECK(listed.size() == catalog.all().size());
   CHECK(std::set<std::string>(listed.begin(), listed.end()).size() == listed.size());
 
   const Outcome stray = dynamix("workloads resnet18");
