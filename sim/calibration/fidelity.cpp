@@ -74,7 +74,11 @@ FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
   std::stringstream stream(kinds);
   std::string kind;
   while (std::getline(stream, kind, ',')) subset.kinds.insert(parse_kind(kind));
-  for (double count : parse_list(ranks, "--fit-ranks")) subset.ranks.insert(int(count));
+  for (double count : parse_list(ranks, "--fit-ranks")) {
+    if (count > 1e6)
+      throw InputError("--fit-ranks", 0, "", "rank counts up to 1e6", excerpt(ranks));
+    subset.ranks.insert(static_cast<int>(count));
+  }
   for (double bytes : parse_list(sizes, "--fit-sizes")) subset.message_bytes.insert(bytes);
   return subset;
 }

@@ -72,3 +72,31 @@ TEST_CASE("parse_fit_knob refuses bounds that are not ordered positive numbers")
 
 }  // namespace
 }  // namespace dynamix
+
+namespace dynamix {
+namespace {
+
+TEST_CASE("parse_fit_subset reads kinds, rank counts and sizes, and names the bad option") {
+  const FitSubset subset = parse_fit_subset("allreduce,iteration", "2", "65536");
+  Measurement row;
+  row.ranks = 2;
+  row.message_bytes = 65536;
+  CHECK(subset.contains(row));
+  row.message_bytes = 131072;
+  CHECK(!subset.contains(row));
+  row.kind = MeasurementKind::kCompute;
+  row.ranks = 1;
+  CHECK(!subset.contains(row));
+  CHECK(parse_fit_subset("compute", "2", "").contains(row));
+  CHECK(testing::error_of([] {
+          parse_fit_subset("allreduce,gather", "", "");
+        }).find("--fit-kinds: expected allreduce, iteration or compute, found 'gather'") !=
+        std::string::npos);
+  CHECK(testing::error_of([] { parse_fit_subset("allreduce", "2.5", ""); }).find("--fit-ranks") !=
+        std::string::npos);
+  CHECK(testing::error_of([] { parse_fit_subset("allreduce", "1e12", ""); }).find("--fit-ranks") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace dynamix
