@@ -36,13 +36,13 @@ std::string triple(std::optional<double> measured, double simulated) {
 }  // namespace
 
 void print_fidelity_table(std::ostream& out, std::span<const FidelityRow> rows) {
-  out << std::left << std::setw(26) << "configuration" << std::setw(9) << "subset" << std::right
+  out << std::left << std::setw(30) << "configuration" << std::setw(9) << "subset" << std::right
       << std::setw(27) << "compute ms: meas  sim  err" << std::setw(27) << "comm ms: meas  sim  err"
       << std::setw(27) << "total ms: meas  sim  err" << '\n';
   for (const FidelityRow& row : rows) {
     const Measurement& m = row.measured;
     const bool allreduce = m.kind == MeasurementKind::kAllReduce;
-    out << std::left << std::setw(26) << configuration_label(m) << std::setw(9)
+    out << std::left << std::setw(29) << configuration_label(m) << ' ' << std::setw(9)
         << (row.fitted ? "fit" : "held-out") << std::right
         << (allreduce ? std::string(26, ' ') + "-" : triple(m.compute_s, row.simulated.compute_s))
         << triple(m.comm_s, row.simulated.comm_s) << triple(m.total_s, row.simulated.total_s)

@@ -57,15 +57,16 @@ double allreduce_seconds(const Scenario& scenario, double bytes) {
 SimulatedTimes iteration_times(const Scenario& scenario, const Measurement& row,
                                const std::string& source) {
   TrainingRun run(scenario, scenario.seed);
+  const std::vector<int> batches =
+      row.batches.empty() ? std::vector<int>(run.workers(), row.batch_per_rank) : row.batches;
   for (std::size_t w = 0; w < run.workers(); ++w) {
-    if (row.batch_per_rank > run.max_batch(w)) {
+    if (batches[w] > run.max_batch(w)) {
       throw InputError(source, row.line, "batch_per_rank",
                        "a batch that fits rank " + std::to_string(w) + "'s memory (at most " +
                            std::to_string(run.max_batch(w)) + ")",
-                       std::to_string(row.batch_per_rank));
+                       std::to_string(batches[w]));
     }
   }
-  const std::vector<int> batches(run.workers(), row.batch_per_rank);
   const IterationRecord& record = run.step(batches);
   SimulatedTimes times;
   for (const WorkerIteration& worker : record.workers) {

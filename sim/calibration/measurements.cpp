@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 
@@ -118,6 +119,56 @@ std::map<std::string, std::size_t> parse_header(std::string_view line, const std
   return columns;
 }
 
+/// One answered window report of a `dynamix serve` log as an iteration row.
+Measurement window_row(const ConfigNode& metrics, int line) {
+  Measurement m;
+  m.kind = MeasurementKind::kIteration;
+  m.line = line;
+  const std::vector<ConfigNode> workers = metrics.at("workers").items();
+  if (workers.empty()) metrics.at("workers").fail("at least one worker");
+  double compute = 0;
+  double comm = 0;
+  for (const ConfigNode& worker : workers) {
+    m.batches.push_back(worker.int_or("batch_size", 1, 1 << 30, 0));
+    if (m.batches.back() == 0) worker.at("batch_size").fail("a batch >= 1");
+    compute += worker.at_least_or("compute_s", 0, 0);
+    comm += worker.at_least_or("comm_s", 0, 0);
+  }
+  m.ranks = static_cast<int>(workers.size());
+  m.batch_per_rank = m.batches.front();
+  if (std::all_of(m.batches.begin(), m.batches.end(),
+                  [&](int b) { return b == m.batch_per_rank; })) {
+    m.batches.clear();
+  }
+  m.compute_s = compute / m.ranks;
+  m.comm_s = comm / m.ranks;
+  m.total_s = metrics.positive("iteration_s");
+  return m;
+}
+
+MeasurementFile read_window_log(const std::string& path, const std::string& text) {
+  MeasurementFile file{.path = path, .provenance = {}, .rows = {}};
+  std::istringstream lines(text);
+  std::string line;
+  int line_number = 0;
+  std::string job;
+  while (std::getline(lines, line)) {
+    ++line_number;
+    if (trim(line).empty()) continue;
+    const ConfigNode record = ConfigNode::parse(line, path + ":" + std::to_string(line_number));
+    if (!record.has("decision")) continue;  // a refused report: its metrics were not used
+    const ConfigNode report = record.at("report");
+    job = report.text_or("job_id", job);
+    file.rows.push_back(window_row(report.at("metrics"), line_number));
+  }
+  if (file.rows.empty()) {
+    throw InputError(path, line_number, "", "at least one answered window report", "none");
+  }
+  file.provenance.push_back("dynamix serve log of job '" + job +
+                            "': " + std::to_string(file.rows.size()) + " answered windows");
+  return file;
+}
+
 }  // namespace
 
 const char* kind_name(MeasurementKind kind) {
@@ -135,7 +186,10 @@ const char* kind_name(MeasurementKind kind) {
 std::string configuration_label(const Measurement& m) {
   std::ostringstream label;
   label << kind_name(m.kind) << " p=" << m.ranks;
-  if (m.kind != MeasurementKind::kAllReduce) {
+  if (!m.batches.empty()) {
+    label << " b=";
+    for (std::size_t i = 0; i < m.batches.size(); ++i) label << (i ? "," : "") << m.batches[i];
+  } else if (m.kind != MeasurementKind::kAllReduce) {
     label << " b=" << m.batch_per_rank;
   } else if (m.message_bytes >= 1048576 && std::fmod(m.message_bytes, 1048576) == 0) {
     label << ' ' << m.message_bytes / 1048576 << "MiB";
@@ -149,6 +203,7 @@ std::string configuration_label(const Measurement& m) {
 
 MeasurementFile read_measurements(const std::string& path) {
   const std::string text = read_text(path);
+  if (path.ends_with(".jsonl")) return read_window_log(path, text);
   MeasurementFile file{.path = path, .provenance = {}, .rows = {}};
   std::map<std::string, std::size_t> columns;
   int line_number = 0;

@@ -29,6 +29,9 @@ struct Measurement {
   double message_bytes = 0;
   /// Iteration and compute rows: each rank's batch.
   int batch_per_rank = 0;
+  /// Iteration rows of a window log whose ranks ran different batches: one per rank (empty
+  /// when every rank ran batch_per_rank).
+  std::vector<int> batches;
   std::optional<double> compute_s;
   std::optional<double> comm_s;
   double total_s = 0;
@@ -46,7 +49,10 @@ struct MeasurementFile {
   std::vector<Measurement> rows;
 };
 
-/// Reads a measurement CSV: '#' provenance lines, a header naming at least kind, ranks and
+/// Reads a measurement CSV, or a `dynamix serve` log (a path ending in ".jsonl": each answered
+/// window report is an iteration row: its workers' batches, mean compute and communication time,
+/// and the window's mean iteration time; refused reports are skipped). A CSV has '#' provenance
+/// lines, a header naming at least kind, ranks and
 /// total_s (message_bytes for all-reduce rows, batch_per_rank for the others; compute_s and
 /// comm_s optional; other columns ignored), then rows. Bad input (a missing column or cell, a
 /// number that is not finite and positive, an unknown kind, no rows) is an InputError naming

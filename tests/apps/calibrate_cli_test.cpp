@@ -77,6 +77,18 @@ TEST_CASE("bad measurement files exit 2 with one line naming file and column, wr
   CHECK(!fs::exists(work.path() / "out"));
 }
 
+TEST_CASE("fidelity reads a dynamix serve log: each answered window is a configuration") {
+  TempDirectory work;
+  const std::string worker = R"({"batch_size":32,"compute_s":0.003,"comm_s":0.001})";
+  const std::string log = work.write(
+      "decisions.jsonl", R"({"report":{"job_id":"cnn","metrics":{"iteration_s":0.005,"workers":[)" +
+                             worker + "," + worker + R"(]}},"decision":{}})" + "\n");
+  const Outcome outcome = dynamix("fidelity --measured " + quoted(log));
+  REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  CHECK(outcome.stdout_text.find("iteration p=2 b=32") != std::string::npos);
+  CHECK(outcome.stdout_text.find("all iteration (1 configurations)") != std::string::npos);
+}
+
 TEST_CASE("calibrate measures this machine with the embedded script (short run)") {
   if (std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") != 0) {
     MESSAGE("skipped: /usr/bin/python3 has no torch");

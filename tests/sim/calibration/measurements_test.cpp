@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/fixtures.h"
 
@@ -60,6 +61,40 @@ TEST_CASE("read_measurements names the file, line and column of bad input") {
         std::string::npos);
   CHECK(error(kHeader + "iteration,2,,32,,,0.01\n").find("bad.csv:3: row") != std::string::npos);
   CHECK(error(kHeader).find("no rows") != std::string::npos);
+}
+
+TEST_CASE("a dynamix serve log's answered windows are iteration rows; refusals are skipped") {
+  const TempDirectory dir;
+  const std::string worker =
+      R"({"gpu_type":"cpu","batch_size":B,"compute_s":C,"comm_s":0.01,"wait_s":0})";
+  const auto with = [&](const std::string& batch, const std::string& compute) {
+    std::string text = worker;
+    text.replace(text.find('B'), 1, batch);
+    text.replace(text.find('C'), 1, compute);
+    return text;
+  };
+  const std::string answered = R"({"report":{"job_id":"cnn","metrics":{"iteration_s":0.05,)"
+                               R"("workers":[)" +
+                               with("64", "0.02") + "," + with("32", "0.04") +
+                               R"(]}},"decision":{"batches":[64,32]}})";
+  const std::string refused = R"({"report":{"job_id":"cnn","metrics":{"workers":[]}},)"
+                              R"("refusal":"metrics.workers: expected 2 workers"})";
+  const MeasurementFile file =
+      read_measurements(dir.write("decisions.jsonl", answered + "\n" + refused + "\n"));
+  REQUIRE(file.rows.size() == 1);
+  const Measurement& row = file.rows[0];
+  CHECK(row.kind == MeasurementKind::kIteration);
+  CHECK(row.ranks == 2);
+  CHECK(row.batches == std::vector<int>{64, 32});
+  CHECK(*row.compute_s == doctest::Approx(0.03));
+  CHECK(*row.comm_s == doctest::Approx(0.01));
+  CHECK(row.total_s == doctest::Approx(0.05));
+  CHECK(row.line == 1);
+  CHECK(configuration_label(row) == "iteration p=2 b=64,32");
+  CHECK(file.provenance.front().find("job 'cnn': 1 answered windows") != std::string::npos);
+  CHECK(error_of([&] {
+          read_measurements(dir.write("bad.jsonl", refused + "\n"));
+        }).find("bad.jsonl:1: expected at least one answered window report") != std::string::npos);
 }
 
 }  // namespace
