@@ -349,6 +349,7 @@ void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t ex
   const SweepClock clock{plan.episodes() - expected, plan.episodes(), expected, feed.kept(),
                          static_cast<std::size_t>(threads_wanted)};
   std::vector<std::jthread> threads;
+  threads.reserve(static_cast<std::size_t>(threads_wanted));
   for (int t = 0; t < threads_wanted; ++t) threads.emplace_back(work);
   for (std::unique_lock lock(mutex);;) {
     changed.wait_for(lock, std::chrono::milliseconds(500));
