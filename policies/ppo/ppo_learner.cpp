@@ -99,6 +99,70 @@ std::string parameter_entry(std::size_t index) { return "parameter" + std::to_st
 
 bool finite(const torch::Tensor& tensor) { return torch::isfinite(tensor).all().item<bool>(); }
 
+/// A rollout's arrays as tensors over their memory (no copies but the actions').
+struct RolloutTensors {
+  torch::Tensor observations;
+  torch::Tensor actions;
+  torch::Tensor old_log_probs;
+  torch::Tensor old_values;
+  torch::Tensor advantages;
+  torch::Tensor returns;
+};
+
+RolloutTensors tensors_of(const Rollout& rollout, std::size_t features) {
+  const auto n = static_cast<std::int64_t>(rollout.size());
+  DYNAMIX_CHECK(
+      rollout.observations.size() == rollout.size() * features &&
+          rollout.log_probs.size() == rollout.size() && rollout.values.size() == rollout.size() &&
+          rollout.advantages.size() == rollout.size() && rollout.returns.size() == rollout.size(),
+      "rollout arrays of different lengths");
+  auto tensor = [n](const std::vector<float>& v) {
+    return torch::from_blob(const_cast<float*>(v.data()), {n}, torch::kFloat32);
+  };
+  return {.observations = rows_of(rollout.observations, features),
+          .actions = torch::from_blob(const_cast<int*>(rollout.actions.data()), {n}, torch::kInt32)
+                         .to(torch::kInt64),
+          .old_log_probs = tensor(rollout.log_probs),
+          .old_values = tensor(rollout.values),
+          .advantages = tensor(rollout.advantages),
+          .returns = tensor(rollout.returns)};
+}
+
+/// The critic's loss on a minibatch, clipped around the rollout's values when the options say.
+torch::Tensor value_loss(const torch::Tensor& new_values, const RolloutTensors& rollout,
+                         const torch::Tensor& index, const PpoOptions& o) {
+  const torch::Tensor target = rollout.returns.index_select(0, index);
+  torch::Tensor loss = (new_values - target).pow(2);
+  if (o.clip_value_loss) {
+    const torch::Tensor old = rollout.old_values.index_select(0, index);
+    const torch::Tensor clipped = old + torch::clamp(new_values - old, -o.clip_range, o.clip_range);
+    loss = torch::max(loss, (clipped - target).pow(2));
+  }
+  return 0.5 * loss.mean();
+}
+
+/// The clipped surrogate on a minibatch, its advantages normalized when the options say.
+torch::Tensor policy_loss(const torch::Tensor& ratio, const RolloutTensors& rollout,
+                          const torch::Tensor& index, const PpoOptions& o) {
+  torch::Tensor advantage = rollout.advantages.index_select(0, index);
+  if (o.normalize_advantages && advantage.size(0) > 1) {
+    advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
+  }
+  return torch::max(-advantage * ratio,
+                    -advantage * torch::clamp(ratio, 1 - o.clip_range, 1 + o.clip_range))
+      .mean();
+}
+
+/// Sums over an update's minibatches.
+void add(UpdateLosses& sum, const UpdateLosses& step) {
+  sum.policy_loss += step.policy_loss;
+  sum.value_loss += step.value_loss;
+  sum.entropy += step.entropy;
+  sum.approx_kl += step.approx_kl;
+  sum.clip_fraction += step.clip_fraction;
+  sum.gradient_steps += step.gradient_steps;
+}
+
 }  // namespace
 
 struct PpoLearner::Impl {
@@ -107,6 +171,9 @@ struct PpoLearner::Impl {
   PpoOptions options;
   std::shared_ptr<ActorCritic> model;
   std::unique_ptr<torch::optim::Adam> optimizer;
+
+  /// One clipped-surrogate gradient step on the rollout's `rows`; its losses.
+  UpdateLosses minibatch_step(const RolloutTensors& rollout, std::span<std::int64_t> rows);
 };
 
 PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptions& options,
@@ -183,31 +250,49 @@ std::vector<float> PpoLearner::logits(std::span<const float> observations) {
   return std::vector<float>(l.data_ptr<float>(), l.data_ptr<float>() + l.numel());
 }
 
+UpdateLosses PpoLearner::Impl::minibatch_step(const RolloutTensors& rollout,
+                                              std::span<std::int64_t> rows) {
+  const PpoOptions& o = options;
+  const torch::Tensor index =
+      torch::from_blob(rows.data(), {static_cast<std::int64_t>(rows.size())}, torch::kInt64);
+  const torch::Tensor observations = rollout.observations.index_select(0, index);
+  const torch::Tensor logits = model->logits(observations);
+  const torch::Tensor new_values = model->value(observations);
+  const torch::Tensor new_log_probs =
+      categorical::log_prob(logits, rollout.actions.index_select(0, index));
+  const torch::Tensor entropy = categorical::entropy(logits).mean();
+  const torch::Tensor log_ratio = new_log_probs - rollout.old_log_probs.index_select(0, index);
+  const torch::Tensor ratio = log_ratio.exp();
+  UpdateLosses step{.gradient_steps = 1};
+  {
+    torch::NoGradGuard no_grad;
+    // Schulman's unbiased low-variance KL estimator (k3), as in the PPO reference code.
+    step.approx_kl = ((ratio - 1) - log_ratio).mean().item<double>();
+    step.clip_fraction =
+        ((ratio - 1).abs() > o.clip_range).to(torch::kFloat32).mean().item<double>();
+  }
+  const torch::Tensor policy = policy_loss(ratio, rollout, index, o);
+  const torch::Tensor value = value_loss(new_values, rollout, index, o);
+  const torch::Tensor loss = policy - o.entropy_coef * entropy + o.value_coef * value;
+  optimizer->zero_grad();
+  loss.backward();
+  torch::nn::utils::clip_grad_norm_(model->parameters(), o.max_grad_norm);
+  optimizer->step();
+  step.policy_loss = policy.item<double>();
+  step.value_loss = value.item<double>();
+  step.entropy = entropy.item<double>();
+  return step;
+}
+
 UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rng& rng) {
   const PpoOptions& o = impl_->options;
-  const std::int64_t n = static_cast<std::int64_t>(rollout.size());
-  DYNAMIX_CHECK(
-      rollout.observations.size() == rollout.size() * impl_->features &&
-          rollout.log_probs.size() == rollout.size() && rollout.values.size() == rollout.size() &&
-          rollout.advantages.size() == rollout.size() && rollout.returns.size() == rollout.size(),
-      "rollout arrays of different lengths");
+  const RolloutTensors tensors = tensors_of(rollout, impl_->features);
+  const auto n = static_cast<std::int64_t>(rollout.size());
   UpdateLosses losses;
   if (n == 0) return losses;
   for (auto& group : impl_->optimizer->param_groups()) {
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(learning_rate);
   }
-  auto tensor = [n](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {n}, torch::kFloat32);
-  };
-  const torch::Tensor observations = rows_of(rollout.observations, impl_->features);
-  const torch::Tensor actions =
-      torch::from_blob(const_cast<int*>(rollout.actions.data()), {n}, torch::kInt32)
-          .to(torch::kInt64);
-  const torch::Tensor old_log_probs = tensor(rollout.log_probs);
-  const torch::Tensor old_values = tensor(rollout.values);
-  const torch::Tensor advantages = tensor(rollout.advantages);
-  const torch::Tensor returns = tensor(rollout.returns);
-
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   const std::int64_t minibatches = std::max(1, o.minibatches);
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
@@ -219,50 +304,11 @@ UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rn
       const std::int64_t begin = n * m / minibatches;
       const std::int64_t end = n * (m + 1) / minibatches;
       if (end == begin) continue;
-      const torch::Tensor index =
-          torch::from_blob(order.data() + begin, {end - begin}, torch::kInt64);
-      const torch::Tensor logits = impl_->model->logits(observations.index_select(0, index));
-      const torch::Tensor new_values = impl_->model->value(observations.index_select(0, index));
-      const torch::Tensor new_log_probs =
-          categorical::log_prob(logits, actions.index_select(0, index));
-      const torch::Tensor entropy = categorical::entropy(logits).mean();
-      const torch::Tensor log_ratio = new_log_probs - old_log_probs.index_select(0, index);
-      const torch::Tensor ratio = log_ratio.exp();
-      {
-        torch::NoGradGuard no_grad;
-        // Schulman's unbiased low-variance KL estimator (k3), as in the PPO reference code.
-        const double kl = ((ratio - 1) - log_ratio).mean().item<double>();
-        epoch_kl += kl;
-        losses.approx_kl += kl;
-        losses.clip_fraction +=
-            ((ratio - 1).abs() > o.clip_range).to(torch::kFloat32).mean().item<double>();
-      }
-      torch::Tensor advantage = advantages.index_select(0, index);
-      if (o.normalize_advantages && advantage.size(0) > 1) {
-        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8);
-      }
-      const torch::Tensor policy_loss =
-          torch::max(-advantage * ratio,
-                     -advantage * torch::clamp(ratio, 1 - o.clip_range, 1 + o.clip_range))
-              .mean();
-      const torch::Tensor target = returns.index_select(0, index);
-      torch::Tensor value_loss = (new_values - target).pow(2);
-      if (o.clip_value_loss) {
-        const torch::Tensor old = old_values.index_select(0, index);
-        const torch::Tensor clipped =
-            old + torch::clamp(new_values - old, -o.clip_range, o.clip_range);
-        value_loss = torch::max(value_loss, (clipped - target).pow(2));
-      }
-      value_loss = 0.5 * value_loss.mean();
-      const torch::Tensor loss = policy_loss - o.entropy_coef * entropy + o.value_coef * value_loss;
-      impl_->optimizer->zero_grad();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(impl_->model->parameters(), o.max_grad_norm);
-      impl_->optimizer->step();
-      losses.policy_loss += policy_loss.item<double>();
-      losses.value_loss += value_loss.item<double>();
-      losses.entropy += entropy.item<double>();
-      ++losses.gradient_steps;
+      const UpdateLosses step = impl_->minibatch_step(
+          tensors, std::span(order).subspan(static_cast<std::size_t>(begin),
+                                            static_cast<std::size_t>(end - begin)));
+      add(losses, step);
+      epoch_kl += step.approx_kl;
       ++epoch_steps;
     }
     if (o.target_kl > 0 && epoch_steps > 0 && epoch_kl / epoch_steps > o.target_kl) break;
@@ -367,6 +413,71 @@ torch::serialize::InputArchive open_checkpoint(const std::filesystem::path& file
 
 }  // namespace
 
+namespace {
+
+using NamedParameters = torch::OrderedDict<std::string, torch::Tensor>;
+using AdamState =
+    ska::flat_hash_map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>>;
+
+/// Refuses loaded parameters of other shapes than the current ones, or not finite.
+void check_parameters(const NamedParameters& loaded, const std::vector<torch::Tensor>& current,
+                      const std::string& source) {
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    if (loaded[i].value().sizes() != current[i].sizes()) {
+      std::ostringstream found;
+      found << "a parameter of shape " << loaded[i].value().sizes() << " where "
+            << current[i].sizes() << " was expected";
+      throw InputError(source, 0, "model: " + loaded[i].key(),
+                       "the network of this trainer's options", found.str());
+    }
+    if (!finite(loaded[i].value())) {
+      throw InputError(source, 0, "model: " + loaded[i].key(), "finite weights", "NaN or infinity");
+    }
+  }
+}
+
+/// One parameter's Adam moments from its archive entry, checked against the parameter.
+std::unique_ptr<torch::optim::AdamParamState> read_moments(torch::serialize::InputArchive& entry,
+                                                           const torch::Tensor& parameter,
+                                                           const std::string& source,
+                                                           const std::string& where) {
+  c10::IValue step;
+  torch::Tensor exp_avg;
+  torch::Tensor exp_avg_sq;
+  if (!entry.try_read("step", step) || !step.isInt() || step.toInt() < 1 ||
+      !entry.try_read("exp_avg", exp_avg, true) ||
+      !entry.try_read("exp_avg_sq", exp_avg_sq, true) || exp_avg.sizes() != parameter.sizes() ||
+      exp_avg_sq.sizes() != parameter.sizes() || exp_avg.scalar_type() != torch::kFloat32 ||
+      exp_avg_sq.scalar_type() != torch::kFloat32 || !finite(exp_avg) || !finite(exp_avg_sq) ||
+      (exp_avg_sq < 0).any().item<bool>()) {
+    throw InputError(source, 0, where,
+                     "Adam moments of the parameter's shape, finite, a step count >= 1",
+                     "other values");
+  }
+  auto moments = std::make_unique<torch::optim::AdamParamState>();
+  moments->step(step.toInt());
+  moments->exp_avg(exp_avg.clone());
+  moments->exp_avg_sq(exp_avg_sq.clone());
+  return moments;
+}
+
+/// The Adam state of the checkpoint's "adam" archive, keyed for the current parameters.
+AdamState read_adam_state(torch::serialize::InputArchive& archive, const NamedParameters& loaded,
+                          const std::vector<torch::Tensor>& current, const std::string& source) {
+  torch::serialize::InputArchive adam;
+  archive.read("adam", adam);
+  AdamState restored;
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    torch::serialize::InputArchive entry;
+    if (!adam.try_read(parameter_entry(i), entry)) continue;
+    restored[state_key(current[i])] =
+        read_moments(entry, current[i], source, "adam: " + loaded[i].key());
+  }
+  return restored;
+}
+
+}  // namespace
+
 void PpoLearner::load(const std::filesystem::path& file) {
   torch::serialize::InputArchive archive = open_checkpoint(file);
   const std::string source = file.string();
@@ -376,49 +487,10 @@ void PpoLearner::load(const std::filesystem::path& file) {
     // Module::load adopts whatever shapes the file has: stage it and compare before copying.
     ActorCritic staged(impl_->features, impl_->actions, impl_->options.hidden_sizes);
     staged.load(model);
-    const auto loaded = staged.named_parameters();
+    const NamedParameters loaded = staged.named_parameters();
     std::vector<torch::Tensor> current = impl_->model->parameters();
-    for (std::size_t i = 0; i < current.size(); ++i) {
-      if (loaded[i].value().sizes() != current[i].sizes()) {
-        std::ostringstream found;
-        found << "a parameter of shape " << loaded[i].value().sizes() << " where "
-              << current[i].sizes() << " was expected";
-        throw InputError(source, 0, "model: " + loaded[i].key(),
-                         "the network of this trainer's options", found.str());
-      }
-      if (!finite(loaded[i].value())) {
-        throw InputError(source, 0, "model: " + loaded[i].key(), "finite weights",
-                         "NaN or infinity");
-      }
-    }
-
-    torch::serialize::InputArchive adam;
-    archive.read("adam", adam);
-    std::remove_reference_t<decltype(impl_->optimizer->state())> restored;
-    for (std::size_t i = 0; i < current.size(); ++i) {
-      torch::serialize::InputArchive entry;
-      if (!adam.try_read(parameter_entry(i), entry)) continue;
-      const std::string where = "adam: " + loaded[i].key();
-      c10::IValue step;
-      torch::Tensor exp_avg;
-      torch::Tensor exp_avg_sq;
-      if (!entry.try_read("step", step) || !step.isInt() || step.toInt() < 1 ||
-          !entry.try_read("exp_avg", exp_avg, true) ||
-          !entry.try_read("exp_avg_sq", exp_avg_sq, true) ||
-          exp_avg.sizes() != current[i].sizes() || exp_avg_sq.sizes() != current[i].sizes() ||
-          exp_avg.scalar_type() != torch::kFloat32 || exp_avg_sq.scalar_type() != torch::kFloat32 ||
-          !finite(exp_avg) || !finite(exp_avg_sq) || (exp_avg_sq < 0).any().item<bool>()) {
-        throw InputError(source, 0, where,
-                         "Adam moments of the parameter's shape, finite, a step count >= 1",
-                         "other values");
-      }
-      auto moments = std::make_unique<torch::optim::AdamParamState>();
-      moments->step(step.toInt());
-      moments->exp_avg(exp_avg.clone());
-      moments->exp_avg_sq(exp_avg_sq.clone());
-      restored[state_key(current[i])] = std::move(moments);
-    }
-
+    check_parameters(loaded, current, source);
+    AdamState restored = read_adam_state(archive, loaded, current, source);
     torch::NoGradGuard no_grad;
     for (std::size_t i = 0; i < current.size(); ++i) current[i].copy_(loaded[i].value());
     impl_->optimizer->state() = std::move(restored);
