@@ -220,24 +220,83 @@ void write_window_metrics_csv(std::ostream& out, const std::vector<WindowMetrics
   }
 }
 
-std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::string& source) {
-  std::string line;
-  std::string expected_header;
+namespace {
+
+/// Reads and checks the header line.
+void read_header(std::istream& in, const std::string& source) {
+  std::string expected;
   for (std::size_t c = 0; c < kColumns.size(); ++c) {
-    if (c > 0) expected_header += ',';
-    expected_header += kColumns[c];
+    if (c > 0) expected += ',';
+    expected += kColumns[c];
   }
+  std::string line;
   if (!std::getline(in, line))
-    throw InputError(source, 1, "", "the header " + expected_header, "an empty file");
+    throw InputError(source, 1, "", "the header " + expected, "an empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line != expected_header) {
-    throw InputError(source, 1, "", "the header " + expected_header, "'" + line + "'");
+  if (line != expected) throw InputError(source, 1, "", "the header " + expected, "'" + line + "'");
+}
+
+/// A window's own fields from its first row (worker 0's).
+WindowMetrics start_window(const RowReader& row, std::int64_t index, std::int64_t worker,
+                           std::size_t windows) {
+  if (index != static_cast<std::int64_t>(windows)) {
+    row.fail(0, "window " + std::to_string(windows) + " (windows numbered in order)");
   }
+  if (worker != 0) row.fail(10, "worker 0 first in each window");
+  WindowMetrics window;
+  window.iterations = row.integer(1);
+  window.time_s = row.number(2);
+  window.iteration_s = row.number(3);
+  window.train_loss = row.number(4);
+  window.train_accuracy = row.number(5);
+  window.train_accuracy_change = row.number(6);
+  window.validation_accuracy = row.number(7);
+  window.progress = row.number(8);
+  window.epochs = row.number(9);
+  return window;
+}
+
+/// A later row of the window: the next worker, with the window's fields repeated unchanged.
+void check_same_window(const RowReader& row, const std::vector<std::string_view>& fields,
+                       const std::vector<std::string>& window_fields, const WindowMetrics& window,
+                       std::int64_t index, std::int64_t worker) {
+  if (worker != static_cast<std::int64_t>(window.workers.size())) {
+    row.fail(10,
+             "worker " + std::to_string(window.workers.size()) + " (workers numbered in order)");
+  }
+  for (std::size_t c = 1; c < kWindowFields; ++c) {
+    if (fields[c] != window_fields[c]) {
+      row.fail(c, "'" + window_fields[c] + "', the same value on every row of window " +
+                      std::to_string(index));
+    }
+  }
+}
+
+WorkerWindow read_worker(const RowReader& row) {
+  WorkerWindow worker;
+  worker.gpu_type = std::string(row.text(11));
+  worker.batch_size = row.number(12);
+  worker.compute_s = row.number(13);
+  worker.comm_s = row.number(14);
+  worker.wait_s = row.number(15);
+  worker.throughput_gbps = row.number(16);
+  worker.retransmit_rate = row.number(17);
+  worker.cpu_time_ratio = row.number(18);
+  worker.memory_util = row.number(19);
+  worker.samples_per_s = row.number(20);
+  worker.grad_std_norm = row.number(21);
+  worker.grad_var_norm = row.number(22);
+  return worker;
+}
+
+}  // namespace
+
+std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::string& source) {
+  read_header(in, source);
   std::vector<WindowMetrics> windows;
   std::vector<std::string> window_fields(kWindowFields);
-  int line_number = 1;
-  while (std::getline(in, line)) {
-    ++line_number;
+  std::string line;
+  for (int line_number = 2; std::getline(in, line); ++line_number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::vector<std::string_view> fields = split(line);
@@ -248,49 +307,13 @@ std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::
     const RowReader row(source, line_number, fields);
     const std::int64_t index = row.integer(0);
     const std::int64_t worker = row.integer(10);
-    const bool new_window =
-        windows.empty() || index != static_cast<std::int64_t>(windows.size()) - 1;
-    if (new_window) {
-      if (index != static_cast<std::int64_t>(windows.size())) {
-        row.fail(0, "window " + std::to_string(windows.size()) + " (windows numbered in order)");
-      }
-      if (worker != 0) row.fail(10, "worker 0 first in each window");
-      WindowMetrics& window = windows.emplace_back();
-      window.iterations = row.integer(1);
-      window.time_s = row.number(2);
-      window.iteration_s = row.number(3);
-      window.train_loss = row.number(4);
-      window.train_accuracy = row.number(5);
-      window.train_accuracy_change = row.number(6);
-      window.validation_accuracy = row.number(7);
-      window.progress = row.number(8);
-      window.epochs = row.number(9);
+    if (windows.empty() || index != static_cast<std::int64_t>(windows.size()) - 1) {
+      windows.push_back(start_window(row, index, worker, windows.size()));
       for (std::size_t c = 1; c < kWindowFields; ++c) window_fields[c] = fields[c];
     } else {
-      if (worker != static_cast<std::int64_t>(windows.back().workers.size())) {
-        row.fail(10, "worker " + std::to_string(windows.back().workers.size()) +
-                         " (workers numbered in order)");
-      }
-      for (std::size_t c = 1; c < kWindowFields; ++c) {
-        if (fields[c] != window_fields[c]) {
-          row.fail(c, "'" + window_fields[c] + "', the same value on every row of window " +
-                          std::to_string(index));
-        }
-      }
+      check_same_window(row, fields, window_fields, windows.back(), index, worker);
     }
-    WorkerWindow& worker_window = windows.back().workers.emplace_back();
-    worker_window.gpu_type = std::string(row.text(11));
-    worker_window.batch_size = row.number(12);
-    worker_window.compute_s = row.number(13);
-    worker_window.comm_s = row.number(14);
-    worker_window.wait_s = row.number(15);
-    worker_window.throughput_gbps = row.number(16);
-    worker_window.retransmit_rate = row.number(17);
-    worker_window.cpu_time_ratio = row.number(18);
-    worker_window.memory_util = row.number(19);
-    worker_window.samples_per_s = row.number(20);
-    worker_window.grad_std_norm = row.number(21);
-    worker_window.grad_var_norm = row.number(22);
+    windows.back().workers.push_back(read_worker(row));
   }
   return windows;
 }
