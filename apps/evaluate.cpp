@@ -193,6 +193,51 @@ std::optional<PolicyEntry> find_oracle(const std::shared_ptr<const Scenario>& sc
   return PolicyEntry{"oracle", result.best->name, base, true};
 }
 
+/// One (scenario, entry) pair: its own environment and policy instances.
+using Task = std::pair<std::shared_ptr<const Scenario>, PolicyEntry>;
+
+/// Every task's episodes over the seeds, in task order, run on a.jobs threads.
+std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const EvaluateArgs& a,
+                                     const InterruptScope& interrupt, EpisodeProgress& progress) {
+  std::vector<std::vector<EpisodeResult>> slots(tasks.size());
+  parallel_for(static_cast<int>(tasks.size()), a.jobs, [&](int t) {
+    const auto& [scenario, entry] = tasks[static_cast<std::size_t>(t)];
+    BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), entry.env_options);
+    env.set_iteration_observer(
+        [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
+    for (int i = 0; i < a.seeds; ++i) {
+      // A fresh policy per episode, seeded by the episode: no state carries across seeds.
+      const auto seed = static_cast<std::uint64_t>(a.first_seed + i);
+      const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
+      EpisodeResult result = run_episode(env, *policy, seed);
+      result.policy = entry.label;
+      if (entry.oracle) result.kind = PolicyKind::kOracle;
+      slots[static_cast<std::size_t>(t)].push_back(std::move(result));
+      progress.add(1.0 / a.seeds, scenario->name + " " + entry.label + " seed " +
+                                      std::to_string(i + 1) + "/" + std::to_string(a.seeds));
+    }
+  });
+  std::vector<EpisodeResult> results;
+  for (auto& slot : slots) results.insert(results.end(), slot.begin(), slot.end());
+  return results;
+}
+
+/// results.csv and summary.md, committed; the summary printed.
+void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& results,
+                   const std::string& out) {
+  {
+    std::ofstream csv(directory.file("results.csv"));
+    write_results_csv(csv, results);
+    std::ofstream markdown(directory.file("summary.md"));
+    write_summary_markdown(markdown, results);
+    if (!csv || !markdown) throw InputError(out, 0, "", "writable result files");
+  }
+  directory.commit();
+  std::ifstream summary(directory.final_path() / "summary.md");
+  std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
+            << "/{results.csv,summary.md}\n";
+}
+
 }  // namespace
 
 int run_evaluate(const std::vector<std::string>& args) {
@@ -214,46 +259,16 @@ int run_evaluate(const std::vector<std::string>& args) {
   const InterruptScope interrupt;
   EpisodeProgress progress(a.quiet,
                            static_cast<double>(scenarios.size() * (entries.size() + a.oracle)));
-  // Every (scenario, entry) pair is one task with its own environment and policy instance.
-  std::vector<std::pair<std::shared_ptr<const Scenario>, PolicyEntry>> tasks;
+  std::vector<Task> tasks;
   for (const auto& scenario : scenarios) {
     for (const PolicyEntry& entry : entries) tasks.emplace_back(scenario, entry);
     if (!a.oracle) continue;
     if (auto oracle = find_oracle(scenario, a, base, interrupt, progress))
       tasks.emplace_back(scenario, *oracle);
   }
-  std::vector<std::vector<EpisodeResult>> slots(tasks.size());
-  parallel_for(static_cast<int>(tasks.size()), a.jobs, [&](int t) {
-    const auto& [scenario, entry] = tasks[static_cast<std::size_t>(t)];
-    BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), entry.env_options);
-    env.set_iteration_observer(
-        [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
-    for (int i = 0; i < a.seeds; ++i) {
-      // A fresh policy per episode, seeded by the episode: no state carries across seeds.
-      const auto seed = static_cast<std::uint64_t>(a.first_seed + i);
-      const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
-      EpisodeResult result = run_episode(env, *policy, seed);
-      result.policy = entry.label;
-      if (entry.oracle) result.kind = PolicyKind::kOracle;
-      slots[static_cast<std::size_t>(t)].push_back(std::move(result));
-      progress.add(1.0 / a.seeds, scenario->name + " " + entry.label + " seed " +
-                                      std::to_string(i + 1) + "/" + std::to_string(a.seeds));
-    }
-  });
+  const std::vector<EpisodeResult> results = run_tasks(tasks, a, interrupt, progress);
   progress.finish();
-  std::vector<EpisodeResult> results;
-  for (auto& slot : slots) results.insert(results.end(), slot.begin(), slot.end());
-  {
-    std::ofstream csv(directory.file("results.csv"));
-    write_results_csv(csv, results);
-    std::ofstream markdown(directory.file("summary.md"));
-    write_summary_markdown(markdown, results);
-    if (!csv || !markdown) throw InputError(a.out, 0, "", "writable result files");
-  }
-  directory.commit();
-  std::ifstream summary(directory.final_path() / "summary.md");
-  std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
-            << "/{results.csv,summary.md}\n";
+  write_results(directory, results, a.out);
   return 0;
 }
 

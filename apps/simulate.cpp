@@ -202,9 +202,8 @@ RecordMode parse_record(const std::string& text) {
   return *mode;
 }
 
-}  // namespace
-
-int run_simulate(const std::vector<std::string>& args) {
+/// Everything `dynamix simulate` takes on its command line.
+struct SimulateOptions {
   std::string scenario_path = kDefaultScenario;
   std::string batch_size, batch_sizes, schedule, out;
   std::vector<std::string> overrides;
@@ -212,62 +211,72 @@ int run_simulate(const std::vector<std::string>& args) {
   std::int64_t iterations = 0;
   std::string record = "windows";
   PolicyRun policy;
-  EnvOptions& env_options = policy.env_options;
+};
+
+po::options_description describe(SimulateOptions& o) {
+  EnvOptions& env_options = o.policy.env_options;
   po::options_description options("dynamix simulate: run one training job on a simulated cluster");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
-      ("seed", po::value(&seed), "root seed (default: the scenario's)")
-      ("iterations", po::value(&iterations), "stop after this many iterations")
-      ("batch-size", po::value(&batch_size), "the same batch on every worker")
-      ("batch-sizes", po::value(&batch_sizes), "one batch per worker: B1,B2,...")
-      ("schedule", po::value(&schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("policy", po::value(&policy.name),
+      ("scenario", po::value(&o.scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
+      ("seed", po::value(&o.seed), "root seed (default: the scenario's)")
+      ("iterations", po::value(&o.iterations), "stop after this many iterations")
+      ("batch-size", po::value(&o.batch_size), "the same batch on every worker")
+      ("batch-sizes", po::value(&o.batch_sizes), "one batch per worker: B1,B2,...")
+      ("schedule", po::value(&o.schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
+      ("set", po::value(&o.overrides)->composing(), "override a scenario value: dotted.key=VALUE")
+      ("policy", po::value(&o.policy.name),
        ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
       ("decision-interval", po::value(&env_options.decision_interval)
            ->default_value(env_options.decision_interval),
        "iterations between the policy's decisions, k (a ppo:PATH policy's own unless given); "
        "also the window of --record windows")
-      ("record", po::value(&record)->default_value(record),
+      ("record", po::value(&o.record)->default_value(o.record),
        "per-iteration output: windows (windows.csv, one row per worker per window of k "
        "iterations, means and sums; under 2x the simulation's cost), iterations (iterations.csv, "
        "one row per worker per iteration; about 6x) or none")
-      ("stop-at-target", po::bool_switch(&policy.stop_at_target), "stop when the target accuracy is reached")
-      ("out", po::value(&out)->required(), "run directory to write");
+      ("stop-at-target", po::bool_switch(&o.policy.stop_at_target), "stop when the target accuracy is reached")
+      ("out", po::value(&o.out)->required(), "run directory to write");
   // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  if (values.count("iterations")) require_in_range("--iterations", iterations, 1);
-  require_in_range("--seed", seed, 0);
-  require_in_range("--decision-interval", env_options.decision_interval, 1, kMaxDecisionInterval);
-  policy.record = parse_record(record);
-  policy.decision_interval_given = !values["decision-interval"].defaulted();
+  return options;
+}
 
-  ScenarioSpec spec = load_scenario(resolve_scenario(scenario_path), overrides).spec();
-  if (values.count("seed")) spec.seed = static_cast<std::uint64_t>(seed);
-  if (values.count("iterations")) spec.max_iterations = iterations;
-  const Scenario scenario(std::move(spec));
-  if (!policy.name.empty() && (!batch_size.empty() || !batch_sizes.empty() || !schedule.empty())) {
+/// The scenario with --seed and --iterations applied, after the options' checks.
+Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
+  if (values.count("iterations")) require_in_range("--iterations", o.iterations, 1);
+  require_in_range("--seed", o.seed, 0);
+  require_in_range("--decision-interval", o.policy.env_options.decision_interval, 1,
+                   kMaxDecisionInterval);
+  o.policy.record = parse_record(o.record);
+  o.policy.decision_interval_given = !values["decision-interval"].defaulted();
+  ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();
+  if (values.count("seed")) spec.seed = static_cast<std::uint64_t>(o.seed);
+  if (values.count("iterations")) spec.max_iterations = o.iterations;
+  Scenario scenario(std::move(spec));
+  if (!o.policy.name.empty() &&
+      (!o.batch_size.empty() || !o.batch_sizes.empty() || !o.schedule.empty())) {
     throw InputError("--policy", 0, "", "no --batch-size, --batch-sizes or --schedule beside it",
                      "both");
   }
-  if (!policy.name.empty()) return simulate_policy(scenario, policy, out);
+  return scenario;
+}
+
+/// The run under a static batch or an epoch schedule.
+int simulate_plan(const Scenario& scenario, const SimulateOptions& o) {
   TrainingRun run(scenario, scenario.seed);
   const BatchPlan plan =
-      BatchPlan::parse(batch_size, batch_sizes, schedule, run.workers(), scenario.batch_size);
-  const std::string option = !batch_sizes.empty()  ? "--batch-sizes"
-                             : !schedule.empty()   ? "--schedule"
-                             : !batch_size.empty() ? "--batch-size"
-                                                   : scenario.source + ": batch_size";
+      BatchPlan::parse(o.batch_size, o.batch_sizes, o.schedule, run.workers(), scenario.batch_size);
+  const std::string option = !o.batch_sizes.empty()  ? "--batch-sizes"
+                             : !o.schedule.empty()   ? "--schedule"
+                             : !o.batch_size.empty() ? "--batch-size"
+                                                     : scenario.source + ": batch_size";
   check_memory(plan, run, 0, option);
-
-  RunDirectory directory(out, "simulate");
-  IterationLog log(directory, policy.record, env_options.decision_interval);
+  RunDirectory directory(o.out, "simulate");
+  IterationLog log(directory, o.policy.record, o.policy.env_options.decision_interval);
   const InterruptScope interrupt;
   std::int64_t last_epoch = 0;
-  while (!run.budget_exhausted() && !(policy.stop_at_target && run.reached_target())) {
+  while (!run.budget_exhausted() && !(o.policy.stop_at_target && run.reached_target())) {
     interrupt.check();
     if (static_cast<std::int64_t>(run.epochs()) != last_epoch) {
       check_memory(plan, run, run.epochs(), option);
@@ -278,11 +287,23 @@ int run_simulate(const std::vector<std::string>& args) {
   log.close();
   finish_run(directory, scenario, run,
              {.plan = plan.description(),
-              .record = policy.record,
-              .stop_reason = stop_reason(scenario, run, policy.stop_at_target),
+              .record = o.policy.record,
+              .stop_reason = stop_reason(scenario, run, o.policy.stop_at_target),
               .samples = log.samples(),
               .episode_return = std::nullopt});
   return 0;
+}
+
+}  // namespace
+
+int run_simulate(const std::vector<std::string>& args) {
+  SimulateOptions o;
+  const po::options_description options = describe(o);
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  const Scenario scenario = checked_scenario(o, values);
+  if (!o.policy.name.empty()) return simulate_policy(scenario, o.policy, o.out);
+  return simulate_plan(scenario, o);
 }
 
 }  // namespace dynamix
