@@ -19,6 +19,7 @@
 #include "apps/replay.h"
 #include "apps/serve.h"
 #endif
+#include "policies/export/torch_threads.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 
@@ -73,6 +74,8 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // LibTorch's threads are the program's to set: one, fastest for these small networks.
+  dynamix::set_torch_threads(1);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_usage(std::cerr);

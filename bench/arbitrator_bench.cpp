@@ -13,6 +13,7 @@
 #include "adapter/server/arbitrator.h"
 #include "adapter/server/arbitrator_server.h"
 #include "gym/batch_size_env.h"
+#include "policies/export/torch_threads.h"
 #include "policies/ppo/ppo_learner.h"
 
 namespace dynamix {
@@ -128,4 +129,11 @@ BENCHMARK(BM_ArbitratorDecision)
 }  // namespace
 }  // namespace dynamix
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  dynamix::set_torch_threads(1);  // as the dynamix command runs policies
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -117,8 +117,6 @@ struct TorchScriptPolicy::Impl {
 TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
     : impl_(std::make_unique<Impl>()) {
   impl_->file = file;
-  // One intra-op thread: for a few 64-wide layers, threads cost more than they save.
-  at::set_num_threads(1);
   if (!std::filesystem::is_regular_file(file)) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
   }

@@ -13,8 +13,6 @@
 #include "sim/core/random.h"
 #include "sim/io/input_error.h"
 
-extern "C" void openblas_set_num_threads(int threads);
-
 namespace dynamix {
 
 namespace {
@@ -181,8 +179,6 @@ PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptio
     : impl_(std::make_unique<Impl>()) {
   DYNAMIX_CHECK(features > 0 && actions > 0, features << " features, " << actions << " actions");
   validate(options);
-  at::set_num_threads(options.threads);
-  openblas_set_num_threads(options.threads);
   impl_->features = features;
   impl_->actions = actions;
   impl_->options = options;

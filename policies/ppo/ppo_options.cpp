@@ -15,7 +15,6 @@ constexpr int kMaxEpochs = 10000;
 constexpr int kMaxMinibatches = 1 << 20;
 constexpr int kMaxHiddenLayers = 16;
 constexpr int kMaxHiddenWidth = 1 << 14;
-constexpr int kMaxThreads = 1024;
 
 /// The shortest text that reads back as `value`, in fixed notation where that fits.
 std::string exact(double value) {
@@ -87,7 +86,6 @@ void validate(const PpoOptions& o) {
            std::to_string(o.hidden_sizes.size()));
   }
   for (int width : o.hidden_sizes) require_integer("hidden-sizes", width, 1, kMaxHiddenWidth);
-  require_integer("ppo-threads", o.threads, 1, kMaxThreads);
 }
 
 RunSettings settings(const PpoOptions& o) {

@@ -64,8 +64,6 @@ struct PpoOptions {
   std::vector<int> hidden_sizes = {64, 64};
   /// Normalized observations are clipped to ±this.
   double observation_clip = 10;
-  /// LibTorch and OpenBLAS threads; 1 is fastest for these small networks and reproducible.
-  int threads = 1;
 };
 
 /// Named values of a run, as `dynamix train` spells the options ("seed" for --seed), in a
@@ -75,7 +73,7 @@ using RunSettings = std::vector<std::pair<std::string, std::string>>;
 /// InputError naming the first option outside its range ("--gamma: expected a number in
 /// (0, 1], found 2").
 void validate(const PpoOptions& options);
-/// Every option that shapes the trained weights (all but threads), values in exact text.
+/// Every option, values in exact text.
 RunSettings settings(const PpoOptions& options);
 
 }  // namespace dynamix

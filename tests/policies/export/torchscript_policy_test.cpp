@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "policies/export/torch_threads.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/running_mean_std.h"
 #include "sim/core/random.h"
@@ -172,6 +173,20 @@ TEST_CASE("Python's torch.jit.load gives the same logits and greedy actions as C
   std::filesystem::remove(file);
   std::filesystem::remove(observations);
   std::filesystem::remove(output);
+}
+
+TEST_CASE("A learner and a policy leave LibTorch's threads as the program set them") {
+  const int before = torch_threads();
+  const int chosen = before == 2 ? 3 : 2;
+  set_torch_threads(chosen);
+  ExportedPolicy exported;  // a learner
+  const std::filesystem::path file = temporary("threads.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  const TorchScriptPolicy policy(file);
+  CHECK(policy.logits(random_observation(3)) == exported.learner_logits(random_observation(3)));
+  CHECK(torch_threads() == chosen);
+  std::filesystem::remove(file);
+  set_torch_threads(before);
 }
 
 TEST_CASE("Missing and corrupt policy files are refused with what is wrong") {

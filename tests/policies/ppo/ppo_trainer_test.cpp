@@ -254,8 +254,6 @@ TEST_CASE("PpoTrainer refuses options out of range, naming the option") {
   CHECK(refusal_of([](PpoOptions& o) {
           o.hidden_sizes = {64, 0};
         }) == "--hidden-sizes: expected an integer in [1, 16384], found 0");
-  CHECK(refusal_of([](PpoOptions& o) { o.threads = -1; }) ==
-        "--ppo-threads: expected an integer in [1, 1024], found -1");
   CHECK(refusal_of([](PpoOptions&) {}) == "no error");
   CHECK(testing::error_of([] { PpoLearner learner(3, 2, {.learning_rate = -1}); }) ==
         "--learning-rate: expected a finite number > 0, found -1");
