@@ -44,6 +44,7 @@ std::vector<GoldenCase> golden_cases() {
   for (const auto& entry : fs::directory_iterator(kSourceDir / "scenarios")) {
     if (entry.path().extension() == ".yaml") scenarios.insert(entry.path());
   }
+  cases.reserve(scenarios.size() + 4);
   for (const fs::path& scenario : scenarios) {
     cases.push_back({"simulate-" + scenario.stem().string(),
                      "simulate --scenario " + quoted(scenario.string()) + " --iterations 20 --out ",
