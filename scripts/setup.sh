@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ meson ninja-build pkg-config cmake python3
+  g++ meson ninja-build pkg-config cmake python3 clang-tidy
   libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf

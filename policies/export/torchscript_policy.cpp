@@ -14,7 +14,7 @@ namespace dynamix {
 
 namespace {
 
-torch::Tensor tensor_of(const std::vector<float>& values, std::vector<std::int64_t> shape) {
+torch::Tensor tensor_of(const std::vector<float>& values, const std::vector<std::int64_t>& shape) {
   return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32).clone();
 }
 

@@ -53,7 +53,7 @@ struct ActorCritic : torch::nn::Module {
 
 // Orthogonal initialization as torch.nn.init.orthogonal_, drawn from our own stream so the
 // weights depend on the seed alone, not on LibTorch's global generator.
-void orthogonal(torch::Tensor weight, double gain, Rng& rng) {
+void orthogonal(const torch::Tensor& weight, double gain, Rng& rng) {
   const std::int64_t rows = weight.size(0);
   const std::int64_t cols = weight.size(1);
   torch::Tensor normal = torch::empty({rows, cols}, torch::kFloat64);

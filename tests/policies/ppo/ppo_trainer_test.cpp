@@ -153,6 +153,7 @@ TEST_CASE("PpoTrainer with the same seed writes byte-identical checkpoints and p
   for (int run = 0; run < 2; ++run) {
     // A few allocations between runs: the heap addresses of the second run's tensors differ.
     std::vector<std::unique_ptr<std::vector<float>>> padding;
+    padding.reserve(static_cast<std::size_t>(run) * 7);
     for (int i = 0; i < run * 7; ++i) padding.push_back(std::make_unique<std::vector<float>>(99));
     VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions);
@@ -358,7 +359,7 @@ TEST_CASE("PpoTrainer learns from environments with different worker counts") {
   VectorEnv envs(std::make_shared<ScenarioSampler>(sampler), {}, 3, 1);
   PpoTrainer trainer(envs, {.seed = 2, .rollout_steps = 3, .epochs = 1, .minibatches = 2});
   std::int64_t samples = 0;
-  trainer.train(2 * 3 * 3, [&](const UpdateStats& stats) {
+  trainer.train(std::int64_t{2} * 3 * 3, [&](const UpdateStats& stats) {
     samples += stats.samples;
     return true;
   });
