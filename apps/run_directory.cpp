@@ -173,14 +173,14 @@ void check_output_file(const fs::path& file, std::string_view option,
                      "'" + file.string() + "', which exists and was not written by dynamix");
   }
 }
-CsvWriter::CsvWriter(const std::filesystem::path& path, std::vector<std::string> columns)
+CsvWriter::CsvWriter(const std::filesystem::path& path, const std::vector<std::string>& columns)
     : path_(path), out_(path, std::ios::binary), columns_(columns.size()) {
   if (!out_) throw InputError(path.string(), 0, "", "a writable file", "cannot open it");
   for (const auto& column : columns) *this << std::string_view(column);
   end_row();
 }
 
-CsvWriter::CsvWriter(std::vector<std::string> columns) : columns_(columns.size()) {
+CsvWriter::CsvWriter(const std::vector<std::string>& columns) : columns_(columns.size()) {
   for (const auto& column : columns) *this << std::string_view(column);
   end_row();
 }

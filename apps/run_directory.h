@@ -63,9 +63,9 @@ void check_output_file(const std::filesystem::path& file, std::string_view optio
 /// A tidy CSV file: a header of unit-suffixed column names, then rows of the same width.
 class CsvWriter {
  public:
-  CsvWriter(const std::filesystem::path& path, std::vector<std::string> columns);
+  CsvWriter(const std::filesystem::path& path, const std::vector<std::string>& columns);
   /// A CSV kept in memory: text() gives it.
-  explicit CsvWriter(std::vector<std::string> columns);
+  explicit CsvWriter(const std::vector<std::string>& columns);
   CsvWriter& operator<<(double value);
   CsvWriter& operator<<(std::int64_t value);
   CsvWriter& operator<<(int value) { return *this << static_cast<std::int64_t>(value); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <fstream>
@@ -107,6 +108,7 @@ std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts) {
                      "none");
   }
   std::vector<GridAxis> axes;
+  axes.reserve(texts.size());
   for (const std::string& text : texts) axes.push_back(parse_axis(text, axes));
   return axes;
 }
@@ -266,7 +268,7 @@ std::string episode_record(const SweepPlan& plan, std::size_t index,
 struct Cancelled {};
 
 std::string clock_text(double seconds) {
-  const auto whole = static_cast<std::int64_t>(seconds + 0.5);
+  const std::int64_t whole = std::llround(seconds);
   char text[32];
   std::snprintf(text, sizeof text, "%lld:%02lld", static_cast<long long>(whole / 60),
                 static_cast<long long>(whole % 60));

@@ -155,7 +155,10 @@ TEST_CASE("dynamix sweep refuses bad grids with one line before running anything
       {"--grid batch_size=64 --grid batch_size=32", "each key once"},
       {"--grid batch_size=64 --policies goodput,nonsense", "nonsense"},
   };
-  for (const auto& [arguments, named] : cases) {
+  for (const auto& entry : cases) {
+    // Named references, not a structured binding: CAPTURE's lambda cannot capture one before C++23.
+    const std::string& arguments = entry.first;
+    const std::string& named = entry.second;
     CAPTURE(arguments);
     TempDirectory work;
     const Outcome outcome = dynamix("sweep " + arguments + " --out " + quoted(work / "sweep"));
