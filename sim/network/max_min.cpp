@@ -115,15 +115,8 @@ void MaxMinSolver::pop_level() {
   heap_.pop_back();
 }
 
-const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
+std::size_t MaxMinSolver::queue_bounds(const MaxMinProblem& problem) {
   const std::size_t count = problem.variable_count();
-  DYNAMIX_CHECK(
-      problem.first_usage.size() == count + 1,
-      "first_usage has " << problem.first_usage.size() << " entries for " << count << " variables");
-  rates_.assign(count, 0.0);
-  fixed_.assign(count, 0);
-  collect_resources(problem);
-
   std::size_t unfixed = count;
   by_bound_.clear();
   for (std::size_t variable = 0; variable < count; ++variable) {
@@ -138,7 +131,49 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
   }
   // Bounds are consumed smallest first, and usually few bind: a heap beats sorting them all.
   std::make_heap(by_bound_.begin(), by_bound_.end(), std::greater<>{});
+  return unfixed;
+}
 
+std::size_t MaxMinSolver::fix_bounds_up_to(const MaxMinProblem& problem, double lowest) {
+  std::size_t fixed = 0;
+  while (!by_bound_.empty() && by_bound_.front().first <= lowest) {
+    const auto [bound, variable] = by_bound_.front();
+    std::pop_heap(by_bound_.begin(), by_bound_.end(), std::greater<>{});
+    by_bound_.pop_back();
+    if (fixed_[variable]) continue;
+    fix(problem, variable, bound);
+    ++fixed;
+  }
+  return fixed;
+}
+
+std::size_t MaxMinSolver::saturate(const MaxMinProblem& problem, double lowest,
+                                   std::size_t unfixed) {
+  const double saturated = lowest * (1 + kLevelTolerance);
+  std::size_t fixed = 0;
+  while (fixed < unfixed && !heap_.empty() && heap_.front().level <= saturated) {
+    const LevelEntry entry = heap_.front();
+    pop_level();
+    if (!current(entry)) continue;
+    for (std::size_t i = first_user_[entry.local]; i < first_user_[entry.local + 1]; ++i) {
+      const std::uint32_t variable = users_[i];
+      if (fixed_[variable]) continue;
+      fix(problem, variable, lowest);
+      ++fixed;
+    }
+  }
+  return fixed;
+}
+
+const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
+  const std::size_t count = problem.variable_count();
+  DYNAMIX_CHECK(
+      problem.first_usage.size() == count + 1,
+      "first_usage has " << problem.first_usage.size() << " entries for " << count << " variables");
+  rates_.assign(count, 0.0);
+  fixed_.assign(count, 0);
+  collect_resources(problem);
+  std::size_t unfixed = queue_bounds(problem);
   heap_.clear();
   for (std::uint32_t local = 0; local < resources_.size(); ++local) {
     heap_.push_back({level(local), local});
@@ -148,39 +183,17 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
   while (unfixed > 0) {
     while (!heap_.empty() && !current(heap_.front())) pop_level();
     const double lowest = heap_.empty() ? kUnbounded : heap_.front().level;
-
     if (!by_bound_.empty() && by_bound_.front().first <= lowest) {
       // Variables capped below the level free capacity for the others, which only raises the
       // levels of the resources they share: every bound up to `lowest` is final.
-      while (!by_bound_.empty() && by_bound_.front().first <= lowest) {
-        const auto [bound, variable] = by_bound_.front();
-        std::pop_heap(by_bound_.begin(), by_bound_.end(), std::greater<>{});
-        by_bound_.pop_back();
-        if (fixed_[variable]) continue;
-        fix(problem, variable, bound);
-        --unfixed;
-      }
-      continue;
-    }
-
-    if (!std::isfinite(lowest)) {
+      unfixed -= fix_bounds_up_to(problem, lowest);
+    } else if (!std::isfinite(lowest)) {
       for (std::size_t variable = 0; variable < count; ++variable) {
         if (!fixed_[variable]) fix(problem, variable, kUnbounded);
       }
       break;
-    }
-
-    const double saturated = lowest * (1 + kLevelTolerance);
-    while (unfixed > 0 && !heap_.empty() && heap_.front().level <= saturated) {
-      const LevelEntry entry = heap_.front();
-      pop_level();
-      if (!current(entry)) continue;
-      for (std::size_t i = first_user_[entry.local]; i < first_user_[entry.local + 1]; ++i) {
-        const std::uint32_t variable = users_[i];
-        if (fixed_[variable]) continue;
-        fix(problem, variable, lowest);
-        --unfixed;
-      }
+    } else {
+      unfixed -= saturate(problem, lowest, unfixed);
     }
   }
   return rates_;

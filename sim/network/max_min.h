@@ -57,6 +57,13 @@ class MaxMinSolver {
   double level(std::uint32_t local) const;
   bool current(const LevelEntry& entry) const;
   void pop_level();
+  /// Fixes the variables that use no resource at their bounds and queues the other bounds;
+  /// the count left unfixed.
+  std::size_t queue_bounds(const MaxMinProblem& problem);
+  /// Fixes every queued bound up to `lowest` (they only raise the others' levels); how many.
+  std::size_t fix_bounds_up_to(const MaxMinProblem& problem, double lowest);
+  /// Fixes the users of every resource saturated at `lowest`; how many.
+  std::size_t saturate(const MaxMinProblem& problem, double lowest, std::size_t unfixed);
 
   std::vector<double> rates_;
   std::vector<char> fixed_;
