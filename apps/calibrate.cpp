@@ -30,6 +30,7 @@ struct ModelOptions {
   std::string fit_kinds = kDefaultFitKinds;
   std::string fit_ranks;
   std::string fit_sizes = kDefaultFitSizes;
+  std::string fit_batches;
 
   void add_to(po::options_description& options);
   ClusterModel model() const {
@@ -50,11 +51,15 @@ void ModelOptions::add_to(po::options_description& options) {
        "kinds of measurement fitted: allreduce,iteration,compute")
       ("fit-ranks", po::value(&fit_ranks), "rank counts fitted, e.g. 2 (default: all)")
       ("fit-sizes", po::value(&fit_sizes)->default_value(fit_sizes),
-       "all-reduce message bytes fitted ('' for all)");
+       "all-reduce message bytes fitted ('' for all)")
+      ("fit-batches", po::value(&fit_batches)->default_value(fit_batches),
+       "per-rank batches of the iteration rows fitted, e.g. 16,128 ('' for all)");
   // clang-format on
 }
 
-FitSubset ModelOptions::subset() const { return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes); }
+FitSubset ModelOptions::subset() const {
+  return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes, fit_batches);
+}
 
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";

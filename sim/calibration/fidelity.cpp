@@ -68,7 +68,7 @@ MeasurementKind parse_kind(const std::string& kind) {
 }  // namespace
 
 FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
-                           const std::string& sizes) {
+                           const std::string& sizes, const std::string& batches) {
   FitSubset subset;
   subset.kinds.clear();
   std::stringstream stream(kinds);
@@ -80,6 +80,11 @@ FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
     subset.ranks.insert(static_cast<int>(count));
   }
   for (double bytes : parse_list(sizes, "--fit-sizes")) subset.message_bytes.insert(bytes);
+  for (double batch : parse_list(batches, "--fit-batches")) {
+    if (batch > 1e9)
+      throw InputError("--fit-batches", 0, "", "batches up to 1e9", excerpt(batches));
+    subset.batches.insert(static_cast<int>(batch));
+  }
   return subset;
 }
 
@@ -88,8 +93,9 @@ bool FitSubset::contains(const Measurement& m) const {
   // A single-rank compute row describes the device, whatever rank counts are fitted.
   if (m.kind == MeasurementKind::kCompute) return true;
   if (!ranks.empty() && !ranks.contains(m.ranks)) return false;
-  return m.kind != MeasurementKind::kAllReduce || message_bytes.empty() ||
-         message_bytes.contains(m.message_bytes);
+  if (m.kind == MeasurementKind::kIteration)
+    return batches.empty() || batches.contains(m.batch_per_rank);
+  return message_bytes.empty() || message_bytes.contains(m.message_bytes);
 }
 
 std::vector<FidelityRow> compare(const ClusterModel& model, std::span<const Measurement> rows,

@@ -20,6 +20,8 @@ struct FitSubset {
   std::set<int> ranks;
   /// All-reduce message sizes; empty: every size.
   std::set<double> message_bytes;
+  /// Per-rank batches of iteration rows; empty: every batch.
+  std::set<int> batches;
 
   bool contains(const Measurement& measurement) const;
 };
@@ -34,7 +36,7 @@ inline constexpr const char* kDefaultFitSizes = "65536,262144,1048576,4194304,16
 /// A fit subset from comma-separated kinds (allreduce, iteration, compute), rank counts and
 /// message sizes (empty: all); an InputError naming --fit-kinds, --fit-ranks or --fit-sizes.
 FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
-                           const std::string& sizes);
+                           const std::string& sizes, const std::string& batches = "");
 
 struct FidelityRow {
   Measurement measured;

@@ -48,6 +48,13 @@ Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
     }
   }
   topology.precompute_routes(pairs);
+  // A message waits for its peer to be scheduled: on a machine with more ranks than cores the
+  // software latency grows with the sharing.
+  double sharing = 1;
+  for (const std::size_t host : worker_hosts_)
+    sharing = std::max(sharing, topology.hosts()[host].core_sharing);
+  message_overhead_ =
+      Duration{std::llround(static_cast<double>(options_.message_overhead.count()) * sharing)};
   auto route_between = [&](std::size_t from, std::size_t to) {
     return from == to ? Route{} : topology.route(from, to);
   };
@@ -59,7 +66,7 @@ Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
         slowest = std::max(slowest, network_.latency(ring_routes_.back()));
       }
     }
-    ring_alpha_ = slowest + options_.message_overhead;
+    ring_alpha_ = slowest + message_overhead_;
   } else {
     push_routes_.assign(p, {});
     pull_routes_.assign(server_hosts_.size(), {});
@@ -158,7 +165,7 @@ void Synchronizer::start_parameter_server(double gradient_bytes) {
       sim_.schedule_after(Duration{0}, [arrived] { arrived(MemberStats{}); });
       return;
     }
-    const Duration latency = network_.latency(route) + options_.message_overhead;
+    const Duration latency = network_.latency(route) + message_overhead_;
     network_.start_transfer({route}, shard, [this, latency, arrived](const TransferStats& done) {
       const MemberStats member = done.members.front();
       sim_.schedule_after(latency, [arrived, member] { arrived(member); });

@@ -27,8 +27,13 @@ struct SyncOptions {
   /// Parameter servers (BytePS shards the gradient evenly over them); by default every server
   /// node of the topology, or one colocated with the first worker when it has none.
   std::optional<int> servers = std::nullopt;
-  /// Software latency per message (NCCL/BytePS launch and protocol), added to path latency.
+  /// Software latency per message (NCCL/BytePS launch and protocol), added to path latency;
+  /// multiplied by the core sharing of the busiest machine (NodeSpec::core_sharing).
   Duration message_overhead = std::chrono::microseconds(5);
+  /// DDP's own work per gradient bucket (autograd hooks, copying gradients into and out of the
+  /// bucket), before the bucket's collective starts; TrainingRun pays it when it has more than
+  /// one worker, a bare collective never.
+  Duration bucket_overhead{};
   /// Fixed cost of one collective call (enqueue, rendezvous, completion), paid once per call.
   Duration call_overhead{};
   /// Throughput of the reduction arithmetic, in Gb/s of gradient reduced; 0: free. A ring rank
@@ -94,6 +99,7 @@ class Synchronizer {
   std::vector<std::size_t> worker_hosts_;
   std::vector<std::size_t> server_hosts_;
   std::vector<Route> ring_routes_;
+  Duration message_overhead_{};
   Duration ring_alpha_{};
   /// The largest 2(g-1)/g over the workers' GPU counts g.
   double intra_node_share_ = 0;

@@ -39,7 +39,10 @@ double compute_seconds(const NodeSpec& node, const ModelCost& cost, int batch) {
   const int per_gpu = batch_per_gpu(node, batch);
   if (per_gpu == 0) return 0;
   const GpuSpec& gpu = node.gpu_spec;
-  const double sharing = gpu.kind == DeviceKind::kCpu ? node.core_sharing : 1.0;
+  const double sharing =
+      gpu.kind == DeviceKind::kCpu
+          ? node.core_sharing * (1 + gpu.colocation_slowdown * (node.machine_ranks - 1))
+          : 1.0;
   if (!gpu.time_points.empty()) return interpolate_time(gpu.time_points, per_gpu) * sharing;
   // b·F / (P·u_max·b/(b+b_half)) = F·(b + b_half) / (P·u_max)
   const double flops = cost.flops_per_sample * (per_gpu + gpu.half_efficiency_batch);

@@ -58,7 +58,8 @@ std::vector<std::pair<double, double>> read_time_points(const ConfigNode& list) 
 
 GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   entry.reject_unknown({"kind", "memory_gb", "time_points", "peak_tflops", "max_efficiency",
-                        "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb", "source"});
+                        "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb",
+                        "colocation_slowdown", "source"});
   GpuSpec device;
   device.name = name;
   const std::string kind = entry.text_or("kind", "gpu");
@@ -67,6 +68,7 @@ GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   device.memory_gb = entry.positive("memory_gb");
   device.reserved_gb = entry.at_least_or("reserved_gb", 0, 1.0);
   if (device.reserved_gb >= device.memory_gb) entry.at("reserved_gb").fail("less than memory_gb");
+  device.colocation_slowdown = entry.at_least_or("colocation_slowdown", 0, 0);
   if (const auto points = entry.find("time_points")) {
     device.time_points = read_time_points(*points);
   } else {

@@ -30,6 +30,9 @@ struct GpuSpec {
   /// Memory never available to the batch: CUDA context and library workspaces on a GPU
   /// (assumed 1 GB), the interpreter and libraries of a CPU rank.
   double reserved_gb = 1.0;
+  /// κ: a CPU rank's compute slows by (1 + κ·(r − 1)) beside the r/c core sharing when r ranks
+  /// share its machine (caches and memory bandwidth are shared too); 0 by default.
+  double colocation_slowdown = 0;
   /// Dense FP16/BF16 tensor-core peak (mixed-precision training), in TFLOP/s.
   double peak_tflops = 0;
   double memory_gb = 0;

@@ -282,6 +282,7 @@ void share_machines(std::vector<NodeSpec>& hosts) {
   }
   for (NodeSpec& host : hosts) {
     const int on_machine = host.machine.empty() ? 1 : ranks[host.machine];
+    host.machine_ranks = on_machine;
     host.core_sharing = std::max(1.0, static_cast<double>(on_machine) / host.cpu_cores);
   }
 }

@@ -40,6 +40,8 @@ struct NodeSpec {
   /// Ranks on its machine per core, at least 1: CPU compute and the host's links slow down by
   /// this factor when ranks outnumber cores. Set when the topology is assembled.
   double core_sharing = 1;
+  /// Ranks on its machine (1 on a machine of its own). Set when the topology is assembled.
+  int machine_ranks = 1;
   /// The catalog entry named by `gpu`.
   GpuSpec gpu_spec;
 };

@@ -484,6 +484,13 @@ KnobTable sync() {
             .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
                       "which 4N backward)"},
            [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
+       duration(
+           {.key = "bucket_overhead_us",
+            .unit = "us",
+            .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
+                       "of the bucket), paid in training iterations, not by a bare collective",
+            .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
+           [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
        quantity(
            {.key = "intra_node_gbps",
             .unit = "Gb/s",

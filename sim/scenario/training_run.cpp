@@ -17,7 +17,10 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
       training_(scenario.training),
       max_iterations_(scenario.max_iterations),
       dynamics_(scenario.workload, scenario.training, scenario.worker_hosts.size(), seed),
-      backward_fraction_(scenario.sync.backward_fraction) {
+      backward_fraction_(scenario.sync.backward_fraction),
+      // One rank has nothing to synchronize, so DDP does no bucket work.
+      bucket_overhead_(scenario.worker_hosts.size() > 1 ? scenario.sync.bucket_overhead
+                                                        : Duration{}) {
   synchronizer_ = std::make_unique<Synchronizer>(sim_, network_, topology_, scenario.sync,
                                                  scenario.worker_hosts, scenario.server_hosts);
   for (const auto& attachment : scenario.traces)
@@ -53,22 +56,23 @@ void TrainingRun::plan_buckets(TimePoint start) {
 }
 
 void TrainingRun::start_bucket(std::size_t bucket) {
-  synchronizer_->start(bucket_bytes_[bucket],
-                       [this, bucket](std::span<const WorkerSyncStats> stats) {
-                         for (std::size_t w = 0; w < stats.size(); ++w) {
-                           WorkerSyncStats& total = sync_stats_[w];
-                           total.duration += stats[w].duration;
-                           total.bytes_sent += stats[w].bytes_sent;
-                           total.retransmitted_segments += stats[w].retransmitted_segments;
-                           total.timeouts += stats[w].timeouts;
-                         }
-                         if (bucket + 1 == bucket_bytes_.size()) {
-                           sim_.stop();
-                           return;
-                         }
-                         sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]),
-                                          [this, bucket] { start_bucket(bucket + 1); });
-                       });
+  synchronizer_->start(
+      bucket_bytes_[bucket], [this, bucket](std::span<const WorkerSyncStats> stats) {
+        for (std::size_t w = 0; w < stats.size(); ++w) {
+          WorkerSyncStats& total = sync_stats_[w];
+          // The hook sees DDP's bucket work as communication.
+          total.duration += stats[w].duration + bucket_overhead_;
+          total.bytes_sent += stats[w].bytes_sent;
+          total.retransmitted_segments += stats[w].retransmitted_segments;
+          total.timeouts += stats[w].timeouts;
+        }
+        if (bucket + 1 == bucket_bytes_.size()) {
+          sim_.stop();
+          return;
+        }
+        sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]) + bucket_overhead_,
+                         [this, bucket] { start_bucket(bucket + 1); });
+      });
 }
 
 bool TrainingRun::budget_exhausted() const {
@@ -103,7 +107,7 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   const TimePoint barrier = start + ceil_seconds(slowest_s);
   plan_buckets(start);
   std::fill(sync_stats_.begin(), sync_stats_.end(), WorkerSyncStats{});
-  sim_.schedule_at(bucket_ready_.front(), [this] { start_bucket(0); });
+  sim_.schedule_at(bucket_ready_.front() + bucket_overhead_, [this] { start_bucket(0); });
   sim_.run();
   const TimePoint end = sim_.now();
   const double iteration_s = to_seconds(end - start);

@@ -91,6 +91,7 @@ class TrainingRun {
   std::vector<NodeSpec> nodes_;
   std::vector<int> max_batches_;
   double backward_fraction_;
+  Duration bucket_overhead_;
   /// The gradient's DDP buckets in all-reduce order, and when each is ready this iteration.
   std::vector<double> bucket_bytes_;
   std::vector<TimePoint> bucket_ready_;

@@ -98,5 +98,20 @@ TEST_CASE("parse_fit_subset reads kinds, rank counts and sizes, and names the ba
         std::string::npos);
 }
 
+TEST_CASE("--fit-batches picks the iteration rows fitted, whatever the all-reduce sizes") {
+  const FitSubset subset = parse_fit_subset("allreduce,iteration", "", "65536", "16,128");
+  Measurement row;
+  row.kind = MeasurementKind::kIteration;
+  row.ranks = 4;
+  row.batch_per_rank = 16;
+  CHECK(subset.contains(row));
+  row.batch_per_rank = 32;
+  CHECK(!subset.contains(row));
+  CHECK(parse_fit_subset("iteration", "", "").contains(row));
+  CHECK(testing::error_of([] {
+          parse_fit_subset("iteration", "", "", "16,x");
+        }).find("--fit-batches") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynamix

@@ -194,6 +194,18 @@ TEST_CASE("DDP buckets overlap the all-reduce with the backward pass") {
   }
 }
 
+TEST_CASE("DDP's work per bucket lengthens communication and the iteration") {
+  const auto plain = run_records(quickstart(), 3, 3, 128);
+  const auto costly = run_records(quickstart({"sync.bucket_overhead_us=500"}), 3, 3, 128);
+  REQUIRE(plain.size() == costly.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    CAPTURE(i);
+    CHECK(costly[i].workers[0].comm_s == doctest::Approx(plain[i].workers[0].comm_s + 500e-6));
+    CHECK(iteration_seconds(costly[i]) ==
+          doctest::Approx(iteration_seconds(plain[i]) + 500e-6).epsilon(1e-3));
+  }
+}
+
 TEST_CASE("buckets so small the gradient needs more than 4096 are refused") {
   CHECK_THROWS_WITH_AS(quickstart({"sync.bucket_mb=0.001"}), doctest::Contains("sync.bucket_mb"),
                        InputError);

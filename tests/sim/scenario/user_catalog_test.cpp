@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster/collective.h"
 #include "sim/cluster/compute.h"
 #include "sim/scenario/scenario.h"
 #include "tests/fixtures.h"
@@ -93,6 +94,21 @@ TEST_CASE("ranks outnumbering their machine's cores compute and send at their sh
   CHECK(compute_seconds(crowded, four.cost, 64) == doctest::Approx(2 * 0.034));
   CHECK(four.topology.links()[0].bandwidth_gbps == 10);
   CHECK(two.topology.links()[0].bandwidth_gbps == 20);
+}
+
+TEST_CASE("co-located ranks interfere beyond core sharing and wait longer for their peers") {
+  const Scenario four = load(
+      kCpuScenario, {"devices.epyc-rank.colocation_slowdown=0.13", "sync.message_overhead_us=100"});
+  const NodeSpec& crowded = four.topology.hosts()[0];
+  CHECK(crowded.machine_ranks == 4);
+  CHECK(compute_seconds(crowded, four.cost, 64) == doctest::Approx(0.034 * 2 * 1.39));
+  // Ring neighbours are two 10 us links apart; the 100 us software latency doubles at 2 ranks
+  // per core.
+  Simulator sim;
+  Topology topology = four.topology;
+  Network network(sim, topology.links(), four.network);
+  const Synchronizer sync(sim, network, topology, four.sync, four.worker_hosts, four.server_hosts);
+  CHECK(sync.ring_step_latency() == std::chrono::microseconds(20 + 200));
 }
 
 TEST_CASE("a CPU rank's memory bounds its batch after its reserve") {
