@@ -257,6 +257,9 @@ ScenarioSpec Scenario::spec() const {
           .variability = variability,
           .workload = workload,
           .training = training,
+          // The devices and workloads are in the topology and the workload already.
+          .devices = {},
+          .workloads = {},
           .traces = traces,
           .batch_size = batch_size,
           .max_iterations = max_iterations,

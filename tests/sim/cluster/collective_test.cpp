@@ -267,7 +267,7 @@ TEST_CASE("with incast the parameter server reports timeouts and the ring none")
 
 TEST_CASE("halving the bottleneck link's bandwidth lengthens synchronization") {
   const double gradient_bytes = 44.7e6;
-  for (const SyncOptions options : {ring(), ring(RingModel::kPerStep), parameter_server()}) {
+  for (const SyncOptions& options : {ring(), ring(RingModel::kPerStep), parameter_server()}) {
     const bool is_ring = options.architecture == SyncArchitecture::kRing;
     CAPTURE(is_ring);
     std::vector<NodeSpec> hosts = workers(8);
