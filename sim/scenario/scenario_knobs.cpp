@@ -290,75 +290,107 @@ KnobTable table(std::string section, std::string meaning, std::vector<Knob> knob
   return {std::move(section), std::move(meaning), std::move(knobs), {}};
 }
 
+/// The rows of several lists, in order.
+std::vector<Knob> joined(std::vector<std::vector<Knob>> lists) {
+  std::vector<Knob> rows;
+  for (std::vector<Knob>& list : lists) {
+    for (Knob& knob : list) rows.push_back(std::move(knob));
+  }
+  return rows;
+}
+
+/// The scenario's own catalog: a catalog file, devices and workloads.
+std::vector<Knob> catalog_knobs() {
+  return {structured({.key = "catalog",
+                      .meaning = "a file of devices: and workloads: maps (relative to the "
+                                 "scenario), read before the scenario's own",
+                      .default_value = "none"},
+                     "file", "a YAML file with devices: and workloads: maps",
+                     [](const ScenarioSpec& spec) {
+                       return spec.resolved.text("catalog").value_or("none");
+                     }),
+          catalog_map(
+              {.key = "devices",
+               .meaning = "compute devices beside the built-in GPUs (a CPU rank, a "
+                          "measured GPU): NAME -> kind, memory_gb, time_points or model "
+                          "parameters, source; topology nodes name them in gpu:",
+               .source = "the user's measurements (dynamix calibrate)",
+               .default_value = "none"},
+              GpuCatalog::read_devices, [](auto& spec) -> auto& { return spec.devices; }),
+          catalog_map(
+              {.key = "workloads",
+               .meaning = "workloads beside the built-in ones (dynamix workloads): NAME -> "
+                          "the keys of a catalog/workloads.yaml entry",
+               .source = "the user's model and dataset",
+               .default_value = "none"},
+              WorkloadCatalog::read_workloads, [](auto& spec) -> auto& { return spec.workloads; })};
+}
+
 KnobTable top_level() {
   return table(
       "", "the scenario itself",
-      {text(
-           {.key = "name",
-            .meaning = "the scenario's name in outputs",
-            .default_value = "the file's name without .yaml"},
-           [](auto& spec) -> auto& { return spec.name; }),
-       structured({.key = "description",
-                   .meaning = "what the scenario shows; its first line is listed by dynamix "
-                              "scenarios",
-                   .default_value = "none"},
-                  "text", "text",
-                  [](const ScenarioSpec& spec) {
-                    return spec.resolved.text("description").value_or("none");
-                  }),
-       structured({.key = "topology",
-                   .meaning = "the cluster: a topology file (relative to the scenario) or an "
-                              "inline map; --set topology.KEY=VALUE edits it (docs/simulator.md)",
-                   .default_value = "required"},
-                  "file or map", "a topology with at least one GPU node",
-                  [](const ScenarioSpec& spec) { return spec.topology.name(); }),
-       structured({.key = "traces",
-                   .meaning = "background traffic: a list of {from, to, file, repeat}, each a "
-                              "link of the topology and a CSV of time_s,background_gbps",
-                   .default_value = "none"},
-                  "list", "links of the topology",
-                  [](const ScenarioSpec& spec) {
-                    std::string files;
-                    for (const TraceAttachment& trace : spec.traces) {
-                      files += (files.empty() ? "" : ", ") + trace.file;
-                    }
-                    return files.empty() ? std::string("none") : files;
-                  }),
-       structured(
-           {.key = "catalog",
-            .meaning = "a file of devices: and workloads: maps (relative to the "
-                       "scenario), read before the scenario's own",
-            .default_value = "none"},
-           "file", "a YAML file with devices: and workloads: maps",
-           [](const ScenarioSpec& spec) { return spec.resolved.text("catalog").value_or("none"); }),
-       catalog_map(
-           {.key = "devices",
-            .meaning = "compute devices beside the built-in GPUs (a CPU rank, a "
-                       "measured GPU): NAME -> kind, memory_gb, time_points or model "
-                       "parameters, source; topology nodes name them in gpu:",
-            .source = "the user's measurements (dynamix calibrate)",
-            .default_value = "none"},
-           GpuCatalog::read_devices, [](auto& spec) -> auto& { return spec.devices; }),
-       catalog_map(
-           {.key = "workloads",
-            .meaning = "workloads beside the built-in ones (dynamix workloads): NAME -> "
-                       "the keys of a catalog/workloads.yaml entry",
-            .source = "the user's model and dataset",
-            .default_value = "none"},
-           WorkloadCatalog::read_workloads, [](auto& spec) -> auto& { return spec.workloads; }),
-       quantity(
-           {.key = "batch_size",
-            .unit = "samples",
-            .meaning = "per-worker batch when the command line gives none"},
-           [](auto& spec) -> auto& { return spec.batch_size; },
-           integers(1, std::numeric_limits<int>::max())),
-       quantity(
-           {.key = "iterations",
-            .meaning = "stop after this many iterations even if the budget is not spent"},
-           [](auto& spec) -> auto& { return spec.max_iterations; }, integers(1)),
-       quantity(
-           {.key = "seed", .meaning = "seed of every random stream of the run"},
-           [](auto& spec) -> auto& { return spec.seed; }, integers(0))});
+      joined(
+          {{text(
+                {.key = "name",
+                 .meaning = "the scenario's name in outputs",
+                 .default_value = "the file's name without .yaml"},
+                [](auto& spec) -> auto& { return spec.name; }),
+            structured({.key = "description",
+                        .meaning = "what the scenario shows; its first line is listed by dynamix "
+                                   "scenarios",
+                        .default_value = "none"},
+                       "text", "text",
+                       [](const ScenarioSpec& spec) {
+                         return spec.resolved.text("description").value_or("none");
+                       }),
+            structured(
+                {.key = "topology",
+                 .meaning = "the cluster: a topology file (relative to the scenario) or an "
+                            "inline map; --set topology.KEY=VALUE edits it (docs/simulator.md)",
+                 .default_value = "required"},
+                "file or map", "a topology with at least one GPU node",
+                [](const ScenarioSpec& spec) { return spec.topology.name(); }),
+            structured({.key = "traces",
+                        .meaning = "background traffic: a list of {from, to, file, repeat}, each a "
+                                   "link of the topology and a CSV of time_s,background_gbps",
+                        .default_value = "none"},
+                       "list", "links of the topology",
+                       [](const ScenarioSpec& spec) {
+                         std::string files;
+                         for (const TraceAttachment& trace : spec.traces) {
+                           files += (files.empty() ? "" : ", ") + trace.file;
+                         }
+                         return files.empty() ? std::string("none") : files;
+                       })},
+           catalog_knobs(),
+           {quantity(
+                {.key = "batch_size",
+                 .unit = "samples",
+                 .meaning = "per-worker batch when the command line gives none"},
+                [](auto& spec) -> auto& { return spec.batch_size; },
+                integers(1, std::numeric_limits<int>::max())),
+            quantity(
+                {.key = "iterations",
+                 .meaning = "stop after this many iterations even if the budget is not spent"},
+                [](auto& spec) -> auto& { return spec.max_iterations; }, integers(1)),
+            quantity(
+                {.key = "seed", .meaning = "seed of every random stream of the run"},
+                [](auto& spec) -> auto& { return spec.seed; }, integers(0))}}));
+}
+
+/// The training values that follow others when absent: the LR rule the optimizer's, the target
+/// and budget the workload's.
+void complete_training(const ConfigNode* section, ScenarioSpec& spec) {
+  TrainingOptions& options = spec.training;
+  if (section == nullptr || !section->has("lr_rule")) {
+    options.lr_rule = default_lr_rule(options.optimizer);
+  }
+  if (section == nullptr || !section->has("target_accuracy")) {
+    options.target_accuracy = spec.workload.statistics.target_accuracy;
+  }
+  if (!options.budget_epochs && !options.budget_time_s) {
+    options.budget_epochs = spec.workload.statistics.reference_epochs;
+  }
 }
 
 KnobTable training() {
@@ -411,95 +443,90 @@ KnobTable training() {
             .meaning = "standard deviation of measured validation accuracy",
             .default_value = "sqrt(a(1-a)/n) of the workload's validation set"},
            [](auto& spec) -> auto& { return spec.training.validation_noise; }, kNonNegative)});
-  knobs.complete = [](const ConfigNode* section, ScenarioSpec& spec) {
-    TrainingOptions& options = spec.training;
-    if (section == nullptr || !section->has("lr_rule")) {
-      options.lr_rule = default_lr_rule(options.optimizer);
-    }
-    if (section == nullptr || !section->has("target_accuracy")) {
-      options.target_accuracy = spec.workload.statistics.target_accuracy;
-    }
-    if (!options.budget_epochs && !options.budget_time_s) {
-      options.budget_epochs = spec.workload.statistics.reference_epochs;
-    }
-  };
+  knobs.complete = complete_training;
   return knobs;
+}
+
+/// What a collective costs beyond moving bytes, and how DDP overlaps it with the backward pass.
+std::vector<Knob> sync_cost_knobs() {
+  return {duration(
+              {.key = "call_overhead_us",
+               .unit = "us",
+               .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
+                          "once per all-reduce or per DDP bucket",
+               .source = "assumed 0; fit it with dynamix calibrate"},
+              [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
+          quantity(
+              {.key = "reduction_gbps",
+               .unit = "Gb/s",
+               .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
+                          "second (0: free); a ring rank reduces (p-1)/p of the gradient",
+               .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
+              [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
+          quantity(
+              {.key = "bucket_mb",
+               .unit = "MiB",
+               .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
+                          "backward pass has produced it, overlapping compute (0: one "
+                          "all-reduce after the backward pass)",
+               .source = "PyTorch DistributedDataParallel bucket_cap_mb (25 by default); Li et "
+                         "al., PyTorch Distributed, VLDB'20"},
+              [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
+              1024.0 * 1024.0),
+          quantity(
+              {.key = "backward_fraction",
+               .meaning = "share of a worker's compute time spent in the backward pass",
+               .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
+                         "which 4N backward)"},
+              [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
+          duration(
+              {.key = "bucket_overhead_us",
+               .unit = "us",
+               .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
+                          "of the bucket), paid in training iterations, not by a bare collective",
+               .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
+              [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
+          quantity(
+              {.key = "intra_node_gbps",
+               .unit = "Gb/s",
+               .meaning = "bus bandwidth among one node's GPUs: a node of g GPUs all-reduces "
+                          "2(g-1)/g of the gradient at this rate before the nodes synchronize "
+                          "(0: free)",
+               .source = "nccl-tests bus bandwidth convention; measure with all_reduce_perf on "
+                         "one node"},
+              [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative)};
 }
 
 KnobTable sync() {
   return table(
       "sync", "gradient synchronization",
-      {choice<SyncArchitecture>(
-           {.key = "architecture", .meaning = "ring all-reduce or parameter server"},
-           [](auto& spec) -> auto& { return spec.sync.architecture; },
-           {{"ring", SyncArchitecture::kRing}, {"ps", SyncArchitecture::kParameterServer}},
-           "architecture"),
-       choice<RingModel>(
-           {.key = "ring_model",
-            .meaning = "collective: one coupled transfer of 2(p-1)/p of the "
-                       "gradient; per_step: the ring's 2(p-1) steps one by one"},
-           [](auto& spec) -> auto& { return spec.sync.ring_model; },
-           {{"collective", RingModel::kCollective}, {"per_step", RingModel::kPerStep}},
-           "ring model"),
-       quantity(
-           {.key = "servers",
-            .meaning = "parameter servers; BytePS shards the gradient evenly over them",
-            .source = "BytePS (Jiang et al., OSDI'20)",
-            .default_value = "every server node of the topology, else 1 on the first worker"},
-           [](auto& spec) -> auto& { return spec.sync.servers; },
-           integers(1, std::numeric_limits<int>::max())),
-       duration(
-           {.key = "message_overhead_us",
-            .unit = "us",
-            .meaning = "software latency per message (NCCL/BytePS launch and protocol)",
-            .source = "assumed"},
-           [](auto& spec) -> auto& { return spec.sync.message_overhead; }, 1e-6, true),
-       duration(
-           {.key = "call_overhead_us",
-            .unit = "us",
-            .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
-                       "once per all-reduce or per DDP bucket",
-            .source = "assumed 0; fit it with dynamix calibrate"},
-           [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
-       quantity(
-           {.key = "reduction_gbps",
-            .unit = "Gb/s",
-            .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
-                       "second (0: free); a ring rank reduces (p-1)/p of the gradient",
-            .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
-           [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
-       quantity(
-           {.key = "bucket_mb",
-            .unit = "MiB",
-            .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
-                       "backward pass has produced it, overlapping compute (0: one "
-                       "all-reduce after the backward pass)",
-            .source = "PyTorch DistributedDataParallel bucket_cap_mb (25 by default); Li et "
-                      "al., PyTorch Distributed, VLDB'20"},
-           [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
-           1024.0 * 1024.0),
-       quantity(
-           {.key = "backward_fraction",
-            .meaning = "share of a worker's compute time spent in the backward pass",
-            .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
-                      "which 4N backward)"},
-           [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
-       duration(
-           {.key = "bucket_overhead_us",
-            .unit = "us",
-            .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
-                       "of the bucket), paid in training iterations, not by a bare collective",
-            .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
-           [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
-       quantity(
-           {.key = "intra_node_gbps",
-            .unit = "Gb/s",
-            .meaning = "bus bandwidth among one node's GPUs: a node of g GPUs all-reduces "
-                       "2(g-1)/g of the gradient at this rate before the nodes synchronize "
-                       "(0: free)",
-            .source = "nccl-tests bus bandwidth convention; measure with all_reduce_perf on "
-                      "one node"},
-           [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative)});
+      joined(
+          {{choice<SyncArchitecture>(
+                {.key = "architecture", .meaning = "ring all-reduce or parameter server"},
+                [](auto& spec) -> auto& { return spec.sync.architecture; },
+                {{"ring", SyncArchitecture::kRing}, {"ps", SyncArchitecture::kParameterServer}},
+                "architecture"),
+            choice<RingModel>(
+                {.key = "ring_model",
+                 .meaning = "collective: one coupled transfer of 2(p-1)/p of the "
+                            "gradient; per_step: the ring's 2(p-1) steps one by one"},
+                [](auto& spec) -> auto& { return spec.sync.ring_model; },
+                {{"collective", RingModel::kCollective}, {"per_step", RingModel::kPerStep}},
+                "ring model"),
+            quantity(
+                {.key = "servers",
+                 .meaning = "parameter servers; BytePS shards the gradient evenly over them",
+                 .source = "BytePS (Jiang et al., OSDI'20)",
+                 .default_value = "every server node of the topology, else 1 on the first worker"},
+                [](auto& spec) -> auto& { return spec.sync.servers; },
+                integers(1, std::numeric_limits<int>::max())),
+            duration(
+                {.key = "message_overhead_us",
+                 .unit = "us",
+                 .meaning = "software latency per message (NCCL/BytePS launch and protocol)",
+                 .source = "assumed"},
+                [](auto& spec) -> auto& { return spec.sync.message_overhead; }, 1e-6, true)},
+           sync_cost_knobs()}));
 }
 
 KnobTable network() {

@@ -2,6 +2,7 @@
 #include "sim/network/bandwidth_trace.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,7 +15,9 @@ namespace {
 using std::chrono::milliseconds;
 
 std::string write_trace(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "dynamix_bandwidth_trace_test";
+  // One directory per process, so concurrent test runs do not collide.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("dynamix_bandwidth_trace_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = (dir / name).string();
   std::ofstream(path) << text;

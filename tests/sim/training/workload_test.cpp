@@ -118,11 +118,9 @@ TEST_CASE("Bad training input names the value and what was expected") {
 }
 
 std::string load_error(const std::string& entry) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "dynamix_workloads_test.yaml";
-  std::ofstream(path) << "workloads:\n  - name: tiny\n" << entry;
-  const std::string message = error_of([&] { WorkloadCatalog::load(path.string()); });
-  std::filesystem::remove(path);
+  const testing::TempDirectory dir;
+  const std::string path = dir.write("workloads.yaml", "workloads:\n  - name: tiny\n" + entry);
+  const std::string message = error_of([&] { WorkloadCatalog::load(path); });
   return message.substr(message.find(".yaml") + 5);
 }
 
@@ -130,7 +128,8 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
   CHECK(load_error("    modle: x\n") ==
         ":3: workloads.0.modle: expected one of the known keys (name, model, dataset, source, "
         "parameters, flops_per_sample, activation_bytes_per_sample, cpu_seconds_per_sample, "
-        "bytes_per_parameter, dataset_size, validation_size, classes, reference_batch, reference_epochs, "
+        "bytes_per_parameter, dataset_size, validation_size, classes, reference_batch, "
+        "reference_epochs, "
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
         "initial_noise_scale, final_noise_scale, target_accuracy), found unknown key 'modle'");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
