@@ -31,6 +31,25 @@ def host_tcp_counters() -> Dict[str, float]:
         return {"out_segments": 0.0, "retransmitted_segments": 0.0}
 
 
+def _tcp_info(descriptor: int):
+    """TCP_INFO of a TCP socket descriptor, or None. Reads through a socket object that does
+    not own the descriptor (detached before it is dropped), so the job's own socket is never
+    closed or duplicated: a lingering duplicate would keep gloo's connections open at exit."""
+    try:
+        sock = socket.socket(fileno=descriptor)
+    except (OSError, ValueError):
+        return None
+    try:
+        if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET,
+                                                                  socket.AF_INET6):
+            return None
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except OSError:
+        return None
+    finally:
+        sock.detach()
+
+
 def own_tcp_sockets() -> Dict[int, Tuple[int, int]]:
     """(segments sent, segments retransmitted) of each TCP socket this process holds (gloo's
     and the arbitrator channel's), by socket inode, read with getsockopt(TCP_INFO)."""
@@ -46,13 +65,8 @@ def own_tcp_sockets() -> Dict[int, Tuple[int, int]]:
             continue
         if not target.startswith("socket:["):
             continue
-        try:
-            with socket.socket(fileno=os.dup(int(name))) as sock:
-                if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET,
-                                                                          socket.AF_INET6):
-                    continue
-                info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
-        except (OSError, ValueError):
+        info = _tcp_info(int(name))
+        if info is None:
             continue
         if len(info) < _TCP_INFO_BYTES:
             continue
