@@ -69,6 +69,10 @@ class ShapedNetwork:
             "burst", str(burst), "latency", "400ms")
 
     def __exit__(self, *_):
+        # Deleting a veth end deletes its peer at once; a deleted namespace frees its devices
+        # only later, in the kernel's own time.
+        for veth in self._veths:
+            subprocess.run(["ip", "link", "del", veth], stderr=subprocess.DEVNULL)
         for namespace in self.namespaces:
             subprocess.run(["ip", "netns", "del", namespace], stderr=subprocess.DEVNULL)
         subprocess.run(["ip", "link", "del", self.bridge_name], stderr=subprocess.DEVNULL)

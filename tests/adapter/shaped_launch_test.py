@@ -36,18 +36,28 @@ def namespaces_work():
 
 def median_iteration_ms(rates):
     environment = dict(os.environ, PYTHONPATH=str(SOURCE / "adapter" / "python"))
-    result = subprocess.run(
+    launcher = subprocess.Popen(
         [sys.executable, str(SOURCE / "adapter" / "examples" / "shaped_launch.py"),
          "--rates-mbit", rates, "--timeout-s", "120", "--",
          str(SOURCE / "adapter" / "examples" / "train_cnn.py"), "--plain", "--iterations", "24",
          "--interval", "10", "--batch", "32"],
-        capture_output=True, text=True, env=environment, timeout=180)
-    if result.returncode != 0:
-        fail(f"shaped_launch {rates} exited {result.returncode}: {result.stderr[-2000:]}")
-    found = re.search(r"median iteration ([0-9.]+) ms", result.stdout)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    stdout, stderr = launcher.communicate(timeout=180)
+    if launcher.returncode != 0:
+        fail(f"shaped_launch {rates} exited {launcher.returncode}: {stderr[-2000:]}")
+    check_cleaned_up(launcher.pid % 100000)
+    found = re.search(r"median iteration ([0-9.]+) ms", stdout)
     if not found:
-        fail(f"no median iteration in: {result.stdout[-1000:]}")
+        fail(f"no median iteration in: {stdout[-1000:]}")
     return float(found.group(1))
+
+
+def check_cleaned_up(tag):
+    """The launcher names what it creates after its process id: none of it may remain."""
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    if re.search(rf"dynamix-{tag}-\d", left) or re.search(rf"dxbr{tag}\b|dxv{tag}r\d", links):
+        fail(f"namespaces or links of launcher {tag} left behind: {left} {links}")
 
 
 def main():
@@ -62,10 +72,6 @@ def main():
           f"{SLOW_MBIT} Mbit/s (a {expected_ms:.1f} ms transfer)")
     if shaped - fast < 0.5 * expected_ms:
         fail(f"the shaped rank added {shaped - fast:.2f} ms, expected about {expected_ms:.1f}")
-    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    if re.search(r"dynamix-\d+-\d", left) or re.search(r"dxbr\d+|dxv\d+r\d", links):
-        fail(f"namespaces or links left behind: {left} {links}")
     print("ok")
 
 
