@@ -15,24 +15,6 @@
 namespace dynamix {
 namespace {
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t begin = 0;
-  while (true) {
-    const auto comma = line.find(',', begin);
-    fields.push_back(trim(line.substr(begin, comma - begin)));
-    if (comma == std::string_view::npos) return fields;
-    begin = comma + 1;
-  }
-}
-
 /// The cells of one row by column name, with what is needed to name a bad one.
 class Row {
  public:

@@ -17,18 +17,23 @@ double required_at_least(const ConfigNode& entry, std::string_view key, double m
   return entry.at_least_or(key, minimum, minimum);
 }
 
-GpuSpec read_gpu(const ConfigNode& entry) {
-  entry.reject_unknown({"name", "peak_tflops", "memory_gb", "max_efficiency",
-                        "half_efficiency_batch", "fixed_overhead_ms", "sources"});
-  GpuSpec gpu;
-  gpu.name = entry.text("name");
+/// The compute model's parameters: t(b) = fixed_overhead + b·F / (peak·u(b)).
+void read_model_parameters(const ConfigNode& entry, GpuSpec& gpu) {
   gpu.peak_tflops = entry.positive("peak_tflops");
-  gpu.memory_gb = entry.positive("memory_gb");
   gpu.max_efficiency = entry.positive("max_efficiency");
   if (gpu.max_efficiency > 1) entry.at("max_efficiency").fail("a fraction in (0, 1]");
   gpu.half_efficiency_batch = required_at_least(entry, "half_efficiency_batch", 0);
   gpu.fixed_overhead =
       Duration{std::llround(required_at_least(entry, "fixed_overhead_ms", 0) * 1e6)};
+}
+
+GpuSpec read_gpu(const ConfigNode& entry) {
+  entry.reject_unknown({"name", "peak_tflops", "memory_gb", "max_efficiency",
+                        "half_efficiency_batch", "fixed_overhead_ms", "sources"});
+  GpuSpec gpu;
+  gpu.name = entry.text("name");
+  gpu.memory_gb = entry.positive("memory_gb");
+  read_model_parameters(entry, gpu);
   const ConfigNode sources = entry.at("sources");
   const std::initializer_list<std::string_view> number_keys = {
       "peak_tflops", "memory_gb", "max_efficiency", "half_efficiency_batch", "fixed_overhead_ms"};
@@ -72,12 +77,7 @@ GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   if (const auto points = entry.find("time_points")) {
     device.time_points = read_time_points(*points);
   } else {
-    device.peak_tflops = entry.positive("peak_tflops");
-    device.max_efficiency = entry.positive("max_efficiency");
-    if (device.max_efficiency > 1) entry.at("max_efficiency").fail("a fraction in (0, 1]");
-    device.half_efficiency_batch = required_at_least(entry, "half_efficiency_batch", 0);
-    device.fixed_overhead =
-        Duration{std::llround(required_at_least(entry, "fixed_overhead_ms", 0) * 1e6)};
+    read_model_parameters(entry, device);
   }
   device.sources.emplace("all", entry.text("source"));
   return device;

@@ -49,6 +49,24 @@ std::string resolve_path(const std::string& base, const std::string& reference) 
   return (std::filesystem::path(base).parent_path() / relative).lexically_normal().string();
 }
 
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t begin = 0;
+  while (true) {
+    const auto comma = line.find(',', begin);
+    fields.push_back(trim(line.substr(begin, comma - begin)));
+    if (comma == std::string_view::npos) return fields;
+    begin = comma + 1;
+  }
+}
+
 std::vector<std::string> embedded_paths() {
   std::vector<std::string> paths;
   for (const auto& file : detail::embedded_files()) paths.emplace_back(file.path);

@@ -16,6 +16,10 @@ inline constexpr std::string_view kEmbeddedPrefix = "embedded:/";
 std::string read_text(const std::string& path);
 /// `reference` as seen from the file `base` (absolute references are kept).
 std::string resolve_path(const std::string& base, const std::string& reference);
+/// `text` without leading and trailing spaces, tabs and carriage returns.
+std::string_view trim(std::string_view text);
+/// The comma-separated fields of one CSV line, each trimmed (no quoting).
+std::vector<std::string_view> split_fields(std::string_view line);
 /// The repository-relative names of every embedded file.
 std::vector<std::string> embedded_paths();
 

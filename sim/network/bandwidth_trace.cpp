@@ -21,24 +21,6 @@ constexpr std::string_view kBackgroundColumn = "background_gbps";
 constexpr Duration kMinStep = std::chrono::milliseconds(1);
 constexpr double kMaxTimeSeconds = 1e6;
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t begin = 0;
-  while (true) {
-    const auto comma = line.find(',', begin);
-    fields.push_back(trim(line.substr(begin, comma - begin)));
-    if (comma == std::string_view::npos) return fields;
-    begin = comma + 1;
-  }
-}
-
 double parse_number(std::string_view field, const std::string& path, int line,
                     std::string_view column) {
   double value = 0;
