@@ -22,6 +22,7 @@
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
+#include "sim/training/workload.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 
@@ -253,7 +254,8 @@ po::options_description describe(TrainOptions& o) {
       ("scenario", po::value(&o.scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
       ("set", po::value(&o.overrides)->composing(), "override a scenario value: dotted.key=VALUE")
       ("randomize", po::bool_switch(&o.randomize),
-       "train on the scenario's randomized family (cluster size, GPU mix, network)")
+       "train on the scenario's randomized family (4-256 workers, fabric, GPU mix, network, "
+       "ring or parameter servers, starting batch, every catalog workload, SGD and Adam)")
       ("seed", po::value(&o.seed)->default_value(o.seed), "root seed")
       ("steps", po::value(&o.steps)->default_value(o.steps),
        "environment decisions to train on, all environments together")
@@ -262,8 +264,8 @@ po::options_description describe(TrainOptions& o) {
       ("decision-interval", po::value(&o.env.decision_interval)
            ->default_value(o.env.decision_interval), "iterations between decisions, k")
       ("action-base", po::value(&o.action_base)->default_value(o.action_base),
-       "what batch changes add to: current (each worker's batch) or balanced (its speed-"
-       "proportional share of the global batch)")
+       "what actions change: current (each worker's batch), balanced (its speed-proportional "
+       "share of the global batch) or global (the global batch, in percent, split by speed)")
       ("learning-rate", with_default(&o.ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
       ("rollout-steps", po::value(&o.ppo.rollout_steps)->default_value(o.ppo.rollout_steps),
@@ -313,6 +315,11 @@ void check(TrainOptions& o) {
   if (o.randomize) {
     o.sampler.base = o.scenario_path;
     o.sampler.overrides = o.overrides;
+    const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+    for (const Workload& workload : catalog.all()) {
+      o.sampler.workloads.push_back(workload.name);
+    }
+    o.sampler.optimizers = {"sgd", "adam"};
   }
 }
 

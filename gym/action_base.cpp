@@ -1,37 +1,118 @@
-// Action bases: the current batch, or the speed-balanced split of the global batch.
+// Action bases: the current batch, the speed-balanced split, or the global batch.
 #include "gym/action_base.h"
 
 #include <cmath>
 
+#include "sim/core/check.h"
+
 namespace dynamix {
+namespace {
+
+/// The samples per second of every worker in `window`, or false when one lacks a measurement.
+bool speeds_known(const WindowMetrics& window, std::size_t workers, double& speed_sum) {
+  if (window.workers.size() != workers) return false;
+  speed_sum = 0;
+  for (const WorkerWindow& worker : window.workers) {
+    const double speed = worker.samples_per_s;
+    if (!(speed > 0) || !std::isfinite(speed)) return false;
+    speed_sum += speed;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string_view action_base_name(ActionBase base) {
-  return base == ActionBase::kBalanced ? "balanced" : "current";
+  switch (base) {
+    case ActionBase::kBalanced:
+      return "balanced";
+    case ActionBase::kGlobal:
+      return "global";
+    case ActionBase::kNoise:
+      return "noise";
+    case ActionBase::kCurrent:
+      break;
+  }
+  return "current";
 }
 
 std::optional<ActionBase> parse_action_base(std::string_view name) {
-  if (name == "current") return ActionBase::kCurrent;
-  if (name == "balanced") return ActionBase::kBalanced;
+  for (ActionBase base :
+       {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal, ActionBase::kNoise}) {
+    if (name == action_base_name(base)) return base;
+  }
   return std::nullopt;
 }
 
-std::string action_base_names() { return "current, balanced"; }
+std::string action_base_names() { return "current, balanced, global, noise"; }
 
-void action_bases(ActionBase base, const WindowMetrics& window, std::span<const int> current,
-                  std::vector<int>& out) {
+std::vector<int> default_actions(ActionBase base) {
+  if (base == ActionBase::kGlobal) return {-50, -20, 0, 25, 100};
+  if (base == ActionBase::kNoise) return {100, 200, 400, 800, 1600};
+  return {-100, -25, 0, 25, 100};
+}
+
+std::string action_rule(ActionBase base) {
+  if (base == ActionBase::kGlobal) return "changes above -100 (percent of the global batch)";
+  if (base == ActionBase::kNoise) return "percentages of the noise scale above 0";
+  return "";
+}
+
+std::optional<int> invalid_action(ActionBase base, std::span<const int> actions) {
+  if (base != ActionBase::kGlobal && base != ActionBase::kNoise) return std::nullopt;
+  const int floor = base == ActionBase::kGlobal ? -100 : 0;
+  for (int action : actions) {
+    if (action <= floor) return action;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions) {
+  if (base == ActionBase::kNoise) {
+    return actions.empty() ? std::nullopt : std::optional(actions.size() / 2);
+  }
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i] == 0) return i;
+  }
+  return std::nullopt;
+}
+
+void requested_batches(ActionBase base, std::span<const int> actions, const WindowMetrics& window,
+                       std::span<const int> current, std::span<const int> chosen,
+                       std::vector<long long>& out) {
+  DYNAMIX_CHECK(chosen.size() == current.size(),
+                chosen.size() << " actions for " << current.size() << " workers");
+  const std::size_t p = current.size();
   out.assign(current.begin(), current.end());
-  if (base != ActionBase::kBalanced || window.workers.size() != current.size()) return;
-  double global = 0;
   double speed_sum = 0;
-  for (std::size_t w = 0; w < current.size(); ++w) {
-    const double speed = window.workers[w].samples_per_s;
-    if (!(speed > 0) || !std::isfinite(speed)) return;
-    global += current[w];
-    speed_sum += speed;
+  const bool balanced = base != ActionBase::kCurrent && speeds_known(window, p, speed_sum);
+  double global = 0;
+  for (int b : current) global += b;
+  const auto share = [&](std::size_t w) {
+    return balanced ? global * window.workers[w].samples_per_s / speed_sum
+                    : static_cast<double>(current[w]);
+  };
+  if (base == ActionBase::kCurrent || base == ActionBase::kBalanced) {
+    for (std::size_t w = 0; w < p; ++w) {
+      out[w] = std::llround(share(w)) + actions[static_cast<std::size_t>(chosen[w])];
+    }
+    return;
   }
-  for (std::size_t w = 0; w < current.size(); ++w) {
-    out[w] = static_cast<int>(std::lround(global * window.workers[w].samples_per_s / speed_sum));
+  // The global and noise bases: the workers' choices meet in their geometric mean.
+  double log_factor = 0;
+  for (std::size_t w = 0; w < p; ++w) {
+    const int action = actions[static_cast<std::size_t>(chosen[w])];
+    log_factor += std::log(base == ActionBase::kGlobal ? 1 + action / 100.0 : action / 100.0) /
+                  static_cast<double>(p);
   }
+  double target = global * std::exp(log_factor);
+  if (base == ActionBase::kNoise) {
+    const double noise = measured_noise_scale(window);
+    target = noise > 0 && std::isfinite(noise) && window.workers.size() == p
+                 ? noise * std::exp(log_factor)
+                 : global;
+  }
+  for (std::size_t w = 0; w < p; ++w) out[w] = std::llround(share(w) * target / global);
 }
 
 }  // namespace dynamix

@@ -1,5 +1,5 @@
-// What a worker's batch change is added to: its current batch (DYNAMIX), or its speed-balanced
-// share of the cluster's global batch.
+// What a worker's action does: a change added to its current batch (DYNAMIX), a change added to
+// its speed-balanced share of the cluster's global batch, or a change of the global batch itself.
 #pragma once
 
 #include <optional>
@@ -20,19 +20,42 @@ enum class ActionBase {
   /// (compute times meet at the barrier), and changes move the global batch and the split away
   /// from that balance.
   kBalanced,
+  /// G' = G·Π(1 + Δ_i/100)^(1/P), b_i ← G'·v_i/Σv: each action is a change of the global batch
+  /// in percent, the workers' choices meet in their geometric mean, and the split stays
+  /// speed-balanced. One action scales every cluster size alike (docs/ppo.md).
+  kGlobal,
+  /// G' = B_noise·Π(Δ_i/100)^(1/P), b_i ← G'·v_i/Σv: each action sets the global batch to a
+  /// percentage of the gradient noise scale B_noise measured over the last window (the current
+  /// global batch while it is unmeasured), a quantity free of the cluster's size; split by speed.
+  kNoise,
 };
 
-/// "current" or "balanced".
+/// "current", "balanced", "global" or "noise".
 std::string_view action_base_name(ActionBase base);
 /// The ActionBase named `name`; nullopt for any other text.
 std::optional<ActionBase> parse_action_base(std::string_view name);
-/// Both names, for error messages and help texts.
+/// Every name, for error messages and help texts.
 std::string action_base_names();
+/// The default action set of `base`: batch changes in samples, for kGlobal changes of the
+/// global batch in percent, for kNoise percentages of the noise scale.
+std::vector<int> default_actions(ActionBase base);
+/// What the actions of `base` must be, for error messages ("" when any integer will do).
+std::string action_rule(ActionBase base);
+/// The first action `base` cannot take (a global change of -100% or less, a noise-scale
+/// percentage <= 0), if any.
+std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
+/// The index of the action that keeps things as they are (a change of 0; for kNoise the middle
+/// of the set), if the set has one: what an untrained policy favours and departures are counted
+/// from.
+std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 
-/// The batch each worker's change applies to, given the batches it ran in `window` (`current`),
-/// into `out`. kBalanced falls back to `current` when the window lacks a positive speed for
-/// every worker (a window from another cluster, or one without measurements).
-void action_bases(ActionBase base, const WindowMetrics& window, std::span<const int> current,
-                  std::vector<int>& out);
+/// The batch each worker asks for when it takes action `chosen[i]` of `actions` under `base`,
+/// given the batches it ran in `window` (`current`), into `out` (not yet clamped to any bound).
+/// The balanced and global bases fall back to the current batches when the window lacks a
+/// positive speed for every worker (a window from another cluster, or one without
+/// measurements).
+void requested_batches(ActionBase base, std::span<const int> actions, const WindowMetrics& window,
+                       std::span<const int> current, std::span<const int> chosen,
+                       std::vector<long long>& out);
 
 }  // namespace dynamix

@@ -16,7 +16,10 @@ void validate(const EnvOptions& options) {
     throw EnvError("decision_interval: expected k >= 1 iterations, found " +
                    std::to_string(options.decision_interval));
   }
-  if (options.actions.empty()) throw EnvError("actions: expected at least one batch change");
+  if (const std::optional<int> bad = invalid_action(options.action_base, options.actions)) {
+    throw EnvError("actions: expected " + action_rule(options.action_base) + ", found " +
+                   std::to_string(*bad));
+  }
   if (options.min_batch < 1) {
     throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
   }
@@ -67,6 +70,7 @@ double progress_of(const TrainingRun& run, const Scenario& scenario) {
 BatchSizeEnv::BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options)
     : scenarios_(std::move(scenarios)), options_(std::move(options)), reward_(options_.reward) {
   if (!scenarios_) throw EnvError("BatchSizeEnv: expected a scenario source, found none");
+  if (options_.actions.empty()) options_.actions = default_actions(options_.action_base);
   validate(options_);
 }
 
@@ -187,10 +191,8 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   const std::size_t p = actions.size();
   out.info.batches.resize(p);
   out.info.clamped.resize(p);
-  action_bases(options_.action_base, window_, batches_, bases_);
-  for (std::size_t w = 0; w < p; ++w) {
-    set_batch(w, static_cast<long long>(bases_[w]) + options_.actions[actions[w]], out.info);
-  }
+  requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
+  for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
   advance(out);
 }
 

@@ -23,9 +23,10 @@ namespace dynamix {
 struct EnvOptions {
   /// Iterations between decisions (k).
   int decision_interval = 10;
-  /// Batch change per discrete action, samples.
-  std::vector<int> actions = {-100, -25, 0, 25, 100};
-  /// What the changes are added to; balanced, not the paper's current (docs/ppo.md).
+  /// Change per discrete action: samples for the current and balanced bases, percent of the
+  /// global batch for the global base; empty means default_actions(action_base).
+  std::vector<int> actions = {};
+  /// What the changes apply to; balanced, not the paper's current (docs/ppo.md).
   ActionBase action_base = ActionBase::kBalanced;
   /// Batch bounds; the batch is also clamped to the worker's memory limit.
   int min_batch = 32;
@@ -84,7 +85,8 @@ using IterationObserver = std::function<void(const TrainingRun&, const Iteration
 
 class BatchSizeEnv {
  public:
-  /// Throws EnvError for invalid options (k < 1, empty action set, bounds out of order).
+  /// Throws EnvError for invalid options (k < 1, an action set the base cannot take, bounds out
+  /// of order). options().actions is the action set in force (the base's default if empty).
   BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options = {});
 
   /// Starts an episode on the scenario the source gives for this seed and runs its first window
@@ -133,8 +135,8 @@ class BatchSizeEnv {
   std::shared_ptr<const Scenario> scenario_;
   std::unique_ptr<TrainingRun> run_;
   std::vector<int> batches_;
-  /// Scratch: what this step's changes apply to.
-  std::vector<int> bases_;
+  /// Scratch: the batches this step's actions ask for.
+  std::vector<long long> requested_;
   WindowAccumulator accumulator_;
   WindowMetrics window_;
   IterationObserver observer_;

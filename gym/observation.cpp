@@ -17,6 +17,9 @@ struct Aggregates {
   double mean_grad_std = 0;
   double mean_grad_var = 0;
   double workers = 0;
+  double global_batch = 0;
+  /// B_noise measured over the window (measured_noise_scale); 0 when unmeasured.
+  double noise_scale = 0;
 };
 
 struct LocalFeature {
@@ -108,6 +111,17 @@ constexpr GlobalFeature kGlobal[] = {
      [](const WindowMetrics&, const Aggregates& a) {
        return std::log2(std::max(a.workers, 1.0)) / 10;
      }},
+    // What the scale changes: the global batch, and the same relative to the gradient noise
+    // scale, which sets its statistical efficiency (Pollux) and large-batch harm.
+    {"global_batch", "samples", "(log2(x)-5)/10", 0, 1.5,
+     [](const WindowMetrics&, const Aggregates& a) {
+       return (std::log2(std::max(a.global_batch, 1.0)) - 5) / 10;
+     }},
+    {"noise_ratio", "1", "log2(global_batch/noise_scale)/4", -2, 2,
+     [](const WindowMetrics&, const Aggregates& a) {
+       return a.noise_scale > 0 && a.global_batch > 0 ? std::log2(a.global_batch / a.noise_scale) / 4
+                                                      : 0.0;
+     }},
 };
 
 // NaN counts as the low bound so that a missing metric from a real worker stays inside bounds.
@@ -174,7 +188,9 @@ void ObservationBuilder::build(const WindowMetrics& window, Observation& out) co
     aggregates.mean_samples_per_s += worker.samples_per_s;
     aggregates.mean_grad_std += worker.grad_std_norm;
     aggregates.mean_grad_var += worker.grad_var_norm;
+    aggregates.global_batch += worker.batch_size;
   }
+  aggregates.noise_scale = measured_noise_scale(window);
   if (p > 0) {
     aggregates.mean_samples_per_s /= static_cast<double>(p);
     aggregates.mean_grad_std /= static_cast<double>(p);

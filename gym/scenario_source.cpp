@@ -7,7 +7,9 @@
 #include <string>
 
 #include "gym/env_error.h"
+#include "sim/cluster/fabric_generator.h"
 #include "sim/core/random.h"
+#include "sim/io/config_node.h"
 #include "sim/io/config_tree.h"
 #include "sim/training/training_options.h"
 
@@ -50,6 +52,28 @@ BandwidthTrace background_trace(Rng& rng, double bandwidth_gbps) {
   return trace;
 }
 
+/// An integer drawn log-uniformly from [low, high].
+int log_uniform(Rng& rng, int low, int high) {
+  const double drawn = std::exp(rng.uniform(std::log(low), std::log(high + 1.0)));
+  return std::clamp(static_cast<int>(drawn), low, high);
+}
+
+/// One to three of `gpus` with random shares that sum to 1.
+std::vector<GpuShare> gpu_mix(Rng& rng, const std::vector<GpuSpec>& gpus) {
+  std::vector<std::size_t> order(gpus.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const std::size_t kinds = 1 + rng.below(std::min<std::size_t>(3, gpus.size()));
+  std::vector<GpuShare> mix;
+  double total = 0;
+  for (std::size_t k = 0; k < kinds; ++k) {
+    std::swap(order[k], order[k + rng.below(order.size() - k)]);
+    mix.push_back({gpus[order[k]].name, rng.uniform(0.2, 1.0)});
+    total += mix.back().fraction;
+  }
+  for (GpuShare& share : mix) share.fraction /= total;
+  return mix;
+}
+
 }  // namespace
 
 ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(options)) {
@@ -73,6 +97,23 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
                    std::to_string(o.background_probability));
   }
   if (o.gpu_types.empty()) throw EnvError("sampler: gpu_types: expected at least one GPU type");
+  if (o.tiers.empty() || std::any_of(o.tiers.begin(), o.tiers.end(),
+                                     [](int tiers) { return tiers < 1 || tiers > 3; })) {
+    throw EnvError("sampler: tiers: expected a list of 1 (star), 2 (leaf-spine), 3 (fat-tree)");
+  }
+  if (!(o.max_oversubscription >= 1) || !std::isfinite(o.max_oversubscription)) {
+    throw EnvError("sampler: max_oversubscription: expected >= 1, found " +
+                   std::to_string(o.max_oversubscription));
+  }
+  if (!(o.parameter_server_probability >= 0 && o.parameter_server_probability <= 1) ||
+      o.max_servers < 1) {
+    throw EnvError("sampler: expected parameter_server_probability in [0, 1], max_servers >= 1");
+  }
+  if (o.max_start_batch != 0 && (o.min_start_batch < 1 || o.max_start_batch < o.min_start_batch)) {
+    throw EnvError("sampler: expected 1 <= min_start_batch <= max_start_batch (0: the base's), "
+                   "found " + std::to_string(o.min_start_batch) + " and " +
+                   std::to_string(o.max_start_batch));
+  }
   const GpuCatalog catalog = GpuCatalog::builtin();
   for (const std::string& name : o.gpu_types) {
     const GpuSpec* gpu = catalog.find(name);
@@ -95,32 +136,57 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
   base_ = std::make_shared<const Scenario>(load_scenario(o.base, o.overrides));
 }
 
+Topology ScenarioSampler::sample_topology(Rng& rng, std::size_t workers, double bandwidth_gbps,
+                                          std::string& fabric) const {
+  const int tiers = options_.tiers[rng.below(options_.tiers.size())];
+  if (tiers == 1) {
+    const double loss_rate = rng.uniform(0, options_.max_loss_rate);
+    std::vector<NodeSpec> hosts;
+    for (std::size_t w = 0; w < workers; ++w) {
+      hosts.push_back(worker_node("worker-" + std::to_string(w), gpus_[rng.below(gpus_.size())]));
+    }
+    fabric = "star";
+    return Topology::star(std::move(hosts), {bandwidth_gbps, kHostLatency, loss_rate});
+  }
+  FabricShape shape;
+  shape.kind = tiers == 3 ? FabricKind::kFatTree : FabricKind::kLeafSpine;
+  shape.nodes = workers;
+  shape.hosts_per_leaf = std::size_t{8} << rng.below(3);
+  shape.oversubscription = rng.uniform(1, options_.max_oversubscription);
+  shape.host_bandwidth_gbps = bandwidth_gbps;
+  shape.gpus = gpu_mix(rng, gpus_);
+  fabric = (tiers == 3 ? "fat-tree" : "leaf-spine") + std::string(", oversubscription ") +
+           std::to_string(shape.oversubscription);
+  return Topology::load(ConfigNode::parse(fabric_document("sampled", shape), "sampler"),
+                        GpuCatalog::builtin());
+}
+
 std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed) const {
   Rng rng(seed, stream_id("scenario-sampler"));
   ScenarioSpec spec = base_->spec();
-  const auto span = static_cast<std::uint64_t>(options_.max_workers - options_.min_workers + 1);
-  const std::size_t workers = static_cast<std::size_t>(options_.min_workers) + rng.below(span);
+  const auto workers =
+      static_cast<std::size_t>(log_uniform(rng, options_.min_workers, options_.max_workers));
   const double bandwidth_gbps = std::exp(
       rng.uniform(std::log(options_.min_bandwidth_gbps), std::log(options_.max_bandwidth_gbps)));
-  const double loss_rate = rng.uniform(0, options_.max_loss_rate);
-
-  std::vector<NodeSpec> hosts;
-  std::vector<std::string> gpu_names;
-  for (std::size_t w = 0; w < workers; ++w) {
-    const GpuSpec& gpu = gpus_[rng.below(gpus_.size())];
-    hosts.push_back(worker_node("worker-" + std::to_string(w), gpu));
-    gpu_names.push_back(gpu.name);
+  std::string fabric;
+  spec.topology = sample_topology(rng, workers, bandwidth_gbps, fabric);
+  if (rng.bernoulli(options_.parameter_server_probability)) {
+    spec.sync.architecture = SyncArchitecture::kParameterServer;
+    spec.sync.servers = 1 + static_cast<int>(rng.below(
+                                static_cast<std::uint64_t>(options_.max_servers)));
   }
-  spec.topology = Topology::star(std::move(hosts), {bandwidth_gbps, kHostLatency, loss_rate});
   // A sample never has more (colocated) parameter servers than workers.
   if (spec.sync.architecture == SyncArchitecture::kParameterServer) {
     spec.sync.servers =
         static_cast<int>(std::min<std::size_t>(spec.sync.servers.value_or(1), workers));
   }
+  if (options_.max_start_batch > 0) {
+    spec.batch_size = log_uniform(rng, options_.min_start_batch, options_.max_start_batch);
+  }
 
   spec.traces.clear();
   std::string background = "none";
-  if (rng.bernoulli(options_.background_probability)) {
+  if (fabric == "star" && rng.bernoulli(options_.background_probability)) {
     const std::size_t victim = rng.below(workers);
     const std::string host = "worker-" + std::to_string(victim);
     const auto link = spec.topology.find_link("switch", host);
@@ -145,9 +211,12 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
                       .with("base", options_.base)
                       .with("seed", seed)
                       .with("workers", std::uint64_t{workers})
-                      .with("gpus", gpu_names)
+                      .with("fabric", fabric)
                       .with("bandwidth_gbps", bandwidth_gbps)
-                      .with("loss_rate", loss_rate)
+                      .with("sync", spec.sync.architecture == SyncArchitecture::kParameterServer
+                                        ? "ps"
+                                        : "ring")
+                      .with("batch_size", static_cast<std::uint64_t>(spec.batch_size))
                       .with("background", background)
                       .with("workload", spec.workload.name)
                       .with("optimizer", to_string(spec.training.optimizer));

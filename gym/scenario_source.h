@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/random.h"
 #include "sim/scenario/scenario.h"
 
 namespace dynamix {
@@ -34,27 +35,39 @@ struct SamplerOptions {
   std::string base = kDefaultScenario;
   /// "dotted.key=value" overrides applied to the base (as load_scenario takes them).
   std::vector<std::string> overrides = {};
-  /// Worker count range (inclusive).
+  /// Worker count range (inclusive), drawn log-uniformly so that every scale is seen as often.
   int min_workers = 4;
-  int max_workers = 16;
+  int max_workers = 256;
   /// GPU types to mix.
-  std::vector<std::string> gpu_types = {"A100", "V100", "T4"};
+  std::vector<std::string> gpu_types = {"H100", "A100", "V100", "T4"};
   /// NIC bandwidth range, Gb/s.
   double min_bandwidth_gbps = 10;
   double max_bandwidth_gbps = 100;
-  /// Per-link loss range.
+  /// Per-link loss range (one-tier samples).
   double max_loss_rate = 1e-4;
-  /// Probability that a sample carries background traffic.
+  /// Probability that a one-tier sample carries background traffic.
   double background_probability = 0.3;
+  /// Fabric tiers to draw from: 1 a star (one switch), 2 a leaf-spine, 3 a k-ary fat-tree.
+  std::vector<int> tiers = {1, 2, 3};
+  /// Largest oversubscription of a leaf's (edge switch's) uplinks, drawn from [1, this].
+  double max_oversubscription = 4;
+  /// Probability that a sample synchronizes through parameter servers (1 to max_servers, on
+  /// workers) instead of the base's architecture.
+  double parameter_server_probability = 0.25;
+  int max_servers = 4;
+  /// Range of the per-worker batch every episode starts at (log-uniform); 0 keeps the base's.
+  int min_start_batch = 32;
+  int max_start_batch = 256;
   /// Workloads and optimizers ("sgd", "adam") to draw from (catalog names; empty: keep the
   /// base's).
   std::vector<std::string> workloads = {};
   std::vector<std::string> optimizers = {};
 };
 
-/// Domain randomization over cluster size, GPU mix, bandwidth, loss, background, workload.
-/// Each sample is a star of single-GPU workers (one switch, identical NICs) that keeps the base's
-/// synchronization, network options, variability and budget. Safe to call from many threads.
+/// Domain randomization over cluster size, fabric, GPU mix, bandwidth, loss, background,
+/// synchronization, starting batch, workload and optimizer. Each sample is a fabric of
+/// single-GPU workers with identical NICs that keeps the base's network options, variability
+/// and budget. Safe to call from many threads.
 class ScenarioSampler : public ScenarioSource {
  public:
   /// Loads the base scenario; EnvError for inconsistent ranges or unknown GPU types, workloads
@@ -69,6 +82,9 @@ class ScenarioSampler : public ScenarioSource {
   std::vector<GpuSpec> gpus_;
   std::vector<Workload> workloads_;
   std::vector<Optimizer> optimizers_;
+
+  Topology sample_topology(Rng& rng, std::size_t workers, double bandwidth_gbps,
+                           std::string& fabric) const;
 };
 
 }  // namespace dynamix

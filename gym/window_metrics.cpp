@@ -318,4 +318,10 @@ std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::
   return windows;
 }
 
+double measured_noise_scale(const WindowMetrics& window) {
+  double sum = 0;
+  for (const WorkerWindow& worker : window.workers) sum += worker.grad_var_norm * worker.batch_size;
+  return window.workers.empty() ? 0 : sum / static_cast<double>(window.workers.size());
+}
+
 }  // namespace dynamix

@@ -49,6 +49,10 @@ struct WindowMetrics {
   std::vector<WorkerWindow> workers;
 };
 
+/// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i); 0 for a
+/// window without workers.
+double measured_noise_scale(const WindowMetrics& window);
+
 /// Folds a TrainingRun's iteration records into WindowMetrics.
 class WindowAccumulator {
  public:

@@ -28,11 +28,10 @@ int global_batch(std::span<const int> batches) {
   return std::accumulate(batches.begin(), batches.end(), 0);
 }
 
-/// Index of the zero change in the action set, if it has one.
+/// Index of the neutral action of the environment's set, if it has one.
 std::optional<int> hold_action(const EnvOptions& options) {
-  const auto hold = std::find(options.actions.begin(), options.actions.end(), 0);
-  if (hold == options.actions.end()) return std::nullopt;
-  return static_cast<int>(hold - options.actions.begin());
+  const std::optional<std::size_t> neutral = neutral_action(options.action_base, options.actions);
+  return neutral ? std::optional(static_cast<int>(*neutral)) : std::nullopt;
 }
 
 /// Running statistics of one episode's decisions.

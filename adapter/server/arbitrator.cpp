@@ -225,7 +225,8 @@ std::string sha256_of_file(const std::filesystem::path& file) {
 
 Arbitrator::Arbitrator(const std::filesystem::path& policy, std::size_t workers)
     : policy_(policy), workers_(workers) {
-  require_compatible(policy_.metadata(), builder_.schema().to_json(), EnvOptions{}.actions,
+  require_compatible(policy_.metadata(), builder_.schema().to_json(),
+                     default_actions(policy_.metadata().action_base),
                      policy.string());
   identity_.set_sha256(sha256_of_file(policy));
   identity_.set_format_version(policy_.metadata().version);

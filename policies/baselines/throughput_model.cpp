@@ -72,10 +72,4 @@ std::vector<int> ThroughputModel::proportional_split(int global_batch, int low,
   return batches;
 }
 
-double measured_noise_scale(const WindowMetrics& window) {
-  double sum = 0;
-  for (const WorkerWindow& worker : window.workers) sum += worker.grad_var_norm * worker.batch_size;
-  return window.workers.empty() ? 0 : sum / static_cast<double>(window.workers.size());
-}
-
 }  // namespace dynamix

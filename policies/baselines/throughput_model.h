@@ -34,7 +34,4 @@ class ThroughputModel {
   double comm_s_ = 0;
 };
 
-/// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i).
-double measured_noise_scale(const WindowMetrics& window);
-
 }  // namespace dynamix

@@ -2,6 +2,7 @@
 #include "policies/ppo/greedy_decision.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "gym/action_base.h"
 #include "sim/core/check.h"
@@ -16,10 +17,13 @@ void decide_greedy(const TorchScriptPolicy& policy, const WindowMetrics& window,
   out.actions = greedy_of(out.logits, metadata.actions.size());
   DYNAMIX_CHECK(current.size() == out.actions.size(),
                 current.size() << " batches for " << out.actions.size() << " workers");
-  action_bases(metadata.action_base, window, current, out.batches);
-  for (std::size_t i = 0; i < out.actions.size(); ++i) {
-    out.batches[i] = std::max(
-        min_batch, out.batches[i] + metadata.actions[static_cast<std::size_t>(out.actions[i])]);
+  std::vector<long long> requested;
+  requested_batches(metadata.action_base, metadata.actions, window, current, out.actions,
+                    requested);
+  out.batches.resize(requested.size());
+  for (std::size_t i = 0; i < requested.size(); ++i) {
+    out.batches[i] = static_cast<int>(
+        std::clamp<long long>(requested[i], min_batch, std::numeric_limits<int>::max()));
   }
 }
 

@@ -16,8 +16,8 @@ struct GreedyDecision {
   std::vector<float> logits;
   /// Each worker's most likely action index.
   std::vector<int> actions;
-  /// Each worker's base (the policy's action_base over the window) plus its action's change,
-  /// at least the minimum batch.
+  /// The batch each worker's action asks for under the policy's action_base, at least the
+  /// minimum batch.
   std::vector<int> batches;
 };
 

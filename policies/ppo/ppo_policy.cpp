@@ -6,7 +6,10 @@ namespace dynamix {
 PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
                      const EnvOptions& options)
     : module_(file) {
-  require_compatible(module_.metadata(), schema.to_json(), options.actions, file.string());
+  const PolicyMetadata& metadata = module_.metadata();
+  require_compatible(metadata, schema.to_json(),
+                     options.actions.empty() ? default_actions(metadata.action_base) : options.actions,
+                     file.string());
 }
 
 std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {

@@ -123,12 +123,6 @@ void require_same_run(const RunSettings& saved, const RunSettings& current,
   }
 }
 
-std::optional<std::size_t> hold_action(const std::vector<int>& actions) {
-  const auto hold = std::find(actions.begin(), actions.end(), 0);
-  if (hold == actions.end()) return std::nullopt;
-  return static_cast<std::size_t>(hold - actions.begin());
-}
-
 }  // namespace
 
 struct PpoTrainer::Impl {
@@ -151,7 +145,9 @@ struct PpoTrainer::Impl {
         run(std::move(run_settings)),
         features(envs.env(0).schema().features_per_worker()),
         learner(std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(),
-                                             options, hold_action(envs.env(0).options().actions))),
+                                             options,
+                                             neutral_action(envs.env(0).options().action_base,
+                                                            envs.env(0).options().actions))),
         exploration(options),
         statistics(features),
         environments(envs.size()) {}

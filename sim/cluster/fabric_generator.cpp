@@ -33,10 +33,7 @@ std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& 
 
 std::size_t fat_tree_radix(const ConfigNode& fabric, std::size_t nodes) {
   std::int64_t k = fabric.count_or("k", 0, 0);
-  if (k == 0) {
-    k = 2;
-    while (static_cast<std::size_t>(k * k * k / 4) < nodes) k += 2;
-  }
+  if (k == 0) k = static_cast<std::int64_t>(smallest_fat_tree_radix(nodes));
   if (k % 2 != 0 || k > 256) fabric.at("k").fail("an even radix <= 256");
   if (static_cast<std::size_t>(k * k * k / 4) < nodes) {
     fabric.at("k").fail("a radix whose k³/4 hosts hold nodes = " + std::to_string(nodes),
@@ -177,12 +174,20 @@ void fat_tree(DocumentWriter& out, const FabricShape& shape) {
 
 }  // namespace
 
+std::size_t smallest_fat_tree_radix(std::size_t nodes) {
+  std::size_t k = 2;
+  while (k * k * k / 4 < nodes) k += 2;
+  return k;
+}
+
 std::string fabric_document(const std::string& name, const FabricShape& shape) {
   DocumentWriter out(shape);
   if (shape.kind == FabricKind::kLeafSpine) {
     leaf_spine(out, shape);
   } else {
-    fat_tree(out, shape);
+    FabricShape sized = shape;
+    if (sized.k == 0) sized.k = smallest_fat_tree_radix(sized.nodes);
+    fat_tree(out, sized);
   }
   return out.text(name);
 }

@@ -59,7 +59,11 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus);
 /// Hosts of each GPU type in host order: the shares of `nodes`, rounded by largest remainder.
 std::vector<std::size_t> gpu_counts(const std::vector<GpuShare>& gpus, std::size_t nodes);
 
-/// The explicit topology document (name, switches, nodes, links) that the shape describes.
+/// The smallest even radix k whose fat-tree holds `nodes` hosts (k³/4 >= nodes).
+std::size_t smallest_fat_tree_radix(std::size_t nodes);
+
+/// The explicit topology document (name, switches, nodes, links) that the shape describes; a
+/// fat-tree of radix 0 gets the smallest that holds its nodes.
 std::string fabric_document(const std::string& name, const FabricShape& shape);
 
 }  // namespace dynamix

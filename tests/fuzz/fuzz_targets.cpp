@@ -253,7 +253,7 @@ void fuzz_policy_metadata(std::span<const std::uint8_t> input) {
     }
   }
   static const std::string environment_schema = ObservationBuilder().schema().to_json();
-  static const std::vector<int> environment_actions = EnvOptions{}.actions;
+  static const std::vector<int> environment_actions = default_actions(ActionBase::kBalanced);
   try {
     const PolicyMetadata metadata = from_extra_files(files, "policy.pt");
     if (metadata.min_batch < 1 || metadata.max_batch < metadata.min_batch ||

@@ -17,38 +17,107 @@ WindowMetrics window_with_speeds(std::vector<double> speeds) {
 }
 
 TEST_CASE("names round-trip and unknown names are refused") {
-  for (ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced}) {
+  for (ActionBase base :
+       {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal, ActionBase::kNoise}) {
     CHECK(parse_action_base(action_base_name(base)) == base);
   }
   CHECK_FALSE(parse_action_base("proportional").has_value());
-  CHECK(action_base_names() == "current, balanced");
+  CHECK(action_base_names() == "current, balanced, global, noise");
 }
 
+/// The batches workers ask for under `base` with the default action set, all taking `chosen`.
+std::vector<long long> requested(ActionBase base, const WindowMetrics& window,
+                                 std::vector<int> current, std::vector<int> chosen) {
+  std::vector<long long> out;
+  requested_batches(base, default_actions(base), window, current, chosen, out);
+  return out;
+}
+
+// Default action sets: {-100, -25, 0, 25, 100} samples; global {-50, -20, 0, 25, 100} percent.
 TEST_CASE("current: changes add to each worker's batch") {
-  std::vector<int> bases;
-  action_bases(ActionBase::kCurrent, window_with_speeds({100, 300}), std::vector<int>{64, 64},
-               bases);
-  CHECK(bases == std::vector<int>{64, 64});
+  CHECK(requested(ActionBase::kCurrent, window_with_speeds({100, 300}), {64, 64}, {2, 3}) ==
+        std::vector<long long>{64, 89});
 }
 
-TEST_CASE("balanced: the global batch split in proportion to measured speed") {
-  std::vector<int> bases;
-  action_bases(ActionBase::kBalanced, window_with_speeds({100, 300}), std::vector<int>{64, 64},
-               bases);
-  CHECK(bases == std::vector<int>{32, 96});
+TEST_CASE("balanced: the global batch split in proportion to measured speed, plus the change") {
+  CHECK(requested(ActionBase::kBalanced, window_with_speeds({100, 300}), {64, 64}, {2, 2}) ==
+        std::vector<long long>{32, 96});
+  CHECK(requested(ActionBase::kBalanced, window_with_speeds({100, 300}), {64, 64}, {0, 4}) ==
+        std::vector<long long>{-68, 196});
   // Batches whose compute times already meet are a fixed point.
-  action_bases(ActionBase::kBalanced, window_with_speeds({50, 100, 200}),
-               std::vector<int>{40, 80, 160}, bases);
-  CHECK(bases == std::vector<int>{40, 80, 160});
+  CHECK(requested(ActionBase::kBalanced, window_with_speeds({50, 100, 200}), {40, 80, 160},
+                  {2, 2, 2}) == std::vector<long long>{40, 80, 160});
 }
 
-TEST_CASE("balanced: without a speed for every worker, the current batches") {
-  std::vector<int> bases;
-  action_bases(ActionBase::kBalanced, window_with_speeds({100, 0}), std::vector<int>{64, 128},
-               bases);
-  CHECK(bases == std::vector<int>{64, 128});
-  action_bases(ActionBase::kBalanced, window_with_speeds({100}), std::vector<int>{64, 128}, bases);
-  CHECK(bases == std::vector<int>{64, 128});
+TEST_CASE("balanced and global: without a speed for every worker, the current batches") {
+  for (ActionBase base : {ActionBase::kBalanced, ActionBase::kGlobal}) {
+    CHECK(requested(base, window_with_speeds({100, 0}), {64, 128}, {2, 2}) ==
+          std::vector<long long>{64, 128});
+    CHECK(requested(base, window_with_speeds({100}), {64, 128}, {2, 2}) ==
+          std::vector<long long>{64, 128});
+  }
+  // Without speeds a global change scales every current batch.
+  CHECK(requested(ActionBase::kGlobal, window_with_speeds({}), {64, 128}, {4, 4}) ==
+        std::vector<long long>{128, 256});
+}
+
+TEST_CASE("global: one change scales the global batch, split by speed, at any cluster size") {
+  CHECK(requested(ActionBase::kGlobal, window_with_speeds({100, 300}), {64, 64}, {3, 3}) ==
+        std::vector<long long>{40, 120});
+  const std::vector<double> speeds(256, 50.0);
+  const std::vector<long long> doubled =
+      requested(ActionBase::kGlobal, window_with_speeds(speeds), std::vector<int>(256, 32),
+                std::vector<int>(256, 4));
+  CHECK(doubled == std::vector<long long>(256, 64));
+  // Different choices meet in their geometric mean: x2 and x0.5 hold the global batch.
+  CHECK(requested(ActionBase::kGlobal, window_with_speeds({100, 100}), {64, 64}, {4, 0}) ==
+        std::vector<long long>{64, 64});
+}
+
+/// Workers with speeds and a measured noise scale: σ²_norm·b averages to `noise`.
+WindowMetrics window_with_noise(std::vector<double> speeds, std::vector<double> batches,
+                                double noise) {
+  WindowMetrics window = window_with_speeds(std::move(speeds));
+  for (std::size_t w = 0; w < window.workers.size(); ++w) {
+    window.workers[w].batch_size = batches[w];
+    window.workers[w].grad_var_norm = noise / batches[w];
+  }
+  return window;
+}
+
+TEST_CASE("noise: the global batch is a percentage of the measured noise scale, split by speed") {
+  // Default set {100, 200, 400, 800, 1600}%; B_noise = 300.
+  const WindowMetrics window = window_with_noise({100, 200}, {64, 64}, 300);
+  CHECK(measured_noise_scale(window) == doctest::Approx(300));
+  CHECK(requested(ActionBase::kNoise, window, {64, 64}, {0, 0}) ==
+        std::vector<long long>{100, 200});
+  CHECK(requested(ActionBase::kNoise, window, {64, 64}, {2, 2}) ==
+        std::vector<long long>{400, 800});
+  // The same action asks for the same global batch at any cluster size and starting batch.
+  const WindowMetrics large = window_with_noise(std::vector<double>(100, 10),
+                                                std::vector<double>(100, 256), 3000);
+  const std::vector<long long> asked =
+      requested(ActionBase::kNoise, large, std::vector<int>(100, 256), std::vector<int>(100, 1));
+  CHECK(asked == std::vector<long long>(100, 60));
+  // Unmeasured: the current global batch, split by speed.
+  CHECK(requested(ActionBase::kNoise, window_with_noise({100, 300}, {64, 64}, 0), {64, 64},
+                  {4, 4}) == std::vector<long long>{32, 96});
+  CHECK(neutral_action(ActionBase::kNoise, default_actions(ActionBase::kNoise)) == 2u);
+  CHECK(neutral_action(ActionBase::kBalanced, default_actions(ActionBase::kBalanced)) == 2u);
+  CHECK(invalid_action(ActionBase::kNoise, std::vector<int>{100, 0}) == 0);
+}
+
+TEST_CASE("global: a change of -100% or less is refused, by the environment and in policy files") {
+  CHECK(invalid_action(ActionBase::kGlobal, std::vector<int>{-50, -100, 0}) == -100);
+  CHECK_FALSE(invalid_action(ActionBase::kGlobal, default_actions(ActionBase::kGlobal)));
+  CHECK_FALSE(invalid_action(ActionBase::kBalanced, default_actions(ActionBase::kBalanced)));
+  auto source = std::make_shared<FixedScenario>(
+      std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
+  CHECK_THROWS_WITH_AS(BatchSizeEnv(source, {.actions = {-100, 0, 100},
+                                             .action_base = ActionBase::kGlobal}),
+                       doctest::Contains("actions: expected changes above -100"), EnvError);
+  const BatchSizeEnv env(source, {.action_base = ActionBase::kGlobal});
+  CHECK(env.options().actions == default_actions(ActionBase::kGlobal));
 }
 
 double compute_spread(const WindowMetrics& window) {
@@ -66,8 +135,9 @@ TEST_CASE(
   auto source = std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
   EnvOptions options;
-  const int hold = static_cast<int>(std::find(options.actions.begin(), options.actions.end(), 0) -
-                                    options.actions.begin());
+  const std::vector<int> actions = default_actions(options.action_base);
+  const int hold =
+      static_cast<int>(std::find(actions.begin(), actions.end(), 0) - actions.begin());
   BatchSizeEnv balanced(source, options);
   options.action_base = ActionBase::kCurrent;
   BatchSizeEnv current(source, options);

@@ -169,7 +169,8 @@ TEST_CASE("Invalid options are an EnvError naming the option") {
     return env_error([&] { BatchSizeEnv env(quickstart(), options); });
   };
   CHECK(make({.decision_interval = 0}) == "decision_interval: expected k >= 1 iterations, found 0");
-  CHECK(make({.actions = {}}) == "actions: expected at least one batch change");
+  CHECK(make({.actions = {-50, 0}, .action_base = ActionBase::kNoise}) ==
+        "actions: expected percentages of the noise scale above 0, found -50");
   CHECK(make({.min_batch = 0}) == "min_batch: expected >= 1, found 0");
   CHECK(make({.min_batch = 64, .max_batch = 32}) ==
         "max_batch: expected >= min_batch (64), found 32");

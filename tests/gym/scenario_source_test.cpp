@@ -36,6 +36,7 @@ TEST_CASE("Samples vary within the declared ranges") {
                                  .max_bandwidth_gbps = 40,
                                  .max_loss_rate = 1e-3,
                                  .background_probability = 0.5,
+                                 .tiers = {1},
                                  .workloads = {"resnet18-cifar10", "vgg11-cifar10"},
                                  .optimizers = {"sgd", "adam"}});
   std::set<std::size_t> sizes;
@@ -64,6 +65,30 @@ TEST_CASE("Samples vary within the declared ranges") {
   CHECK(with_background < 50);
   CHECK(workloads.size() == 2);
   CHECK(optimizers.size() == 2);
+}
+
+TEST_CASE("The default family spans 4-256 workers, one- to three-tier fabrics, ring and PS") {
+  const ScenarioSampler sampler({});
+  std::size_t smallest = 1000, largest = 0, parameter_servers = 0;
+  std::set<std::size_t> switch_counts;
+  std::set<int> start_batches;
+  for (std::uint64_t seed = 0; seed < 80; ++seed) {
+    const auto scenario = sampler.scenario_for(seed);
+    const std::size_t workers = scenario->worker_hosts.size();
+    smallest = std::min(smallest, workers);
+    largest = std::max(largest, workers);
+    switch_counts.insert(scenario->topology.switches().size());
+    parameter_servers += scenario->sync.architecture == SyncArchitecture::kParameterServer;
+    CHECK(scenario->batch_size >= 32);
+    CHECK(scenario->batch_size <= 256);
+    start_batches.insert(scenario->batch_size);
+  }
+  CHECK(smallest < 8);
+  CHECK(largest > 128);
+  CHECK(switch_counts.size() > 3);  // stars have one switch, fabrics several
+  CHECK(parameter_servers > 5);
+  CHECK(parameter_servers < 40);
+  CHECK(start_batches.size() > 20);
 }
 
 TEST_CASE("An environment over the sampler runs episodes of different cluster sizes") {
