@@ -12,6 +12,7 @@
 
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
+#include "apps/policy_selection.h"
 #include "apps/progress.h"
 #include "apps/run_directory.h"
 #include "apps/scenarios.h"
@@ -39,7 +40,13 @@ constexpr std::int64_t kMaxEvalSeeds = 100000;
 struct Evaluation {
   std::optional<double> time_to_target_s;
   double final_accuracy = 0;
+  /// PolicySelection's score of this policy, when the run selects.
+  std::optional<double> selection_score;
 };
+
+/// The held-out clusters `--select-on validation` names.
+constexpr const char* kValidationScenarios[] = {
+    "v4_extreme", "v16_lossy", "v32_ps", "v64_leafspine", "v128_threetier", "v256_leafspine"};
 
 /// The greedy policy on the evaluation scenario over a few seeds: mean time to target (runs
 /// that miss count with their total time) and mean final accuracy.
@@ -124,12 +131,17 @@ struct TrainOptions {
   bool randomize = false;
   bool resume = false;
   bool quiet = false;
-  PpoOptions ppo;
+  /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
+  /// which the noise base learns better with (docs/ppo.md).
+  PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};
   std::int64_t seed = static_cast<std::int64_t>(PpoOptions{}.seed);
-  EnvOptions env;
-  std::string action_base{action_base_name(EnvOptions{}.action_base)};
+  /// The noise-scale action base, deciding every 20 iterations (docs/ppo.md).
+  EnvOptions env{.decision_interval = 20, .action_base = ActionBase::kNoise};
+  std::string action_base{action_base_name(env.action_base)};
   /// The ranges of the randomized family (base and overrides set with --randomize).
   SamplerOptions sampler;
+  /// Scenarios the policy is selected on (--select-on; "validation" expanded).
+  std::vector<std::string> select_on;
 };
 
 void write_int_list(JsonWriter& json, const std::vector<int>& values) {
@@ -199,7 +211,8 @@ void write_environment(JsonWriter& json, const EnvOptions& env) {
 /// run.json: every option of the run (PPO's as its --options name them, with those train does
 /// not expose), the randomization ranges with --randomize, and the resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
-                    std::int64_t updates, const Scenario& scenario) {
+                    std::int64_t updates, const Scenario& scenario,
+                    const PolicySelection* selection) {
   std::ofstream out(file);
   JsonWriter json(out);
   json.begin_object();
@@ -240,6 +253,15 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
     json.key("randomization");
     write_randomization(json, run.sampler);
   }
+  if (selection) {
+    json.key("selection");
+    json.begin_object();
+    json.key("scenarios");
+    write_string_list(json, run.select_on);
+    json.key("score");
+    json.value(*selection->best());
+    json.end_object();
+  }
   json.key("config");
   json.value(scenario.resolved);
   json.end_object();
@@ -263,9 +285,14 @@ po::options_description describe(TrainOptions& o) {
       ("threads", po::value(&o.threads)->default_value(o.threads), "environment threads, 0 = one per core")
       ("decision-interval", po::value(&o.env.decision_interval)
            ->default_value(o.env.decision_interval), "iterations between decisions, k")
+      ("select-on", po::value(&o.select_on)->composing(),
+       "scenario to select the policy on, repeatable ('validation': the six embedded validation "
+       "clusters): policy.pt is the evaluated policy that did best there against the "
+       "heuristics, last_policy.pt the final one")
       ("action-base", po::value(&o.action_base)->default_value(o.action_base),
        "what actions change: current (each worker's batch), balanced (its speed-proportional "
-       "share of the global batch) or global (the global batch, in percent, split by speed)")
+       "share of the global batch), global (the global batch, in percent) or noise (the global "
+       "batch as a percentage of the gradient noise scale); global and noise split by speed")
       ("learning-rate", with_default(&o.ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
       ("rollout-steps", po::value(&o.ppo.rollout_steps)->default_value(o.ppo.rollout_steps),
@@ -278,7 +305,8 @@ po::options_description describe(TrainOptions& o) {
       ("single-explorer", po::bool_switch(&o.ppo.single_explorer),
        "one worker per environment explores per decision; the others act greedily")
       ("coordinated-exploration", po::bool_switch(&o.ppo.coordinated_exploration),
-       "workers of an environment sample their actions with one shared random number")
+       "workers of an environment sample their actions with one shared random number (always "
+       "with the global and noise bases)")
       ("initial-hold", with_default(&o.ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
       ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every),
@@ -321,6 +349,17 @@ void check(TrainOptions& o) {
     }
     o.sampler.optimizers = {"sgd", "adam"};
   }
+  std::vector<std::string> select_on;
+  for (const std::string& name : o.select_on) {
+    if (name != "validation") {
+      select_on.push_back(name);
+      continue;
+    }
+    for (const char* cluster : kValidationScenarios) {
+      select_on.push_back(std::string("embedded:/scenarios/validation/") + cluster + ".yaml");
+    }
+  }
+  o.select_on = std::move(select_on);
 }
 
 /// What a resume must repeat beside the PPO options.
@@ -338,7 +377,7 @@ class TrainCurve {
   TrainCurve(const std::filesystem::path& file, const std::vector<std::string>& kept_rows)
       : csv_(file, {"update", "env_steps", "wall_s", "mean_return", "eval_time_to_target_s",
                     "eval_final_accuracy", "mean_episode_time_s", "explained_variance", "entropy",
-                    "approx_kl", "clip_fraction"}) {
+                    "approx_kl", "clip_fraction", "selection_score"}) {
     for (const std::string& row : kept_rows) csv_.row_text(row);
   }
 
@@ -350,7 +389,8 @@ class TrainCurve {
          << (evaluation ? evaluation->time_to_target_s : std::nullopt)
          << (evaluation ? std::optional(evaluation->final_accuracy) : std::nullopt)
          << known(stats.mean_episode_time_s) << known(stats.explained_variance)
-         << stats.losses.entropy << stats.losses.approx_kl << stats.losses.clip_fraction;
+         << stats.losses.entropy << stats.losses.approx_kl << stats.losses.clip_fraction
+         << (evaluation ? evaluation->selection_score : std::nullopt);
     csv_.end_row();
     csv_.flush();
   }
@@ -387,10 +427,38 @@ std::string progress_status(const UpdateStats& stats, double last_return,
          " | eval time-to-target " + last_eval;
 }
 
+/// Where a selecting run keeps its best policy until it ends.
+constexpr const char* kSelectedPolicy = "selected_policy.pt";
+
+/// The selection on --select-on's scenarios (their heuristics run once here), none without.
+std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o) {
+  if (o.select_on.empty()) return nullptr;
+  std::vector<std::shared_ptr<const Scenario>> scenarios;
+  for (const std::string& path : o.select_on) {
+    scenarios.push_back(std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {})));
+  }
+  return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
+}
+
+/// Writes policy.pt: the final policy, or with a selection the best it scored (the final one
+/// included), the final one then in last_policy.pt.
+void write_policy(PpoTrainer& trainer, const RunDirectory& directory,
+                  PolicySelection* selection) {
+  if (!selection) {
+    trainer.export_policy(directory.file("policy.pt"));
+    return;
+  }
+  const std::filesystem::path last = directory.file("last_policy.pt");
+  trainer.export_policy(last);
+  selection->consider(last, directory.file(kSelectedPolicy));
+  std::filesystem::rename(directory.file(kSelectedPolicy), directory.file("policy.pt"));
+}
+
 /// Trains to the end or an interrupt; after each update: evaluation when due, a curve row,
 /// the checkpoint when due (and on the interrupt), the progress line. True if interrupted.
 bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& directory,
-                const TrainOptions& o, const std::shared_ptr<const Scenario>& scenario) {
+                const TrainOptions& o, const std::shared_ptr<const Scenario>& scenario,
+                PolicySelection* selection) {
   const InterruptScope interrupt;
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
@@ -405,6 +473,12 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
       last_eval = evaluation->time_to_target_s
                       ? format_rounded(*evaluation->time_to_target_s) + " s"
                       : "not reached";
+      if (selection) {
+        selection->consider(policy_file, directory.file(kSelectedPolicy));
+        evaluation->selection_score = selection->last();
+        last_eval += " | selection " + format_rounded(*selection->last()) + " (best " +
+                     format_rounded(*selection->best()) + ")";
+      }
     }
     curve.add(stats, evaluation);
     if (stats.update % o.checkpoint_every == 0 || interrupt.requested()) {
@@ -435,22 +509,32 @@ int run_train(const std::vector<std::string>& args) {
   VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
                  static_cast<std::size_t>(o.threads));
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
+  const std::unique_ptr<PolicySelection> selection = make_selection(o);
   RunDirectory directory(o.out, "train",
                          o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
   TrainCurve curve = start_curve(directory, trainer, o.resume);
-  if (train_loop(trainer, curve, directory, o, scenario)) {
+  // A resumed run scores the policy it had kept again.
+  if (selection && o.resume && std::filesystem::exists(directory.file(kSelectedPolicy))) {
+    selection->consider(directory.file(kSelectedPolicy), directory.file(kSelectedPolicy));
+  }
+  if (train_loop(trainer, curve, directory, o, scenario, selection.get())) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
   }
   curve.close();
   trainer.save_checkpoint(directory.file("checkpoint.pt"));
-  trainer.export_policy(directory.file("policy.pt"));
-  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario);
+  write_policy(trainer, directory, selection.get());
+  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario, selection.get());
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
             << "wrote " << directory.final_path().string()
-            << "/{policy.pt,checkpoint.pt,train_curve.csv,run.json}\n";
+            << "/{policy.pt," << (selection ? "last_policy.pt," : "")
+            << "checkpoint.pt,train_curve.csv,run.json}\n";
+  if (selection) {
+    std::cout << "selected the policy that scored " << format_rounded(*selection->best())
+              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n";
+  }
   return 0;
 }
 

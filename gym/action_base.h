@@ -36,6 +36,11 @@ std::string_view action_base_name(ActionBase base);
 std::optional<ActionBase> parse_action_base(std::string_view name);
 /// Every name, for error messages and help texts.
 std::string action_base_names();
+/// Whether the workers' actions under `base` meet in one change of the global batch (global,
+/// noise) rather than each moving its own batch.
+constexpr bool shares_one_action(ActionBase base) {
+  return base == ActionBase::kGlobal || base == ActionBase::kNoise;
+}
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
 /// global batch in percent, for kNoise percentages of the noise scale.
 std::vector<int> default_actions(ActionBase base);

@@ -32,8 +32,12 @@ struct StepActions {
 
 class Exploration {
  public:
-  explicit Exploration(const PpoOptions& options)
-      : coordinated_(options.coordinated_exploration), single_explorer_(options.single_explorer) {}
+  /// Coordinated when the options say so, and always when `shared_action`: when the workers'
+  /// choices meet in one global batch (the global and noise action bases), independent draws
+  /// would average each other out and the cluster would hardly explore.
+  Exploration(const PpoOptions& options, bool shared_action)
+      : coordinated_(options.coordinated_exploration || shared_action),
+        single_explorer_(options.single_explorer) {}
 
   /// The actions for `rows` normalized observations grouped by environment, drawing from `rng`
   /// in a fixed order (every group's uniform numbers, then every group's explorer).

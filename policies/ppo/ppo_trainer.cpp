@@ -148,7 +148,7 @@ struct PpoTrainer::Impl {
                                              options,
                                              neutral_action(envs.env(0).options().action_base,
                                                             envs.env(0).options().actions))),
-        exploration(options),
+        exploration(options, shares_one_action(envs.env(0).options().action_base)),
         statistics(features),
         environments(envs.size()) {}
 

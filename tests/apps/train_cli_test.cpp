@@ -2,6 +2,9 @@
 // through `export` and `evaluate`; bad policies and resumes are refused with status 2.
 #include <doctest/doctest.h>
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 #include <map>
 
 #include "tests/apps/run_dynamix.h"
@@ -133,6 +136,40 @@ TEST_CASE("train refuses each option out of range with status 2 and one line nam
 /// A tiny training run: 2 updates of 2 environments × 4 decisions.
 const std::string kTinyRun =
     "train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set training.budget_epochs=1";
+
+TEST_CASE("train --select-on keeps the evaluated policy that scored best on the held-out set") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "train --steps 2048 --envs 2 --rollout-steps 64 --eval-every 4 --eval-seeds 1 "
+      "--select-on quickstart --select-on lossy8 --seed 2 --quiet --out " +
+      quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  CHECK(run.stdout_text.find("selected the policy that scored") != std::string::npos);
+  const fs::path dir = work.path() / "train";
+  CHECK(fs::exists(dir / "last_policy.pt"));
+  CHECK_FALSE(fs::exists(dir / "selected_policy.pt"));
+  // Scores every 4 updates (16 in all), and the final policy's among them.
+  const Csv curve = read_csv(dir / "train_curve.csv");
+  const std::size_t column = curve.column("selection_score");
+  std::vector<double> scores;
+  for (const auto& row : curve.rows) {
+    if (!row[column].empty()) scores.push_back(std::stod(row[column]));
+  }
+  REQUIRE(scores.size() == 4);
+  const YAML::Node selection = YAML::LoadFile((dir / "run.json").string())["selection"];
+  CHECK(selection["scenarios"].size() == 2);
+  CHECK(selection["score"].as<double>() ==
+        doctest::Approx(*std::min_element(scores.begin(), scores.end())));
+  // The kept policy is the one that scored best: it runs like any policy.pt.
+  const Outcome evaluated = dynamix("evaluate --policies ppo:" + quoted(dir / "policy.pt") +
+                                    " --seeds 1 --set training.budget_epochs=2 --out " +
+                                    quoted(work / "eval"));
+  CHECK_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+  const Outcome unknown = dynamix("train --steps 100 --select-on nowhere --out " +
+                                  quoted(work / "refused"));
+  CHECK(unknown.status == 2);
+  CHECK_FALSE(fs::exists(work.path() / "refused"));
+}
 
 TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and policy.pt") {
   TempDirectory work;
