@@ -107,6 +107,7 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
   run_window();
   window_.train_accuracy_change = 0;
+  expected_accuracy_ = run_->expected_accuracy();
   reward_ = options_.reward;
   resolve_reward_scales(seed, reference, initial == reference);
   builder_.build(window_, result.observation);
@@ -258,7 +259,11 @@ void BatchSizeEnv::advance(StepResult& out) {
   run_window();
   builder_.build(window_, out.observation);
   out.rewards.resize(run_->workers());
-  compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards);
+  const double expected = run_->expected_accuracy();
+  compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards,
+                  reward_.noise_free_accuracy ? std::optional(expected - expected_accuracy_)
+                                              : std::nullopt);
+  expected_accuracy_ = expected;
   out.terminated = target_ends_episode();
   out.truncated = !out.terminated && run_->budget_exhausted();
   done_ = out.terminated || out.truncated;

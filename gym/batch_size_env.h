@@ -141,6 +141,8 @@ class BatchSizeEnv {
   WindowMetrics window_;
   IterationObserver observer_;
   std::int64_t decision_ = 0;
+  /// TrainingRun::expected_accuracy at the last decision (the noise-free reward's potential).
+  double expected_accuracy_ = 0;
   bool done_ = true;
 };
 

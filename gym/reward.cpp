@@ -25,13 +25,14 @@ RewardKind parse_reward_kind(std::string_view name) {
 }
 
 void compute_rewards(const RewardOptions& options, Optimizer optimizer, const WindowMetrics& window,
-                     std::span<float> rewards) {
+                     std::span<float> rewards, std::optional<double> accuracy_change) {
   DYNAMIX_CHECK(rewards.size() == window.workers.size(),
                 rewards.size() << " rewards for " << window.workers.size() << " workers");
   if (options.kind == RewardKind::kTimeToTarget) {
     DYNAMIX_CHECK(options.time_scale_s > 0, "time scale " << options.time_scale_s);
     const double window_s = window.iteration_s * static_cast<double>(window.iterations);
-    const double reward = options.accuracy_weight * window.train_accuracy_change -
+    const double reward =
+        options.accuracy_weight * accuracy_change.value_or(window.train_accuracy_change) -
                           options.time_weight * window_s / options.time_scale_s;
     std::fill(rewards.begin(), rewards.end(), static_cast<float>(reward));
     return;

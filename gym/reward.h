@@ -1,6 +1,7 @@
 // Rewards for the batch-size agent: the DYNAMIX per-worker reward and a time-to-target reward.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,8 +37,12 @@ struct RewardOptions {
   double delta = 0.02;
   /// DYNAMIX: weight of the gradient-noise term for Adam (η).
   double eta = 0.05;
-  /// Time-to-target: weight of the change of mean train accuracy (potential-based shaping).
+  /// Time-to-target: weight of the change of accuracy (potential-based shaping).
   double accuracy_weight = 1.0;
+  /// Time-to-target: the accuracy whose change is rewarded is the simulator's noise-free
+  /// validation accuracy (TrainingRun::expected_accuracy), not the window's measured train
+  /// accuracy, whose sampling noise is larger than a window's change (docs/ppo.md).
+  bool noise_free_accuracy = true;
   /// Time-to-target: penalty per time_scale_s of simulated time.
   double time_weight = 0.01;
   /// Time-to-target: the time unit of the penalty; 0 means the duration of a window of k
@@ -54,9 +59,11 @@ struct RewardOptions {
 };
 
 /// Per-worker rewards for one window, written into `rewards` (size = workers).
-/// kTimeToTarget needs options.time_scale_s > 0 (the environment resolves 0 at reset).
+/// kTimeToTarget needs options.time_scale_s > 0 (the environment resolves 0 at reset) and
+/// rewards `accuracy_change`, the window's train_accuracy_change when none is given.
 void compute_rewards(const RewardOptions& options, Optimizer optimizer, const WindowMetrics& window,
-                     std::span<float> rewards);
+                     std::span<float> rewards,
+                     std::optional<double> accuracy_change = std::nullopt);
 /// The extra (negative) reward of a time-to-target run that ended at `time_s` without reaching
 /// its target: time_weight·(miss_time_s − time_s)/time_scale_s; 0 for other kinds or when
 /// charge_miss is off.

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # The main job on the embedded default scenario: installs what is missing and builds, trains a
-# PPO batch-size policy on the quick-start cluster, exports policy.pt, and evaluates it against
-# the baselines and the oracle schedule on the training scenario and on scenarios it never saw. Extra arguments go to
-# `dynamix train` (e.g. --steps 50000 for a shorter run).
+# PPO batch-size policy on the quick-start cluster's randomized family (4-256 workers), keeps the
+# snapshot that did best on the six validation clusters, exports policy.pt, and evaluates it
+# against the baselines and the oracle schedule on the five shipped scenarios, then against the
+# baselines on the validation clusters (which selected it: read those as optimistic). Extra
+# arguments go to `dynamix train` (e.g. --steps 50000 for a shorter run).
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 runs=runs/quickstart
 dynamix=./build/apps/dynamix
-"$dynamix" train --out "$runs/train" "$@"
+"$dynamix" train --randomize --select-on validation --out "$runs/train" "$@"
 scenarios=()
 for name in quickstart hetero32 lossy8 background8 ps16_incast; do
   scenarios+=(--scenario "embedded:/scenarios/$name.yaml")
 done
 "$dynamix" evaluate "${scenarios[@]}" --seeds 5 --oracle --out "$runs/evaluate" \
+  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,ppo=ppo:$runs/train/policy.pt"
+validation=()
+for name in v4_extreme v16_lossy v32_ps v64_leafspine v128_threetier v256_leafspine; do
+  validation+=(--scenario "embedded:/scenarios/validation/$name.yaml")
+done
+"$dynamix" evaluate "${validation[@]}" --seeds 5 --out "$runs/validation" \
   --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,ppo=ppo:$runs/train/policy.pt"
 # The report: the training curve and the evaluation as figures (notebooks_export/).
 scripts/report.sh "$runs/train"

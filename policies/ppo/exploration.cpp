@@ -18,6 +18,13 @@ StepActions Exploration::act(PpoLearner& learner, std::span<const float> normali
   if (rows == 0) return step;
   learner.act(normalized, uniforms(groups, rows, rng), step.actions, step.log_probs, step.values);
   if (single_explorer_) keep_one_explorer(learner, normalized, groups, rng, step);
+  if (one_row_per_decision_) {
+    for (const WorkerGroup& group : groups) {
+      if (group.workers == 0) continue;
+      const std::size_t kept = rng.below(group.workers);
+      for (std::size_t w = 0; w < group.workers; ++w) step.sampled[group.first_row + w] = w == kept;
+    }
+  }
   return step;
 }
 

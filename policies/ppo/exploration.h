@@ -34,10 +34,16 @@ class Exploration {
  public:
   /// Coordinated when the options say so, and always when `shared_action`: when the workers'
   /// choices meet in one global batch (the global and noise action bases), independent draws
-  /// would average each other out and the cluster would hardly explore.
+  /// would average each other out and the cluster would hardly explore. With `shared_action`
+  /// one random worker's row per environment and decision is kept for training: the decision
+  /// is one, and a sample per worker would weigh a 256-worker cluster 64 times a 4-worker one.
   Exploration(const PpoOptions& options, bool shared_action)
       : coordinated_(options.coordinated_exploration || shared_action),
-        single_explorer_(options.single_explorer) {}
+        single_explorer_(options.single_explorer),
+        one_row_per_decision_(shared_action && !options.single_explorer) {}
+
+  /// Whether updates train only on the rows StepActions::sampled marks.
+  bool trains_on_sampled_rows() const { return single_explorer_ || one_row_per_decision_; }
 
   /// The actions for `rows` normalized observations grouped by environment, drawing from `rng`
   /// in a fixed order (every group's uniform numbers, then every group's explorer).
@@ -55,6 +61,7 @@ class Exploration {
 
   bool coordinated_;
   bool single_explorer_;
+  bool one_row_per_decision_;
 };
 
 }  // namespace dynamix

@@ -389,9 +389,9 @@ struct PpoTrainer::Impl {
         options.gamma, options.gae_lambda, rollout.advantages, rollout.returns);
     UpdateStats stats;
     stats.learning_rate = learning_rate(total_updates);
-    const Rollout explored =
-        options.single_explorer ? sampled_only(rollout, buffer.sampled) : Rollout{};
-    const Rollout& trained = options.single_explorer ? explored : rollout;
+    const bool subset = exploration.trains_on_sampled_rows();
+    const Rollout explored = subset ? sampled_only(rollout, buffer.sampled) : Rollout{};
+    const Rollout& trained = subset ? explored : rollout;
     stats.losses = learner->update(trained, stats.learning_rate, rng);
     ++updates;
 

@@ -17,9 +17,9 @@ varying per episode with randomize=True (observation_space and action_space then
 current episode and are set by reset).
 
 Options (keyword arguments of make_env and make_vector_env): overrides (a list of
-"dotted.key=value", as --set), decision_interval (k, 10), action_base ("balanced" or
-"current"), min_batch (32), max_batch (1024), initial_batch (0: the scenario's batch_size),
-stop_at_target (True), randomize (False), min_workers / max_workers (4 / 16, with randomize).
+"dotted.key=value", as --set), decision_interval (k, 10), action_base ("balanced",
+"current", "global" or "noise"), min_batch (32), max_batch (1024), initial_batch (0: the scenario's batch_size),
+stop_at_target (True), randomize (False), min_workers / max_workers (4 / 256, with randomize).
 """
 import numpy as np
 

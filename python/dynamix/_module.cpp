@@ -50,8 +50,8 @@ struct Options {
   int initial_batch = 0;
   bool stop_at_target = true;
   bool randomize = false;
-  int min_workers = 4;
-  int max_workers = 16;
+  int min_workers = SamplerOptions{}.min_workers;
+  int max_workers = SamplerOptions{}.max_workers;
 };
 
 EnvOptions env_options(const Options& o) {

@@ -68,6 +68,9 @@ class TrainingRun {
   std::uint64_t events() const { return sim_.events_fired(); }
   /// The latest validation accuracy, if any epoch has completed.
   std::optional<double> validation_accuracy() const { return validation_accuracy_; }
+  /// The validation accuracy the model stands at now, without a validation set's sampling
+  /// noise: what only a simulator knows (a training reward may use it; no observation does).
+  double expected_accuracy() const { return dynamics_.validation_accuracy(); }
   std::optional<TimePoint> time_to_target() const { return time_to_target_; }
   bool reached_target() const { return time_to_target_.has_value(); }
   /// True once the scenario's epoch, time or iteration budget is spent.

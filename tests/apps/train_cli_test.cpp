@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "tests/apps/run_dynamix.h"
 
@@ -50,10 +51,36 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
     CHECK(curve.at(bin) >= std::stod(row[2]));
     CHECK(curve.at(bin) <= std::stod(row[3]));
   }
-  // The band itself must say something: every bin is narrower than the distance between a
-  // curve of runs that all miss the target (about -6) and one of runs that all reach it at the
-  // static batch's pace (about -3.5) plus margins; training seeds do diverge that much.
-  for (const auto& row : band.rows) CHECK(std::stod(row[3]) - std::stod(row[2]) < 3.0);
+  // The band itself must say something: returns lie between about -1.4 and -2.5 (k = 20,
+  // the randomized start of each update's episodes); the stored bins, the range of seeds 1-4
+  // plus margins, are 0.25-1.07 wide, and a bin of 1.5 would admit nearly any curve.
+  for (const auto& row : band.rows) CHECK(std::stod(row[3]) - std::stod(row[2]) < 1.5);
+
+  {  // Proof of learning: the trained policy departs from the untrained one's neutral action
+     // (which a 1-update policy still takes everywhere) and so evaluates differently.
+    const Outcome untrained = dynamix("train --steps 512 --envs 8 --eval-every 1000 --seed 1 --out " +
+                                      quoted(work / "untrained"));
+    REQUIRE_MESSAGE(untrained.status == 0, untrained.stderr_text);
+    const Outcome compared = dynamix(
+        "evaluate --seeds 2 --policies trained=ppo:" + quoted(work / "train/policy.pt") +
+        ",untrained=ppo:" + quoted(work / "untrained/policy.pt") + " --out " +
+        quoted(work / "compared"));
+    REQUIRE_MESSAGE(compared.status == 0, compared.stderr_text);
+    const Csv results = read_csv(work.path() / "compared" / "results.csv");
+    REQUIRE(results.rows.size() == 4);
+    const std::size_t departures = results.column("departure_share");
+    double trained = 0, untrained_share = 0;
+    std::set<std::string> outcomes[2];
+    for (const auto& row : results.rows) {
+      const bool is_trained = row[results.column("policy")] == "trained";
+      (is_trained ? trained : untrained_share) += std::stod(row[departures]);
+      outcomes[is_trained ? 1 : 0].insert(row[results.column("time_to_target_s")] + " " +
+                                           row[results.column("mean_batch_size")]);
+    }
+    CHECK(untrained_share == 0);
+    CHECK(trained > 0);
+    CHECK(outcomes[0] != outcomes[1]);
+  }
 
   {  // Its policy.pt re-exports from the checkpoint and runs in evaluate.
     const Csv curve_csv = read_csv(work.path() / "train" / "train_curve.csv");
