@@ -229,7 +229,7 @@ PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
   metadata.action_base = *base;
   if (const std::optional<int> bad = invalid_action(metadata.action_base, metadata.actions)) {
     throw PolicyFileError(source, 0, "actions.json", action_rule(metadata.action_base),
-                          std::to_string(*bad));
+                          "'" + std::to_string(*bad) + "'");
   }
   metadata.decision_interval = parse_int(files.at("decision_interval"), source, "decision_interval",
                                          1, kMaxDecisionInterval);

@@ -252,8 +252,18 @@ TEST_CASE("A policy whose action base this build does not know is refused") {
   files["action_base"] = "sideways";
   CHECK_THROWS_WITH_AS(
       from_extra_files(files, "policy.pt"),
-      "policy.pt: action_base: expected one of current, balanced, found 'sideways'",
+      "policy.pt: action_base: expected one of current, balanced, global, noise, found "
+      "'sideways'",
       PolicyFileError);
+  // A noise-base policy's actions are percentages of the noise scale, all above 0.
+  files["action_base"] = "noise";
+  files["actions.json"] = "[0, 100, 400]";
+  CHECK_THROWS_WITH_AS(from_extra_files(files, "policy.pt"),
+                       "policy.pt: actions.json: expected percentages of the noise scale above 0, "
+                       "found '0'",
+                       PolicyFileError);
+  files["actions.json"] = "[100, 400]";
+  CHECK(from_extra_files(files, "policy.pt").action_base == ActionBase::kNoise);
 }
 
 TEST_CASE("A policy.pt with metadata out of range is refused in one short line naming the entry") {
