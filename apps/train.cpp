@@ -340,6 +340,7 @@ void check(TrainOptions& o) {
                      "'" + o.action_base + "'");
   }
   o.env.action_base = *base;
+  o.env.actions = default_actions(o.env.action_base);
   if (o.randomize) {
     o.sampler.base = o.scenario_path;
     o.sampler.overrides = o.overrides;

@@ -26,10 +26,11 @@ fs::path write_policy(const fs::path& directory) {
   const ObservationBuilder builder;
   const EnvOptions options;
   const std::size_t features = builder.schema().features_per_worker();
-  PpoLearner learner(features, options.actions.size(), {.seed = 5});
+  const std::vector<int> actions = default_actions(options.action_base);
+  PpoLearner learner(features, actions.size(), {.seed = 5});
   PolicySnapshot snapshot;
   snapshot.metadata = {.schema_json = builder.schema().to_json(),
-                       .actions = options.actions,
+                       .actions = actions,
                        .action_base = options.action_base,
                        .min_batch = options.min_batch,
                        .max_batch = options.max_batch,

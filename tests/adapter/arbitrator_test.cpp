@@ -33,10 +33,11 @@ std::filesystem::path write_policy(const TempDirectory& directory, ActionBase ba
   const ObservationBuilder builder;
   const EnvOptions options;
   const std::size_t features = builder.schema().features_per_worker();
-  PpoLearner learner(features, options.actions.size(), {.seed = 5});
+  const std::vector<int> actions = default_actions(base);
+  PpoLearner learner(features, actions.size(), {.seed = 5});
   PolicySnapshot snapshot;
   snapshot.metadata = {.schema_json = builder.schema().to_json(),
-                       .actions = options.actions,
+                       .actions = actions,
                        .action_base = base,
                        .min_batch = options.min_batch,
                        .max_batch = options.max_batch,
@@ -175,7 +176,7 @@ TEST_CASE("Arbitrator refuses a policy of another schema, naming the difference"
   snapshot.metadata = {.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
                                       R"({"name": "b", "unit": "1"}], "global": [{"name": )"
                                       R"("c", "unit": "1"}]})",
-                       .actions = EnvOptions{}.actions,
+                       .actions = default_actions(ActionBase::kBalanced),
                        .min_batch = 32,
                        .max_batch = 1024,
                        .decision_interval = 10};

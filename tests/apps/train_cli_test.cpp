@@ -272,7 +272,7 @@ TEST_CASE("train --resume with other options or another scenario is refused nami
       {"train --steps 32 --envs 2 --rollout-steps 4 --eval-every 100 --set "
        "training.budget_epochs=1",
        ": --steps: expected '16'"},
-      {kTinyRun + " --learning-rate 0.001", ": --learning-rate: expected '0.0003'"},
+      {kTinyRun + " --learning-rate 0.002", ": --learning-rate: expected '0.001'"},
       {kTinyRun + " --gamma 0.99", ": --gamma: expected '0.999'"},
       {"train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set "
        "training.budget_epochs=2",
@@ -313,7 +313,8 @@ TEST_CASE("train refuses an unknown action base with status 2, naming both") {
       dynamix("train --action-base sideways --steps 100 --out " + quoted(work / "train"));
   CHECK(refused.status == 2);
   CHECK(refused.stderr_text ==
-        "dynamix: --action-base: expected one of current, balanced, found 'sideways'\n");
+        "dynamix: --action-base: expected one of current, balanced, global, noise, found "
+        "'sideways'\n");
   CHECK_FALSE(fs::exists(work.path() / "train"));
 }
 
@@ -345,12 +346,12 @@ TEST_CASE("train --help shows its defaults as they were written") {
   const Outcome help = dynamix("train --help");
   REQUIRE(help.status == 0);
   for (const std::string shown :
-       {"--learning-rate arg (=0.0003)", "--gae-lambda arg (=0.95)", "--gamma arg (=0.999)",
-        "--entropy-coef arg (=0.01)", "--initial-hold arg (=0.8)", "--quiet"}) {
+       {"--learning-rate arg (=0.001)", "--gae-lambda arg (=0.95)", "--gamma arg (=0.999)",
+        "--entropy-coef arg (=0.01)", "--initial-hold arg (=0.5)", "--quiet"}) {
     CAPTURE(shown);
     CHECK(help.stdout_text.find(shown) != std::string::npos);
   }
-  CHECK(help.stdout_text.find("0.000299") == std::string::npos);
+  CHECK(help.stdout_text.find("0.00099") == std::string::npos);
   CHECK(help.stdout_text.find("0.9499") == std::string::npos);
 }
 
