@@ -169,8 +169,21 @@ std::vector<int> SchedulePolicy::decide(const BatchSizeEnv& env, const Observati
   return model_.proportional_split(global, env.options().min_batch, memory_limits(env));
 }
 
+std::vector<int> NoiseRatioPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+  const std::vector<int> percent = {percent_};
+  const std::vector<int> chosen(env.workers(), 0);
+  requested_batches(ActionBase::kNoise, percent, env.window(), env.batches(), chosen, requested_);
+  std::vector<int> batches(requested_.size());
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    batches[w] = static_cast<int>(
+        std::clamp<long long>(requested_[w], env.options().min_batch, env.options().max_batch));
+  }
+  return batches;
+}
+
 std::string baseline_names() {
-  return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...";
+  return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/..., "
+         "noise:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -184,6 +197,13 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   }
   if (name.starts_with("schedule:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(9), source));
+  }
+  if (name.starts_with("noise:")) {
+    int percent = 0;
+    if (!parse_whole(name.substr(6), percent) || percent < 1) {
+      throw InputError(source, 0, "", "noise:R with an integer percentage R >= 1", "'" + name + "'");
+    }
+    return std::make_unique<NoiseRatioPolicy>(percent);
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();

@@ -24,6 +24,7 @@ using testing::TempDirectory;
 
 std::vector<std::string> field_names(const pb::Descriptor* descriptor) {
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(descriptor->field_count()));
   for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
   return names;
 }
@@ -45,7 +46,7 @@ std::filesystem::path write_policy(const TempDirectory& directory, ActionBase ba
   snapshot.observation_mean.assign(features, 0.f);
   snapshot.observation_std.assign(features, 1.f);
   snapshot.layers = learner.actor_layers();
-  const std::filesystem::path file = directory / "policy.pt";
+  std::filesystem::path file = directory / "policy.pt";
   save_torchscript_policy(snapshot, file);
   return file;
 }

@@ -280,11 +280,15 @@ TEST_CASE("train --resume with other options or another scenario is refused nami
       {kTinyRun + " --scenario " + quoted((kSourceDir / "scenarios" / "lossy8.yaml").string()),
        ": --scenario: expected 'quickstart'"},
   };
-  for (const auto& [command, message] : cases) {
+  for (const auto& refusal : cases) {
+    const std::string& command = refusal.first;
     CAPTURE(command);
     const Outcome refused = dynamix(command + out);
     CHECK(refused.status == 2);
-    CHECK(refused.stderr_text.starts_with("dynamix: " + checkpoint + message));
+    std::string expected = "dynamix: ";
+    expected += checkpoint;
+    expected += refusal.second;
+    CHECK(refused.stderr_text.starts_with(expected));
     CHECK(std::count(refused.stderr_text.begin(), refused.stderr_text.end(), '\n') == 1);
     CHECK(fs::exists(partial / "checkpoint.pt"));
   }

@@ -28,14 +28,20 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
   for (const char* name :
-       {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns"}) {
+       {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns",
+        "noise:400"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
                        "--policies: expected one of static:B, random, proportional, goodput, "
-                       "goodput+proportional, gns, schedule:B/E:B/..., ppo:PATH, found 'pollux'",
+                       "goodput+proportional, gns, schedule:B/E:B/..., noise:R, ppo:PATH, found "
+                       "'pollux'",
                        InputError);
   CHECK_THROWS_AS(make_baseline("static:0", 1), InputError);
+  CHECK_THROWS_WITH_AS(make_baseline("noise:0", 1, "--policies"),
+                       "--policies: expected noise:R with an integer percentage R >= 1, found "
+                       "'noise:0'",
+                       InputError);
 }
 
 TEST_CASE("A static policy starts and stays at its batch on every worker") {
@@ -92,6 +98,25 @@ TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise s
   CHECK(log.rows().front().batch_size == 32);
   const std::vector<int> batches = last_batches(log, env.workers());
   CHECK(batches[0] > 32);
+}
+
+TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, split by speed") {
+  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}));
+  NoiseRatioPolicy policy(400);
+  env.reset(1, {.initial_batch = 64});
+  StepResult step;
+  for (int decision = 0; decision < 5; ++decision) {
+    const double noise = measured_noise_scale(env.window());
+    REQUIRE(noise > 0);
+    const std::vector<int> batches = policy.decide(env, step.observation);
+    int global = 0;
+    for (int b : batches) global += b;
+    // Within rounding, unless a bound (32 per worker) holds it up.
+    if (4 * noise > 32.0 * static_cast<double>(batches.size())) {
+      CHECK(std::abs(global - 4 * noise) <= static_cast<double>(batches.size()));
+    }
+    env.step_batches(batches, step);
+  }
 }
 
 }  // namespace
