@@ -147,6 +147,29 @@ std::size_t schema_features(const YAML::Node& schema, const std::string& source)
   return features;
 }
 
+/// actions.json: 1 to kMaxPolicyActions distinct integers.
+std::vector<int> read_actions(const std::string& text, const std::string& source) {
+  const YAML::Node actions = parse_json(text, source, "actions.json");
+  if (!actions.IsSequence() || actions.size() < 1 || actions.size() > kMaxPolicyActions) {
+    throw PolicyFileError(source, 0, "actions.json",
+                          "a list of 1 to " + std::to_string(kMaxPolicyActions) + " integers",
+                          excerpt(text));
+  }
+  std::vector<int> out;
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    out.push_back(integer_in(actions[i], -kMaxPolicyBatch, kMaxPolicyBatch, source,
+                             "actions.json[" + std::to_string(i) + "]"));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (out[i] == out[j]) {
+        throw PolicyFileError(source, 0, "actions.json[" + std::to_string(i) + "]",
+                              "a batch change that no other action has",
+                              "a second " + std::to_string(out[i]));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> extra_file_names() {
@@ -191,25 +214,7 @@ PolicyMetadata from_extra_files(const std::map<std::string, std::string>& files,
   metadata.features =
       schema_features(parse_json(metadata.schema_json, source, "schema.json"), source);
 
-  const YAML::Node actions = parse_json(files.at("actions.json"), source, "actions.json");
-  if (!actions.IsSequence() || actions.size() < 1 || actions.size() > kMaxPolicyActions) {
-    throw PolicyFileError(source, 0, "actions.json",
-                          "a list of 1 to " + std::to_string(kMaxPolicyActions) + " integers",
-                          excerpt(files.at("actions.json")));
-  }
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    metadata.actions.push_back(integer_in(actions[i], -kMaxPolicyBatch, kMaxPolicyBatch, source,
-                                          "actions.json[" + std::to_string(i) + "]"));
-  }
-  for (std::size_t i = 0; i < metadata.actions.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (metadata.actions[i] == metadata.actions[j]) {
-        throw PolicyFileError(source, 0, "actions.json[" + std::to_string(i) + "]",
-                              "a batch change that no other action has",
-                              "a second " + std::to_string(metadata.actions[i]));
-      }
-    }
-  }
+  metadata.actions = read_actions(files.at("actions.json"), source);
 
   const YAML::Node bounds = parse_json(files.at("bounds.json"), source, "bounds.json");
   if (!bounds.IsMap()) {

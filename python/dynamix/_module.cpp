@@ -25,7 +25,7 @@ namespace {
 class Published {
  public:
   /// Publishes `scratch` (swapped out; it gets a buffer to reuse) and returns a read-only view.
-  py::array_t<float> publish(std::vector<float>& scratch, std::vector<py::ssize_t> shape) {
+  py::array_t<float> publish(std::vector<float>& scratch, const std::vector<py::ssize_t>& shape) {
     if (current_.use_count() > 1) current_ = std::make_shared<std::vector<float>>();
     std::swap(*current_, scratch);
     auto* owner = new std::shared_ptr<std::vector<float>>(current_);

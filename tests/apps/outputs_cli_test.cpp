@@ -91,8 +91,9 @@ TEST_CASE("summary.json gives the mean iteration time, samples per second and wh
       {"--policy goodput --set training.budget_epochs=1", "epoch_budget"},
   };
   int run = 0;
-  for (const auto& [options, reason] : reasons) {
-    CAPTURE(options);
+  for (const auto& entry : reasons) {
+    const auto& [options, reason] = entry;
+    CAPTURE(entry.first);
     // Appended, not "r" + ...: GCC 12 flags that operator+ with a false -Wrestrict.
     const std::string out = work / std::string("r").append(std::to_string(run++));
     const Outcome outcome = dynamix("simulate --record none " + options + " --out " + quoted(out));

@@ -150,12 +150,16 @@ TEST_CASE("train refuses each option out of range with status 2 and one line nam
       {"--steps 0", "--steps: expected an integer in [1, 1000000000000], found 0"},
   };
   TempDirectory work;
-  for (const auto& [option, message] : cases) {
+  for (const auto& refusal : cases) {
+    const std::string& option = refusal.first;
     CAPTURE(option);
     const std::string steps = option.starts_with("--steps") ? "" : " --steps 100";
-    const Outcome refused = dynamix("train " + option + steps + " --out " + quoted(work / "train"));
+    std::string command = "train ";
+    command += option;
+    command += steps;
+    const Outcome refused = dynamix(command + " --out " + quoted(work / "train"));
     CHECK(refused.status == 2);
-    CHECK(refused.stderr_text == "dynamix: " + message + "\n");
+    CHECK(refused.stderr_text == "dynamix: " + refusal.second + "\n");
     CHECK(fs::is_empty(work.path()));
   }
 }

@@ -10,7 +10,7 @@
 namespace dynamix {
 namespace {
 
-WindowMetrics window_with_speeds(std::vector<double> speeds) {
+WindowMetrics window_with_speeds(const std::vector<double>& speeds) {
   WindowMetrics window;
   for (double speed : speeds) window.workers.push_back({.samples_per_s = speed});
   return window;
@@ -27,7 +27,7 @@ TEST_CASE("names round-trip and unknown names are refused") {
 
 /// The batches workers ask for under `base` with the default action set, all taking `chosen`.
 std::vector<long long> requested(ActionBase base, const WindowMetrics& window,
-                                 std::vector<int> current, std::vector<int> chosen) {
+                                 const std::vector<int>& current, const std::vector<int>& chosen) {
   std::vector<long long> out;
   requested_batches(base, default_actions(base), window, current, chosen, out);
   return out;
@@ -75,9 +75,9 @@ TEST_CASE("global: one change scales the global batch, split by speed, at any cl
 }
 
 /// Workers with speeds and a measured noise scale: σ²_norm·b averages to `noise`.
-WindowMetrics window_with_noise(std::vector<double> speeds, std::vector<double> batches,
-                                double noise) {
-  WindowMetrics window = window_with_speeds(std::move(speeds));
+WindowMetrics window_with_noise(const std::vector<double>& speeds,
+                                const std::vector<double>& batches, double noise) {
+  WindowMetrics window = window_with_speeds(speeds);
   for (std::size_t w = 0; w < window.workers.size(); ++w) {
     window.workers[w].batch_size = batches[w];
     window.workers[w].grad_var_norm = noise / batches[w];

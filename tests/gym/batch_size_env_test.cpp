@@ -8,7 +8,7 @@
 namespace dynamix {
 namespace {
 
-std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides = {}) {
+std::shared_ptr<const ScenarioSource> quickstart(const std::vector<std::string>& overrides = {}) {
   return std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
 }
