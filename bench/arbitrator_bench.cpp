@@ -26,18 +26,14 @@ fs::path write_policy(const fs::path& directory) {
   const ObservationBuilder builder;
   const EnvOptions options;
   const std::size_t features = builder.schema().features_per_worker();
-  const std::vector<int> actions = default_actions(options.action_base);
-  PpoLearner learner(features, actions.size(), {.seed = 5});
-  PolicySnapshot snapshot;
-  snapshot.metadata = {.schema_json = builder.schema().to_json(),
-                       .actions = actions,
-                       .action_base = options.action_base,
-                       .min_batch = options.min_batch,
-                       .max_batch = options.max_batch,
-                       .decision_interval = options.decision_interval};
-  snapshot.observation_mean.assign(features, 0.f);
-  snapshot.observation_std.assign(features, 1.f);
-  snapshot.layers = learner.actor_layers();
+  const PolicySnapshot snapshot =
+      untrained_snapshot({.schema_json = builder.schema().to_json(),
+                          .actions = default_actions(options.action_base),
+                          .action_base = options.action_base,
+                          .min_batch = options.min_batch,
+                          .max_batch = options.max_batch,
+                          .decision_interval = options.decision_interval},
+                         features, 5);
   save_torchscript_policy(snapshot, directory / "policy.pt");
   return directory / "policy.pt";
 }

@@ -522,4 +522,17 @@ CheckpointExtras PpoLearner::read_extras(const std::filesystem::path& file) {
   throw InputError(file.string(), 0, "", "a PPO checkpoint", "an archive without trainer state");
 }
 
+PolicySnapshot untrained_snapshot(PolicyMetadata metadata, std::size_t features,
+                                  std::uint64_t seed) {
+  PpoOptions options;
+  options.seed = seed;
+  const PpoLearner learner(features, metadata.actions.size(), options);
+  PolicySnapshot snapshot;
+  snapshot.metadata = std::move(metadata);
+  snapshot.observation_mean.assign(features, 0.f);
+  snapshot.observation_std.assign(features, 1.f);
+  snapshot.layers = learner.actor_layers();
+  return snapshot;
+}
+
 }  // namespace dynamix

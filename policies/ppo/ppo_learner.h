@@ -90,4 +90,10 @@ class PpoLearner {
   std::unique_ptr<Impl> impl_;
 };
 
+/// An untrained policy of `features` inputs for `metadata` (its actions set the outputs),
+/// initialized from `seed`, with identity observation normalization: what tests and benchmarks
+/// of the serving path load, where the weights do not matter.
+PolicySnapshot untrained_snapshot(PolicyMetadata metadata, std::size_t features,
+                                  std::uint64_t seed);
+
 }  // namespace dynamix

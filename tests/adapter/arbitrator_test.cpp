@@ -34,18 +34,14 @@ std::filesystem::path write_policy(const TempDirectory& directory, ActionBase ba
   const ObservationBuilder builder;
   const EnvOptions options;
   const std::size_t features = builder.schema().features_per_worker();
-  const std::vector<int> actions = default_actions(base);
-  PpoLearner learner(features, actions.size(), {.seed = 5});
-  PolicySnapshot snapshot;
-  snapshot.metadata = {.schema_json = builder.schema().to_json(),
-                       .actions = actions,
-                       .action_base = base,
-                       .min_batch = options.min_batch,
-                       .max_batch = options.max_batch,
-                       .decision_interval = options.decision_interval};
-  snapshot.observation_mean.assign(features, 0.f);
-  snapshot.observation_std.assign(features, 1.f);
-  snapshot.layers = learner.actor_layers();
+  const PolicySnapshot snapshot =
+      untrained_snapshot({.schema_json = builder.schema().to_json(),
+                          .actions = default_actions(base),
+                          .action_base = base,
+                          .min_batch = options.min_batch,
+                          .max_batch = options.max_batch,
+                          .decision_interval = options.decision_interval},
+                         features, 5);
   std::filesystem::path file = directory / "policy.pt";
   save_torchscript_policy(snapshot, file);
   return file;
@@ -172,18 +168,15 @@ TEST_CASE(
 TEST_CASE("Arbitrator refuses a policy of another schema, naming the difference") {
   const TempDirectory directory;
   const ObservationBuilder builder;
-  PpoLearner learner(3, 5, {.seed = 1});
-  PolicySnapshot snapshot;
-  snapshot.metadata = {.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
-                                      R"({"name": "b", "unit": "1"}], "global": [{"name": )"
-                                      R"("c", "unit": "1"}]})",
-                       .actions = default_actions(ActionBase::kBalanced),
-                       .min_batch = 32,
-                       .max_batch = 1024,
-                       .decision_interval = 10};
-  snapshot.observation_mean.assign(3, 0.f);
-  snapshot.observation_std.assign(3, 1.f);
-  snapshot.layers = learner.actor_layers();
+  const PolicySnapshot snapshot = untrained_snapshot(
+      {.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
+                      R"({"name": "b", "unit": "1"}], "global": [{"name": )"
+                      R"("c", "unit": "1"}]})",
+       .actions = default_actions(ActionBase::kBalanced),
+       .min_batch = 32,
+       .max_batch = 1024,
+       .decision_interval = 10},
+      3, 1);
   save_torchscript_policy(snapshot, directory / "other.pt");
   try {
     Arbitrator arbitrator(directory / "other.pt", 4);
