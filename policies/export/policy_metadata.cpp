@@ -44,6 +44,15 @@ std::string describe(const YAML::Node& node) {
   }
 }
 
+/// "where.key", or "key" at the top.
+std::string key_path(const std::string& where, const std::string& key) {
+  if (where.empty()) return key;
+  std::string path = where;
+  path += '.';
+  path += key;
+  return path;
+}
+
 // JSON is YAML's flow style, so yaml-cpp reads both schemas; the walk names the first place
 // where they part.
 void compare(const YAML::Node& environment, const YAML::Node& policy, const std::string& where,
@@ -68,7 +77,7 @@ void compare(const YAML::Node& environment, const YAML::Node& policy, const std:
   } else if (environment.IsMap()) {
     for (const auto& entry : environment) {
       const std::string key = entry.first.Scalar();
-      const std::string path = where.empty() ? key : where + "." + key;
+      const std::string path = key_path(where, key);
       if (!policy[key]) {
         out.push_back({path, describe(entry.second), "no such key"});
       } else {
@@ -78,8 +87,7 @@ void compare(const YAML::Node& environment, const YAML::Node& policy, const std:
     for (const auto& entry : policy) {
       const std::string key = entry.first.Scalar();
       if (!environment[key]) {
-        out.push_back(
-            {where.empty() ? key : where + "." + key, "no such key", describe(entry.second)});
+        out.push_back({key_path(where, key), "no such key", describe(entry.second)});
       }
     }
   }
