@@ -4,6 +4,7 @@ communication through the futures and measures local and global gradient norms."
 import time
 from dataclasses import dataclass, field
 
+import torch
 import torch.distributed as dist
 
 
@@ -19,6 +20,7 @@ class WeightedHookState:
     last_hook_time: float = 0.0
     comm_done_time: float = 0.0
     bytes_reduced: int = 0
+    # Sums of squared norms over the buckets: floats, or 0-dim tensors once a bucket was seen.
     local_norm_sq: float = 0.0
     global_norm_sq: float = 0.0
     pending: list = field(default_factory=list)
@@ -32,18 +34,27 @@ class WeightedHookState:
         self.pending = []
 
 
+def squared_norm(tensor):
+    """‖tensor‖² as a 0-dim tensor on the tensor's device: one dot product, no copy of a float32
+    bucket and no host synchronization (the controller reads it once per iteration)."""
+    flat = tensor.detach()
+    if flat.dtype != torch.float32:
+        flat = flat.float()
+    return torch.dot(flat, flat)
+
+
 def weighted_allreduce_hook(state: WeightedHookState, bucket):
     """Register with ddp_model.register_comm_hook(state, weighted_allreduce_hook)."""
     tensor = bucket.buffer()
     state.last_hook_time = time.perf_counter()
-    state.local_norm_sq += float(tensor.detach().float().pow(2).sum())
+    state.local_norm_sq += squared_norm(tensor)
     state.bytes_reduced += tensor.numel() * tensor.element_size()
     tensor.mul_(float(state.batch))
     future = dist.all_reduce(tensor, group=state.process_group, async_op=True).get_future()
 
     def finish(done):
         reduced = done.value()[0].div_(float(state.global_batch))
-        state.global_norm_sq += float(reduced.detach().float().pow(2).sum())
+        state.global_norm_sq += squared_norm(reduced)
         state.comm_done_time = max(state.comm_done_time, time.perf_counter())
         return reduced
 

@@ -120,7 +120,7 @@ class AdaptiveBatchController:
             data_done - self._iteration_start, compute_end - data_done,
             max(0.0, (state.comm_done_time or compute_end) - compute_end),
             now - self._iteration_start, ring_bytes_sent(state.bytes_reduced, self.world_size),
-            state.local_norm_sq, state.global_norm_sq, float(loss), float(accuracy),
+            float(state.local_norm_sq), float(state.global_norm_sq), float(loss), float(accuracy),
             memory_util(self.device), float(self.batch)])
         self.iteration += 1
         if self.iteration % self.interval == 0:
