@@ -3,7 +3,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <iomanip>
 #include <numeric>
@@ -166,6 +168,12 @@ std::vector<int> reported_batches(const wire::WindowMetrics& metrics) {
   return batches;
 }
 
+int memory_cap(int batch, double memory_util) {
+  if (!(memory_util > 0)) return std::numeric_limits<int>::max();
+  const double cap = std::floor(batch * kMemoryHeadroom / memory_util);
+  return static_cast<int>(std::clamp(cap, 1.0, static_cast<double>(std::numeric_limits<int>::max())));
+}
+
 LrRule to_lr_rule(wire::LrRule rule) {
   switch (rule) {
     case wire::LR_RULE_NONE:
@@ -254,8 +262,12 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
   decision.set_job_id(report.job_id());
   decision.set_window_index(report.window_index());
   std::int64_t global = 0;
-  for (int& batch : trace.greedy.batches) {
-    batch = std::clamp(batch, metadata.min_batch, metadata.max_batch);
+  for (int w = 0; w < report.metrics().workers_size(); ++w) {
+    const wire::WorkerWindow& worker = report.metrics().workers(w);
+    int& batch = trace.greedy.batches[static_cast<std::size_t>(w)];
+    batch = std::min(std::clamp(batch, metadata.min_batch, metadata.max_batch),
+                     memory_cap(static_cast<int>(std::lround(worker.batch_size())),
+                                worker.memory_util()));
     decision.add_batches(batch);
     global += batch;
   }

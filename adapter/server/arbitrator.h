@@ -38,6 +38,13 @@ WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics);
 wire::WindowMetrics to_wire_metrics(const WindowMetrics& window);
 /// The batch each worker ran in the window (its batch_size, rounded).
 std::vector<int> reported_batches(const wire::WindowMetrics& metrics);
+/// Share of a worker's memory a decision may fill.
+inline constexpr double kMemoryHeadroom = 0.9;
+/// The largest batch a worker that peaked at `memory_util` of its memory running `batch` can
+/// be given without passing kMemoryHeadroom: batch·kMemoryHeadroom/memory_util, at least 1.
+/// Memory grows with the batch at most in proportion (fixed weights and optimizer state plus
+/// activations per sample), so the bound is safe; none (INT_MAX) for an unmeasured 0.
+int memory_cap(int batch, double memory_util);
 
 /// Multiplier of the base LR (tuned at `reference_batch`) for `global_batch` under `rule`:
 /// 1, S, √S or the AdaScale gain S·(φ+M0)/(φ+B) (sim/training/dynamics.h), S = B/M0, with the

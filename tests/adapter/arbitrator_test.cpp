@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "adapter/server/decision_log.h"
@@ -136,7 +137,7 @@ TEST_CASE(
     "A simulated episode's windows sent through the arbitrator get the simulation's own "
     "decisions") {
   const TempDirectory directory;
-  for (const ActionBase base : {ActionBase::kBalanced, ActionBase::kCurrent}) {
+  for (const ActionBase base : {ActionBase::kBalanced, ActionBase::kCurrent, ActionBase::kNoise}) {
     CAPTURE(action_base_name(base));
     const std::filesystem::path file = write_policy(directory, base);
     auto scenario = std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
@@ -162,6 +163,35 @@ TEST_CASE(
                              record.decision().batches().end()) == expected);
       observation = env.step_batches(expected).observation;
     }
+  }
+}
+
+TEST_CASE("A decision never gives a worker more than its measured memory holds") {
+  CHECK(memory_cap(64, 0.8) == 72);   // 64 · 0.9 / 0.8
+  CHECK(memory_cap(64, 1.5) == 38);   // already over: shrink
+  CHECK(memory_cap(1, 0.99) == 1);    // at least one sample
+  CHECK(memory_cap(64, 0) == std::numeric_limits<int>::max());  // unmeasured
+  const TempDirectory directory;
+  const std::filesystem::path file = write_policy(directory, ActionBase::kNoise);
+  auto scenario = std::make_shared<FixedScenario>(
+      std::make_shared<const Scenario>(load_scenario(kDefaultScenario, {})));
+  BatchSizeEnv env(scenario, {.action_base = ActionBase::kNoise});
+  env.reset(3, {.initial_batch = 32});
+  const Arbitrator arbitrator(file, env.workers());
+  wire::WindowReport report = report_of(env.window(), 0);
+  wire::LogRecord record;
+  for (int w = 0; w < report.metrics().workers_size(); ++w) {
+    report.mutable_metrics()->mutable_workers(w)->set_memory_util(0);
+  }
+  arbitrator.decide(report, record);
+  REQUIRE(record.decision().batches(0) > 30);  // what the policy asks for, unmeasured
+  for (int w = 0; w < report.metrics().workers_size(); ++w) {
+    report.mutable_metrics()->mutable_workers(w)->set_memory_util(w == 0 ? 0.95 : 0.5);
+  }
+  arbitrator.decide(report, record);
+  CHECK(record.decision().batches(0) == 30);  // 32 · 0.9 / 0.95
+  for (int w = 1; w < record.decision().batches_size(); ++w) {
+    CHECK(record.decision().batches(w) <= 57);  // 32 · 0.9 / 0.5
   }
 }
 
