@@ -89,6 +89,10 @@ SETS = [
      dict(gpus=[("H100", 64), ("A100", 96), ("V100", 96)], hosts_per_leaf=16, uplink_gbps=200,
           spines=4),
      dict(workload="resnet50-imagenet", optimizer="sgd", target=0.72, budget_s=900)),
+    ("v1024_threetier", "1,024 workers (H100, A100, V100) on a three-tier fabric, 32 per leaf",
+     dict(gpus=[("H100", 256), ("A100", 384), ("V100", 384)], hosts_per_leaf=32,
+          uplink_gbps=400, spines=8, tiers=3),
+     dict(workload="resnet50-imagenet", optimizer="sgd", target=0.72, budget_s=900)),
 ]
 
 for name, comment, topo, scen in SETS:
