@@ -133,7 +133,8 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   BatchAverage average;
   average.count(env, reset.info.iteration);
   DecisionStats stats(env.batches());
-  const std::optional<int> hold = hold_action(env.options());
+  const std::optional<int> own = policy.neutral_action();
+  const std::optional<int> hold = own ? own : hold_action(env.options());
   std::vector<int> before;
   std::vector<int> actions;
   while (!env.episode_over()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ class Policy {
   /// The action indices of the last decide(), when the policy picks from the environment's
   /// action set (learned policies); empty for policies that choose batches directly.
   virtual std::span<const int> last_actions() const { return {}; }
+  /// The index among last_actions() that leaves things as they are, when the policy has its own
+  /// action set (a learned policy: its file's); nullopt to count against the environment's.
+  virtual std::optional<int> neutral_action() const { return std::nullopt; }
   /// Called after env.reset(); policies with per-episode state clear it here.
   virtual void begin_episode(const BatchSizeEnv& env) { (void)env; }
   /// The batch each worker should run next, from the environment's current observation and

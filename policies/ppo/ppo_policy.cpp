@@ -12,6 +12,13 @@ PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema&
                      file.string());
 }
 
+std::optional<int> PpoPolicy::neutral_action() const {
+  const PolicyMetadata& metadata = module_.metadata();
+  const std::optional<std::size_t> neutral =
+      dynamix::neutral_action(metadata.action_base, metadata.actions);
+  return neutral ? std::optional(static_cast<int>(*neutral)) : std::nullopt;
+}
+
 std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {
   decide_greedy(module_, env.window(), env.batches(), observation, env.options().min_batch,
                 decision_);

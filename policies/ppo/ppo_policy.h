@@ -25,6 +25,8 @@ class PpoPolicy : public Policy {
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
   int decision_interval() const override { return module_.metadata().decision_interval; }
   std::span<const int> last_actions() const override { return actions_; }
+  /// The neutral action of the file's own base and action set.
+  std::optional<int> neutral_action() const override;
   const TorchScriptPolicy& module() const { return module_; }
 
  private:
