@@ -56,9 +56,8 @@ double PolicySelection::score(const std::filesystem::path& file) const {
       results.push_back(std::move(result));
     }
     const ScenarioScores scores = score_results(results).front();
-    const double reference = scores.best_heuristic
-                                 ? scores.policies[*scores.best_heuristic].score_s
-                                 : scores.penalty_s;
+    const double reference =
+        scores.best_heuristic ? scores.policies[*scores.best_heuristic].score_s : scores.penalty_s;
     log_sum += std::log(scores.policies.back().score_s / reference);
   }
   return std::exp(log_sum / static_cast<double>(scenarios_.size()));

@@ -23,9 +23,9 @@
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
-#include "sim/training/workload.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/training/workload.h"
 
 namespace dynamix {
 namespace {
@@ -436,15 +436,15 @@ std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o) {
   if (o.select_on.empty()) return nullptr;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : o.select_on) {
-    scenarios.push_back(std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {})));
+    scenarios.push_back(
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {})));
   }
   return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
 }
 
 /// Writes policy.pt: the final policy, or with a selection the best it scored (the final one
 /// included), the final one then in last_policy.pt.
-void write_policy(PpoTrainer& trainer, const RunDirectory& directory,
-                  PolicySelection* selection) {
+void write_policy(PpoTrainer& trainer, const RunDirectory& directory, PolicySelection* selection) {
   if (!selection) {
     trainer.export_policy(directory.file("policy.pt"));
     return;
@@ -529,9 +529,8 @@ int run_train(const std::vector<std::string>& args) {
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
-            << "wrote " << directory.final_path().string()
-            << "/{policy.pt," << (selection ? "last_policy.pt," : "")
-            << "checkpoint.pt,train_curve.csv,run.json}\n";
+            << "wrote " << directory.final_path().string() << "/{policy.pt,"
+            << (selection ? "last_policy.pt," : "") << "checkpoint.pt,train_curve.csv,run.json}\n";
   if (selection) {
     std::cout << "selected the policy that scored " << format_rounded(*selection->best())
               << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n";

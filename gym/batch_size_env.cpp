@@ -260,9 +260,9 @@ void BatchSizeEnv::advance(StepResult& out) {
   builder_.build(window_, out.observation);
   out.rewards.resize(run_->workers());
   const double expected = run_->expected_accuracy();
-  compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards,
-                  reward_.noise_free_accuracy ? std::optional(expected - expected_accuracy_)
-                                              : std::nullopt);
+  compute_rewards(
+      reward_, scenario_->training.optimizer, window_, out.rewards,
+      reward_.noise_free_accuracy ? std::optional(expected - expected_accuracy_) : std::nullopt);
   expected_accuracy_ = expected;
   out.terminated = target_ends_episode();
   out.truncated = !out.terminated && run_->budget_exhausted();

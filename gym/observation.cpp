@@ -119,8 +119,9 @@ constexpr GlobalFeature kGlobal[] = {
      }},
     {"noise_ratio", "1", "log2(global_batch/noise_scale)/4", -2, 2,
      [](const WindowMetrics&, const Aggregates& a) {
-       return a.noise_scale > 0 && a.global_batch > 0 ? std::log2(a.global_batch / a.noise_scale) / 4
-                                                      : 0.0;
+       return a.noise_scale > 0 && a.global_batch > 0
+                  ? std::log2(a.global_batch / a.noise_scale) / 4
+                  : 0.0;
      }},
 };
 

@@ -33,7 +33,7 @@ void compute_rewards(const RewardOptions& options, Optimizer optimizer, const Wi
     const double window_s = window.iteration_s * static_cast<double>(window.iterations);
     const double reward =
         options.accuracy_weight * accuracy_change.value_or(window.train_accuracy_change) -
-                          options.time_weight * window_s / options.time_scale_s;
+        options.time_weight * window_s / options.time_scale_s;
     std::fill(rewards.begin(), rewards.end(), static_cast<float>(reward));
     return;
   }

@@ -110,9 +110,10 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
     throw EnvError("sampler: expected parameter_server_probability in [0, 1], max_servers >= 1");
   }
   if (o.max_start_batch != 0 && (o.min_start_batch < 1 || o.max_start_batch < o.min_start_batch)) {
-    throw EnvError("sampler: expected 1 <= min_start_batch <= max_start_batch (0: the base's), "
-                   "found " + std::to_string(o.min_start_batch) + " and " +
-                   std::to_string(o.max_start_batch));
+    throw EnvError(
+        "sampler: expected 1 <= min_start_batch <= max_start_batch (0: the base's), "
+        "found " +
+        std::to_string(o.min_start_batch) + " and " + std::to_string(o.max_start_batch));
   }
   const GpuCatalog catalog = GpuCatalog::builtin();
   for (const std::string& name : o.gpu_types) {
@@ -172,8 +173,8 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
   spec.topology = sample_topology(rng, workers, bandwidth_gbps, fabric);
   if (rng.bernoulli(options_.parameter_server_probability)) {
     spec.sync.architecture = SyncArchitecture::kParameterServer;
-    spec.sync.servers = 1 + static_cast<int>(rng.below(
-                                static_cast<std::uint64_t>(options_.max_servers)));
+    spec.sync.servers =
+        1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(options_.max_servers)));
   }
   // A sample never has more (colocated) parameter servers than workers.
   if (spec.sync.architecture == SyncArchitecture::kParameterServer) {
@@ -207,19 +208,19 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
   }
 
   spec.name = base_->name + "-sample-" + std::to_string(seed);
-  spec.resolved = ConfigTree()
-                      .with("base", options_.base)
-                      .with("seed", seed)
-                      .with("workers", std::uint64_t{workers})
-                      .with("fabric", fabric)
-                      .with("bandwidth_gbps", bandwidth_gbps)
-                      .with("sync", spec.sync.architecture == SyncArchitecture::kParameterServer
-                                        ? "ps"
-                                        : "ring")
-                      .with("batch_size", static_cast<std::uint64_t>(spec.batch_size))
-                      .with("background", background)
-                      .with("workload", spec.workload.name)
-                      .with("optimizer", to_string(spec.training.optimizer));
+  spec.resolved =
+      ConfigTree()
+          .with("base", options_.base)
+          .with("seed", seed)
+          .with("workers", std::uint64_t{workers})
+          .with("fabric", fabric)
+          .with("bandwidth_gbps", bandwidth_gbps)
+          .with("sync",
+                spec.sync.architecture == SyncArchitecture::kParameterServer ? "ps" : "ring")
+          .with("batch_size", static_cast<std::uint64_t>(spec.batch_size))
+          .with("background", background)
+          .with("workload", spec.workload.name)
+          .with("optimizer", to_string(spec.training.optimizer));
   return std::make_shared<const Scenario>(std::move(spec));
 }
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -171,7 +171,8 @@ std::vector<int> reported_batches(const wire::WindowMetrics& metrics) {
 int memory_cap(int batch, double memory_util) {
   if (!(memory_util > 0)) return std::numeric_limits<int>::max();
   const double cap = std::floor(batch * kMemoryHeadroom / memory_util);
-  return static_cast<int>(std::clamp(cap, 1.0, static_cast<double>(std::numeric_limits<int>::max())));
+  return static_cast<int>(
+      std::clamp(cap, 1.0, static_cast<double>(std::numeric_limits<int>::max())));
 }
 
 LrRule to_lr_rule(wire::LrRule rule) {
@@ -234,8 +235,7 @@ std::string sha256_of_file(const std::filesystem::path& file) {
 Arbitrator::Arbitrator(const std::filesystem::path& policy, std::size_t workers)
     : policy_(policy), workers_(workers) {
   require_compatible(policy_.metadata(), builder_.schema().to_json(),
-                     default_actions(policy_.metadata().action_base),
-                     policy.string());
+                     default_actions(policy_.metadata().action_base), policy.string());
   identity_.set_sha256(sha256_of_file(policy));
   identity_.set_format_version(policy_.metadata().version);
   identity_.set_action_base(std::string(action_base_name(policy_.metadata().action_base)));
@@ -265,9 +265,9 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
   for (int w = 0; w < report.metrics().workers_size(); ++w) {
     const wire::WorkerWindow& worker = report.metrics().workers(w);
     int& batch = trace.greedy.batches[static_cast<std::size_t>(w)];
-    batch = std::min(std::clamp(batch, metadata.min_batch, metadata.max_batch),
-                     memory_cap(static_cast<int>(std::lround(worker.batch_size())),
-                                worker.memory_util()));
+    batch = std::min(
+        std::clamp(batch, metadata.min_batch, metadata.max_batch),
+        memory_cap(static_cast<int>(std::lround(worker.batch_size())), worker.memory_util()));
     decision.add_batches(batch);
     global += batch;
   }

@@ -201,7 +201,8 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name.starts_with("noise:")) {
     int percent = 0;
     if (!parse_whole(name.substr(6), percent) || percent < 1) {
-      throw InputError(source, 0, "", "noise:R with an integer percentage R >= 1", "'" + name + "'");
+      throw InputError(source, 0, "", "noise:R with an integer percentage R >= 1",
+                       "'" + name + "'");
     }
     return std::make_unique<NoiseRatioPolicy>(percent);
   }

@@ -7,9 +7,10 @@ PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema&
                      const EnvOptions& options)
     : module_(file) {
   const PolicyMetadata& metadata = module_.metadata();
-  require_compatible(metadata, schema.to_json(),
-                     options.actions.empty() ? default_actions(metadata.action_base) : options.actions,
-                     file.string());
+  require_compatible(
+      metadata, schema.to_json(),
+      options.actions.empty() ? default_actions(metadata.action_base) : options.actions,
+      file.string());
 }
 
 std::optional<int> PpoPolicy::neutral_action() const {

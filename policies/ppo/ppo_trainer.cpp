@@ -144,10 +144,9 @@ struct PpoTrainer::Impl {
         options(std::move(ppo_options)),
         run(std::move(run_settings)),
         features(envs.env(0).schema().features_per_worker()),
-        learner(std::make_unique<PpoLearner>(features, envs.env(0).options().actions.size(),
-                                             options,
-                                             neutral_action(envs.env(0).options().action_base,
-                                                            envs.env(0).options().actions))),
+        learner(std::make_unique<PpoLearner>(
+            features, envs.env(0).options().actions.size(), options,
+            neutral_action(envs.env(0).options().action_base, envs.env(0).options().actions))),
         exploration(options, shares_one_action(envs.env(0).options().action_base)),
         statistics(features),
         environments(envs.size()) {}

@@ -167,9 +167,9 @@ TEST_CASE(
 }
 
 TEST_CASE("A decision never gives a worker more than its measured memory holds") {
-  CHECK(memory_cap(64, 0.8) == 72);   // 64 · 0.9 / 0.8
-  CHECK(memory_cap(64, 1.5) == 38);   // already over: shrink
-  CHECK(memory_cap(1, 0.99) == 1);    // at least one sample
+  CHECK(memory_cap(64, 0.8) == 72);                             // 64 · 0.9 / 0.8
+  CHECK(memory_cap(64, 1.5) == 38);                             // already over: shrink
+  CHECK(memory_cap(1, 0.99) == 1);                              // at least one sample
   CHECK(memory_cap(64, 0) == std::numeric_limits<int>::max());  // unmeasured
   const TempDirectory directory;
   const std::filesystem::path file = write_policy(directory, ActionBase::kNoise);
@@ -198,15 +198,15 @@ TEST_CASE("A decision never gives a worker more than its measured memory holds")
 TEST_CASE("Arbitrator refuses a policy of another schema, naming the difference") {
   const TempDirectory directory;
   const ObservationBuilder builder;
-  const PolicySnapshot snapshot = untrained_snapshot(
-      {.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
-                      R"({"name": "b", "unit": "1"}], "global": [{"name": )"
-                      R"("c", "unit": "1"}]})",
-       .actions = default_actions(ActionBase::kBalanced),
-       .min_batch = 32,
-       .max_batch = 1024,
-       .decision_interval = 10},
-      3, 1);
+  const PolicySnapshot snapshot =
+      untrained_snapshot({.schema_json = R"({"version": 1, "local": [{"name": "a", "unit": "1"}, )"
+                                         R"({"name": "b", "unit": "1"}], "global": [{"name": )"
+                                         R"("c", "unit": "1"}]})",
+                          .actions = default_actions(ActionBase::kBalanced),
+                          .min_batch = 32,
+                          .max_batch = 1024,
+                          .decision_interval = 10},
+                         3, 1);
   save_torchscript_policy(snapshot, directory / "other.pt");
   try {
     Arbitrator arbitrator(directory / "other.pt", 4);

@@ -173,8 +173,10 @@ TEST_CASE("simulate --policy ppo decides at the policy's own interval unless tol
             .rows.front()[decisions.column("iteration")] == "20");
 
   // evaluate follows the same rule, per entry, naming the entry's label.
-  const std::string evaluate = "evaluate --seeds 1 --quiet --set training.budget_epochs=1 "
-                               "--policies tiny=ppo:" + quoted(work / "train/policy.pt");
+  const std::string evaluate =
+      "evaluate --seeds 1 --quiet --set training.budget_epochs=1 "
+      "--policies tiny=ppo:" +
+      quoted(work / "train/policy.pt");
   const Outcome evaluated = dynamix(evaluate + " --out " + quoted(work / "eval-own"));
   REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
   CHECK(evaluated.stderr_text.empty());

@@ -1,7 +1,6 @@
 // End to end: `dynamix train` learns inside its stored reward band, and its policy.pt goes
 // through `export` and `evaluate`; bad policies and resumes are refused with status 2.
 #include <doctest/doctest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -58,13 +57,14 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
 
   {  // Proof of learning: the trained policy departs from the untrained one's neutral action
      // (which a 1-update policy still takes everywhere) and so evaluates differently.
-    const Outcome untrained = dynamix("train --steps 512 --envs 8 --eval-every 1000 --seed 1 --out " +
-                                      quoted(work / "untrained"));
+    const Outcome untrained =
+        dynamix("train --steps 512 --envs 8 --eval-every 1000 --seed 1 --out " +
+                quoted(work / "untrained"));
     REQUIRE_MESSAGE(untrained.status == 0, untrained.stderr_text);
-    const Outcome compared = dynamix(
-        "evaluate --seeds 2 --policies trained=ppo:" + quoted(work / "train/policy.pt") +
-        ",untrained=ppo:" + quoted(work / "untrained/policy.pt") + " --out " +
-        quoted(work / "compared"));
+    const Outcome compared =
+        dynamix("evaluate --seeds 2 --policies trained=ppo:" + quoted(work / "train/policy.pt") +
+                ",untrained=ppo:" + quoted(work / "untrained/policy.pt") + " --out " +
+                quoted(work / "compared"));
     REQUIRE_MESSAGE(compared.status == 0, compared.stderr_text);
     const Csv results = read_csv(work.path() / "compared" / "results.csv");
     REQUIRE(results.rows.size() == 4);
@@ -75,7 +75,7 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
       const bool is_trained = row[results.column("policy")] == "trained";
       (is_trained ? trained : untrained_share) += std::stod(row[departures]);
       outcomes[is_trained ? 1 : 0].insert(row[results.column("time_to_target_s")] + " " +
-                                           row[results.column("mean_batch_size")]);
+                                          row[results.column("mean_batch_size")]);
     }
     CHECK(untrained_share == 0);
     CHECK(trained > 0);
@@ -192,12 +192,12 @@ TEST_CASE("train --select-on keeps the evaluated policy that scored best on the 
   CHECK(selection["score"].as<double>() ==
         doctest::Approx(*std::min_element(scores.begin(), scores.end())));
   // The kept policy is the one that scored best: it runs like any policy.pt.
-  const Outcome evaluated = dynamix("evaluate --policies ppo:" + quoted(dir / "policy.pt") +
-                                    " --seeds 1 --set training.budget_epochs=2 --out " +
-                                    quoted(work / "eval"));
+  const Outcome evaluated =
+      dynamix("evaluate --policies ppo:" + quoted(dir / "policy.pt") +
+              " --seeds 1 --set training.budget_epochs=2 --out " + quoted(work / "eval"));
   CHECK_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
-  const Outcome unknown = dynamix("train --steps 100 --select-on nowhere --out " +
-                                  quoted(work / "refused"));
+  const Outcome unknown =
+      dynamix("train --steps 100 --select-on nowhere --out " + quoted(work / "refused"));
   CHECK(unknown.status == 2);
   CHECK_FALSE(fs::exists(work.path() / "refused"));
 }

@@ -94,8 +94,8 @@ TEST_CASE("noise: the global batch is a percentage of the measured noise scale, 
   CHECK(requested(ActionBase::kNoise, window, {64, 64}, {2, 2}) ==
         std::vector<long long>{400, 800});
   // The same action asks for the same global batch at any cluster size and starting batch.
-  const WindowMetrics large = window_with_noise(std::vector<double>(100, 10),
-                                                std::vector<double>(100, 256), 3000);
+  const WindowMetrics large =
+      window_with_noise(std::vector<double>(100, 10), std::vector<double>(100, 256), 3000);
   const std::vector<long long> asked =
       requested(ActionBase::kNoise, large, std::vector<int>(100, 256), std::vector<int>(100, 1));
   CHECK(asked == std::vector<long long>(100, 60));
@@ -113,9 +113,9 @@ TEST_CASE("global: a change of -100% or less is refused, by the environment and 
   CHECK_FALSE(invalid_action(ActionBase::kBalanced, default_actions(ActionBase::kBalanced)));
   auto source = std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
-  CHECK_THROWS_WITH_AS(BatchSizeEnv(source, {.actions = {-100, 0, 100},
-                                             .action_base = ActionBase::kGlobal}),
-                       doctest::Contains("actions: expected changes above -100"), EnvError);
+  CHECK_THROWS_WITH_AS(
+      BatchSizeEnv(source, {.actions = {-100, 0, 100}, .action_base = ActionBase::kGlobal}),
+      doctest::Contains("actions: expected changes above -100"), EnvError);
   const BatchSizeEnv env(source, {.action_base = ActionBase::kGlobal});
   CHECK(env.options().actions == default_actions(ActionBase::kGlobal));
 }
@@ -136,8 +136,7 @@ TEST_CASE(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
   EnvOptions options;
   const std::vector<int> actions = default_actions(options.action_base);
-  const int hold =
-      static_cast<int>(std::find(actions.begin(), actions.end(), 0) - actions.begin());
+  const int hold = static_cast<int>(std::find(actions.begin(), actions.end(), 0) - actions.begin());
   BatchSizeEnv balanced(source, options);
   options.action_base = ActionBase::kCurrent;
   BatchSizeEnv current(source, options);

@@ -27,9 +27,8 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 }
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
-  for (const char* name :
-       {"static:64", "random", "proportional", "goodput", "goodput+proportional", "gns",
-        "noise:400"}) {
+  for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional",
+                           "gns", "noise:400"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
