@@ -17,13 +17,12 @@ void decide_greedy(const TorchScriptPolicy& policy, const WindowMetrics& window,
   out.actions = greedy_of(out.logits, metadata.actions.size());
   DYNAMIX_CHECK(current.size() == out.actions.size(),
                 current.size() << " batches for " << out.actions.size() << " workers");
-  std::vector<long long> requested;
   requested_batches(metadata.action_base, metadata.actions, window, current, out.actions,
-                    requested);
-  out.batches.resize(requested.size());
-  for (std::size_t i = 0; i < requested.size(); ++i) {
+                    out.requested);
+  out.batches.resize(out.requested.size());
+  for (std::size_t i = 0; i < out.requested.size(); ++i) {
     out.batches[i] = static_cast<int>(
-        std::clamp<long long>(requested[i], min_batch, std::numeric_limits<int>::max()));
+        std::clamp<long long>(out.requested[i], min_batch, std::numeric_limits<int>::max()));
   }
 }
 

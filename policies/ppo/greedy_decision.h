@@ -19,6 +19,8 @@ struct GreedyDecision {
   /// The batch each worker's action asks for under the policy's action_base, at least the
   /// minimum batch.
   std::vector<int> batches;
+  /// Scratch: the same before the minimum (kept to reuse its storage).
+  std::vector<long long> requested;
 };
 
 /// Decides for `observation` (ObservationBuilder's view of `window`), given the batches the
