@@ -162,6 +162,26 @@ Topology ScenarioSampler::sample_topology(Rng& rng, std::size_t workers, double 
                         GpuCatalog::builtin());
 }
 
+namespace {
+
+/// Draws the workload (or keeps `base`'s when `workloads` is empty) and the optimizer (when
+/// `optimizers` is not empty, with its default LR rule); a drawn workload brings its own target.
+void draw_workload(Rng& rng, const std::vector<Workload>& workloads,
+                   const std::vector<Optimizer>& optimizers, const Workload& base,
+                   ScenarioSpec& spec) {
+  spec.workload = workloads.empty() ? base : workloads[rng.below(workloads.size())];
+  if (!optimizers.empty()) {
+    const Optimizer optimizer = optimizers[rng.below(optimizers.size())];
+    if (optimizer != spec.training.optimizer) spec.training.lr_rule = default_lr_rule(optimizer);
+    spec.training.optimizer = optimizer;
+  }
+  if (spec.workload.name != base.name) {
+    spec.training.target_accuracy = spec.workload.statistics.target_accuracy;
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed) const {
   Rng rng(seed, stream_id("scenario-sampler"));
   ScenarioSpec spec = base_->spec();
@@ -196,15 +216,7 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
   }
 
   if (!workloads_.empty() || !optimizers_.empty()) {
-    spec.workload = workloads_.empty() ? base_->workload : workloads_[rng.below(workloads_.size())];
-    if (!optimizers_.empty()) {
-      const Optimizer optimizer = optimizers_[rng.below(optimizers_.size())];
-      if (optimizer != spec.training.optimizer) spec.training.lr_rule = default_lr_rule(optimizer);
-      spec.training.optimizer = optimizer;
-    }
-    if (spec.workload.name != base_->workload.name) {
-      spec.training.target_accuracy = spec.workload.statistics.target_accuracy;
-    }
+    draw_workload(rng, workloads_, optimizers_, base_->workload, spec);
   }
 
   spec.name = base_->name + "-sample-" + std::to_string(seed);
