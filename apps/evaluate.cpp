@@ -3,24 +3,31 @@
 // the best heuristic, and with --oracle the headroom each policy captures).
 #include "apps/evaluate.h"
 
+#include <atomic>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
-#include <mutex>
+#include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/episode_feed.h"
 #include "apps/interrupt.h"
 #include "apps/policy_factory.h"
 #include "apps/progress.h"
+#include "apps/ranks.h"
 #include "apps/run_directory.h"
 #include "apps/scenarios.h"
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
 #include "policies/evaluation.h"
 #include "policies/oracle.h"
+#include "sim/core/check.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -148,77 +155,191 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   return true;
 }
 
-/// Shared progress for episodes finished on several threads.
-class EpisodeProgress {
- public:
-  EpisodeProgress(bool quiet, double total)
-      : progress_(std::cerr, {.style = stderr_progress_style(quiet)}), total_(total) {}
-  void add(double episodes, const std::string& status) {
-    const std::lock_guard lock(mutex_);
-    done_ += episodes;
-    progress_.update(done_ / total_, status);
-  }
-  void finish() { progress_.finish(); }
-
- private:
-  std::mutex mutex_;
-  Progress progress_;
-  double total_;
-  double done_ = 0;
+/// A rank other than 0 stopped (interrupted, or failed and told rank 0): exit with `status`.
+struct RankStopped {
+  int status;
 };
 
-/// The oracle's schedule on `scenario`, as a policy entry labelled "oracle"; none when no
-/// schedule reached the target on every seed.
-std::optional<PolicyEntry> find_oracle(const std::shared_ptr<const Scenario>& scenario,
-                                       const EvaluateArgs& a, const EnvOptions& base,
-                                       const InterruptScope& interrupt, EpisodeProgress& progress) {
-  OracleOptions options;
-  options.jobs = a.jobs;
-  options.observer = [&interrupt](const TrainingRun&, const IterationRecord&) {
-    interrupt.check();
-  };
-  int reported = 0;
-  const OracleResult result =
-      search_schedules(scenario, base, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
-                       [&](int done, int total) {
-                         progress.add(static_cast<double>(done - reported) / total,
-                                      scenario->name + " oracle search");
-                         reported = done;
-                       });
-  if (!result.best) {
-    std::cerr << "dynamix: no schedule reached the target on every seed of " << scenario->name
-              << "; no oracle row\n";
-    return std::nullopt;
+/// Runs episodes 0 … count − 1 of `work` on `jobs` threads here, or over every rank when
+/// `ranks` is given. Here and on rank 0: every episode's record, in order, with `tick(kept)`
+/// called for the progress line; on another rank: empty records.
+std::vector<std::string> spread(Ranks* ranks, std::size_t count, int jobs, const EpisodeWork& work,
+                                const InterruptScope& interrupt,
+                                const std::function<void(std::size_t)>& tick) {
+  std::vector<std::string> records(count);
+  if (ranks != nullptr && !ranks->lead()) {
+    const int status = ranks->follow_episodes([&](EpisodeFeed& feed) {
+      run_feed(feed, count, jobs, work, interrupt, [] {});
+    });
+    if (status != 0) throw RankStopped{status};
+    return records;
   }
-  return PolicyEntry{"oracle", result.best->name, base, true};
+  std::vector<std::size_t> all(count);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  EpisodeQueue queue(std::move(all), [&records](std::size_t i, const std::string& record) {
+    records[i] = record;
+  });
+  const auto local = [&] {
+    run_feed(queue, count, jobs, work, interrupt, [&] { tick(queue.kept()); });
+    return 0;
+  };
+  if (ranks != nullptr) {
+    ranks->lead_episodes(queue, local);
+  } else {
+    local();
+  }
+  return records;
+}
+
+/// An episode's outcome as text for the trip from another rank, every number exact; its
+/// scenario, label and oracle kind come from the task it ran.
+std::string episode_text(const EpisodeResult& r) {
+  std::string text;
+  const auto add = [&text](auto value) {
+    char field[32];
+    text.append(field, std::to_chars(field, field + sizeof field, value).ptr);
+    text += ' ';
+  };
+  add(static_cast<int>(r.kind));
+  add(r.seed);
+  add(static_cast<int>(r.feasible));
+  add(static_cast<int>(r.time_to_target_s.has_value()));
+  add(r.time_to_target_s.value_or(0.0));
+  for (const double value : {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s,
+                             r.mean_batch_size, r.global_batch_change, r.departure_share,
+                             r.episode_return}) {
+    add(value);
+  }
+  add(r.events);
+  add(r.min_global_batch);
+  add(r.max_global_batch);
+  add(r.decisions);
+  return text;
+}
+
+EpisodeResult parse_episode_text(const std::string& text) {
+  const char* at = text.data();
+  const char* const end = text.data() + text.size();
+  const auto take = [&](auto& value) {
+    const auto [next, error] = std::from_chars(at, end, value);
+    DYNAMIX_CHECK(error == std::errc(), "a garbled episode record: " << text);
+    at = next + 1;
+  };
+  EpisodeResult r;
+  int kind = 0;
+  int feasible = 0;
+  int reached = 0;
+  double time_to_target = 0;
+  take(kind);
+  take(r.seed);
+  take(feasible);
+  take(reached);
+  take(time_to_target);
+  r.kind = static_cast<PolicyKind>(kind);
+  r.feasible = feasible != 0;
+  if (reached != 0) r.time_to_target_s = time_to_target;
+  for (double* value : {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s,
+                        &r.mean_batch_size, &r.global_batch_change, &r.departure_share,
+                        &r.episode_return}) {
+    take(*value);
+  }
+  take(r.events);
+  take(r.min_global_batch);
+  take(r.max_global_batch);
+  take(r.decisions);
+  return r;
+}
+
+/// What an evaluation runs, loaded alike on every rank.
+struct Evaluation {
+  EvaluateArgs a;
+  EnvOptions base;
+  std::vector<PolicyEntry> entries;
+  std::vector<std::shared_ptr<const Scenario>> scenarios;
+};
+
+Evaluation load_evaluation(const EvaluateArgs& a) {
+  Evaluation e{a, {}, {}, {}};
+  e.base.decision_interval = a.decision_interval;
+  e.base.initial_batch = a.initial_batch;
+  e.base.stop_at_target = false;
+  e.entries = parse_entries(a.policy_list);
+  resolve_env_options(e.entries, e.base, a.interval_given);
+  for (const std::string& path : a.scenario_paths) {
+    e.scenarios.push_back(
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+  }
+  return e;
+}
+
+/// What the ranks of one MPI job compare: the same text, the same evaluation.
+std::string describe(const Evaluation& e, const std::vector<std::string>& args) {
+  std::string text = std::string(kDynamixVersion) + '\n';
+  for (const std::string& arg : args) text += arg + '\n';
+  for (const PolicyEntry& entry : e.entries) {
+    text += entry.label + '=' + entry.spec + ' ' +
+            std::to_string(entry.env_options.decision_interval) + '\n';
+  }
+  for (const auto& scenario : e.scenarios) text += scenario->resolved.to_yaml() + '\n';
+  return text;
+}
+
+/// The oracle's schedule per scenario ("" where none reached the target on every seed), each
+/// search one episode of `spread` on a.jobs threads of its own; on every rank.
+std::vector<std::string> search_oracles(const Evaluation& e, Ranks* ranks,
+                                        const InterruptScope& interrupt,
+                                        const std::function<void(double)>& show) {
+  std::atomic<double> searching{0};
+  const auto search = [&](std::size_t i, const std::function<void()>& check_stop) {
+    OracleOptions options;
+    options.jobs = e.a.jobs;
+    options.observer = [&check_stop](const TrainingRun&, const IterationRecord&) { check_stop(); };
+    const OracleResult result = search_schedules(
+        e.scenarios[i], e.base, static_cast<std::uint64_t>(e.a.first_seed), e.a.seeds, options,
+        [&](int done, int total) { searching = static_cast<double>(done) / total; });
+    searching = 0;
+    return result.best ? result.best->name : std::string();
+  };
+  std::vector<std::string> names = spread(
+      ranks, e.scenarios.size(), 1, search, interrupt,
+      [&](std::size_t kept) { show(static_cast<double>(kept) + searching.load()); });
+  if (ranks != nullptr) names = ranks->share(std::move(names));
+  return names;
 }
 
 /// One (scenario, entry) pair: its own environment and policy instances.
 using Task = std::pair<std::shared_ptr<const Scenario>, PolicyEntry>;
 
-/// Every task's episodes over the seeds, in task order, run on a.jobs threads.
-std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const EvaluateArgs& a,
-                                     const InterruptScope& interrupt, EpisodeProgress& progress) {
-  std::vector<std::vector<EpisodeResult>> slots(tasks.size());
-  parallel_for(static_cast<int>(tasks.size()), a.jobs, [&](int t) {
-    const auto& [scenario, entry] = tasks[static_cast<std::size_t>(t)];
+/// Every task's episodes over the seeds, in task order; on another rank than 0, none.
+std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const Evaluation& e,
+                                     Ranks* ranks, const InterruptScope& interrupt,
+                                     const std::function<void(double)>& show) {
+  const auto seeds = static_cast<std::size_t>(e.a.seeds);
+  const auto episode = [&](std::size_t i, const std::function<void()>& check_stop) {
+    const auto& [scenario, entry] = tasks[i / seeds];
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), entry.env_options);
     env.set_iteration_observer(
-        [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
-    for (int i = 0; i < a.seeds; ++i) {
-      // A fresh policy per episode, seeded by the episode: no state carries across seeds.
-      const auto seed = static_cast<std::uint64_t>(a.first_seed + i);
-      const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
-      EpisodeResult result = run_episode(env, *policy, seed);
-      result.policy = entry.label;
-      if (entry.oracle) result.kind = PolicyKind::kOracle;
-      slots[static_cast<std::size_t>(t)].push_back(std::move(result));
-      progress.add(1.0 / a.seeds, scenario->name + " " + entry.label + " seed " +
-                                      std::to_string(i + 1) + "/" + std::to_string(a.seeds));
-    }
-  });
+        [&check_stop](const TrainingRun&, const IterationRecord&) { check_stop(); });
+    // A fresh policy per episode, seeded by the episode: no state carries across seeds.
+    const auto seed = static_cast<std::uint64_t>(e.a.first_seed) + i % seeds;
+    const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
+    return episode_text(run_episode(env, *policy, seed));
+  };
+  const std::vector<std::string> records =
+      spread(ranks, tasks.size() * seeds, e.a.jobs, episode, interrupt, [&](std::size_t kept) {
+        show(static_cast<double>(kept) / static_cast<double>(seeds));
+      });
+  if (ranks != nullptr && !ranks->lead()) return {};
   std::vector<EpisodeResult> results;
-  for (auto& slot : slots) results.insert(results.end(), slot.begin(), slot.end());
+  results.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& [scenario, entry] = tasks[i / seeds];
+    EpisodeResult result = parse_episode_text(records[i]);
+    result.scenario = scenario->name;
+    result.policy = entry.label;
+    if (entry.oracle) result.kind = PolicyKind::kOracle;
+    results.push_back(std::move(result));
+  }
   return results;
 }
 
@@ -238,38 +359,81 @@ void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& re
             << "/{results.csv,summary.md}\n";
 }
 
+/// Runs the evaluation here (`ranks` null) or as one rank of an MPI job; `directory` is where
+/// the results go, null on ranks other than 0, which stay quiet.
+int evaluate(const Evaluation& e, Ranks* ranks, RunDirectory* directory) {
+  const InterruptScope interrupt;
+  Progress progress(std::cerr, {.style = directory != nullptr ? stderr_progress_style(e.a.quiet)
+                                                              : ProgressStyle::kQuiet});
+  const double searches = e.a.oracle ? static_cast<double>(e.scenarios.size()) : 0.0;
+  const double total = static_cast<double>(e.scenarios.size() * e.entries.size()) + searches;
+  std::vector<std::string> oracles(e.scenarios.size());
+  if (e.a.oracle) {
+    oracles = search_oracles(e, ranks, interrupt, [&](double done) {
+      progress.update(done / total, "oracle search " + std::to_string(static_cast<int>(done)) +
+                                        "/" + std::to_string(e.scenarios.size()));
+    });
+  }
+  std::vector<Task> tasks;
+  for (std::size_t i = 0; i < e.scenarios.size(); ++i) {
+    for (const PolicyEntry& entry : e.entries) tasks.emplace_back(e.scenarios[i], entry);
+    if (!oracles[i].empty()) {
+      tasks.emplace_back(e.scenarios[i], PolicyEntry{"oracle", oracles[i], e.base, true});
+    } else if (e.a.oracle && directory != nullptr) {
+      std::cerr << "dynamix: no schedule reached the target on every seed of "
+                << e.scenarios[i]->name << "; no oracle row\n";
+    }
+  }
+  const std::vector<EpisodeResult> results =
+      run_tasks(tasks, e, ranks, interrupt, [&](double done) {
+        progress.update((searches + done) / total,
+                        std::to_string(static_cast<int>(done * e.a.seeds)) + "/" +
+                            std::to_string(tasks.size() * static_cast<std::size_t>(e.a.seeds)) +
+                            " episodes");
+      });
+  progress.finish();
+  if (directory != nullptr) write_results(*directory, results, e.a.out);
+  return 0;
+}
+
+/// As one of the ranks of an MPI job: rank 0 owns --out and says what is wrong with the input.
+int evaluate_over_ranks(const EvaluateArgs& a, const std::vector<std::string>& args) {
+  Ranks ranks("evaluate");
+  std::optional<Evaluation> e;
+  std::optional<RunDirectory> directory;
+  try {
+    e.emplace(load_evaluation(a));
+    if (ranks.lead()) directory.emplace(a.out, "evaluate");
+  } catch (...) {
+    if (ranks.lead()) {
+      ranks.agree(nullptr);
+      throw;
+    }
+  }
+  const std::string definition = e ? describe(*e, args) : "";
+  if (!ranks.agree(e ? &definition : nullptr)) {
+    if (!ranks.lead()) return 2;
+    throw InputError("mpirun", 0, "",
+                     "the same evaluation on every rank (the same dynamix, scenario and policy "
+                     "files and options)",
+                     "ranks that load a different one");
+  }
+  try {
+    return evaluate(*e, &ranks, directory ? &*directory : nullptr);
+  } catch (const RankStopped& stopped) {
+    return stopped.status;
+  }
+}
+
 }  // namespace
 
 int run_evaluate(const std::vector<std::string>& args) {
   EvaluateArgs a;
   if (!parse_args(args, a)) return 0;
-  EnvOptions base;
-  base.decision_interval = a.decision_interval;
-  base.initial_batch = a.initial_batch;
-  base.stop_at_target = false;
-  std::vector<PolicyEntry> entries = parse_entries(a.policy_list);
-  resolve_env_options(entries, base, a.interval_given);
-  std::vector<std::shared_ptr<const Scenario>> scenarios;
-  for (const std::string& path : a.scenario_paths) {
-    scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
-  }
-
+  if (mpi_world_size() > 1) return evaluate_over_ranks(a, args);
+  const Evaluation e = load_evaluation(a);
   RunDirectory directory(a.out, "evaluate");
-  const InterruptScope interrupt;
-  EpisodeProgress progress(a.quiet,
-                           static_cast<double>(scenarios.size() * (entries.size() + a.oracle)));
-  std::vector<Task> tasks;
-  for (const auto& scenario : scenarios) {
-    for (const PolicyEntry& entry : entries) tasks.emplace_back(scenario, entry);
-    if (!a.oracle) continue;
-    if (auto oracle = find_oracle(scenario, a, base, interrupt, progress))
-      tasks.emplace_back(scenario, *oracle);
-  }
-  const std::vector<EpisodeResult> results = run_tasks(tasks, a, interrupt, progress);
-  progress.finish();
-  write_results(directory, results, a.out);
-  return 0;
+  return evaluate(e, nullptr, &directory);
 }
 
 }  // namespace dynamix

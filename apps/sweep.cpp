@@ -4,11 +4,12 @@
 #include "apps/sweep.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "apps/cell_records.h"
@@ -16,11 +17,9 @@
 #include "apps/interrupt.h"
 #include "apps/policy_factory.h"
 #include "apps/progress.h"
+#include "apps/ranks.h"
 #include "apps/run_directory.h"
 #include "apps/sweep_engine.h"
-#ifdef DYNAMIX_MPI
-#include "apps/sweep_mpi.h"
-#endif
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -92,13 +91,49 @@ int finish_sweep(const SweepPlan& plan, SweepFolder& folder) {
   return 0;
 }
 
-int mpi_world_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr) return std::max(1, std::atoi(value));
+namespace {
+
+/// The sweep as rank 0 of an MPI job: it owns --out and serves episodes to the other ranks.
+int lead_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, const SweepRun& run) {
+  std::optional<SweepPlan> plan;
+  std::optional<SweepFolder> folder;
+  try {
+    plan.emplace(make_plan());
+    folder.emplace(*plan, run);
+  } catch (...) {
+    ranks.agree(nullptr);
+    throw;
   }
-  return 1;
+  const std::string definition = describe_sweep(*plan);
+  if (!ranks.agree(&definition)) {
+    throw InputError("mpirun", 0, "",
+                     "the same sweep on every rank (the same dynamix, scenario files and options)",
+                     "ranks that load a different one");
+  }
+  EpisodeQueue queue(folder->pending, write_to(folder->records));
+  const int status =
+      ranks.lead_episodes(queue, [&] { return run_queue(*plan, queue, run, *folder); });
+  return status != 0 ? status : finish_sweep(*plan, *folder);
 }
+
+/// The sweep as another rank: episodes from rank 0, records back to it, nothing written here.
+int follow_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, const SweepRun& run) {
+  std::optional<SweepPlan> plan;
+  try {
+    plan.emplace(make_plan());
+  } catch (const InputError&) {
+    // Rank 0 loads the same and says what is wrong, or refuses ranks that differ.
+  }
+  const std::string definition = plan ? describe_sweep(*plan) : "";
+  if (!ranks.agree(plan ? &definition : nullptr)) return 2;
+  const InterruptScope interrupt;
+  Progress progress(std::cerr, {.style = ProgressStyle::kQuiet});
+  return ranks.follow_episodes([&](EpisodeFeed& feed) {
+    run_sweep_episodes(*plan, feed, plan->episodes(), run.jobs, interrupt, progress);
+  });
+}
+
+}  // namespace
 
 int run_sweep(const std::vector<std::string>& args) {
   SweepSpec spec;
@@ -145,18 +180,12 @@ int run_sweep(const std::vector<std::string>& args) {
     return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
   };
   if (mpi_world_size() > 1) {
-#ifdef DYNAMIX_MPI
-    return run_sweep_over_mpi(make_plan, run);
-#else
-    throw InputError("mpirun", 0, "",
-                     "a dynamix built with MPI (Boost.MPI; meson setup -Dmpi=enabled) to spread "
-                     "a sweep over ranks",
-                     std::to_string(mpi_world_size()) + " ranks of a dynamix built without it");
-#endif
+    Ranks ranks("sweep");
+    return ranks.lead() ? lead_sweep(ranks, make_plan, run) : follow_sweep(ranks, make_plan, run);
   }
   const SweepPlan plan = make_plan();
   SweepFolder folder(plan, run);
-  EpisodeQueue queue(folder.pending, folder.records);
+  EpisodeQueue queue(folder.pending, write_to(folder.records));
   const int status = run_queue(plan, queue, run, folder);
   return status != 0 ? status : finish_sweep(plan, folder);
 }

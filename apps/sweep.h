@@ -1,5 +1,5 @@
 // `dynamix sweep`: what-if studies over a grid of scenario values × policies × seeds, on local
-// threads or spread over MPI ranks (apps/sweep_mpi.h).
+// threads or spread over MPI ranks (apps/ranks.h).
 #pragma once
 
 #include <cstddef>
@@ -44,9 +44,5 @@ int run_queue(const SweepPlan& plan, EpisodeQueue& queue, const SweepRun& run,
 /// Once every episode has a record: the outputs, the committed folder and the summary printed.
 /// Otherwise says how many are recorded and how to go on.
 int finish_sweep(const SweepPlan& plan, SweepFolder& folder);
-
-/// How many processes an MPI launcher (mpirun, mpiexec) started along with this one; 1 when it
-/// was not started by one.
-int mpi_world_size();
 
 }  // namespace dynamix

@@ -3,22 +3,17 @@
 #include "apps/sweep_engine.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "apps/cell_records.h"
 #include "apps/command_line.h"
@@ -264,9 +259,6 @@ std::string episode_record(const SweepPlan& plan, std::size_t index,
   return row.text();
 }
 
-/// Thrown inside an episode that another thread's failure made pointless.
-struct Cancelled {};
-
 std::string clock_text(double seconds) {
   const std::int64_t whole = std::llround(seconds);
   char text[32];
@@ -302,69 +294,20 @@ struct SweepClock {
 
 }  // namespace
 
-EpisodeQueue::EpisodeQueue(std::vector<std::size_t> pending, const CellRecords& records)
-    : pending_(std::move(pending)), records_(records) {}
-
-std::optional<std::size_t> EpisodeQueue::next() {
-  if (stopped_) return std::nullopt;
-  const std::size_t i = next_++;
-  if (i >= pending_.size()) return std::nullopt;
-  return pending_[i];
-}
-
-void EpisodeQueue::keep(std::size_t index, const std::string& record) {
-  records_.write(index, record);
-  ++kept_;
+RecordSink write_to(const CellRecords& records) {
+  return [&records](std::size_t index, const std::string& record) { records.write(index, record); };
 }
 
 void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
                         const InterruptScope& interrupt, Progress& progress) {
-  std::atomic<bool> stop{false};
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::exception_ptr failure;
-  const auto check_stop = [&] {
-    if (stop.load(std::memory_order_relaxed)) throw Cancelled{};
-    interrupt.check();
-  };
-  const auto fail = [&] {
-    const std::lock_guard lock(mutex);
-    if (!failure) failure = std::current_exception();
-    stop = true;
-    feed.stop();
-  };
-  const int threads_wanted =
-      static_cast<int>(std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1)));
-  int running = threads_wanted;
-  const auto work = [&] {
-    try {
-      for (std::optional<std::size_t> i; !stop && (i = feed.next());)
-        feed.keep(*i, episode_record(plan, *i, check_stop));
-    } catch (const Cancelled&) {
-    } catch (...) {
-      fail();
-    }
-    const std::lock_guard lock(mutex);
-    --running;
-    changed.notify_all();
-  };
   const SweepClock clock{plan.episodes() - expected, plan.episodes(), expected, feed.kept(),
-                         static_cast<std::size_t>(threads_wanted)};
-  std::vector<std::jthread> threads;
-  threads.reserve(static_cast<std::size_t>(threads_wanted));
-  for (int t = 0; t < threads_wanted; ++t) threads.emplace_back(work);
-  for (std::unique_lock lock(mutex);;) {
-    changed.wait_for(lock, std::chrono::milliseconds(500));
-    clock.show(progress, feed.kept());
-    if (running == 0 && !feed.waiting()) break;
-    if (interrupt.requested() && !stop) {
-      stop = true;
-      feed.stop();
-    }
-  }
-  threads.clear();
-  if (failure) std::rethrow_exception(failure);
-  interrupt.check();
+                         std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1))};
+  run_feed(
+      feed, expected, jobs,
+      [&plan](std::size_t i, const std::function<void()>& check_stop) {
+        return episode_record(plan, i, check_stop);
+      },
+      interrupt, [&] { clock.show(progress, feed.kept()); });
 }
 
 std::string describe_sweep(const SweepPlan& plan) {

@@ -3,7 +3,6 @@
 // those records (results.csv, timing.csv, summary.md).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "apps/cell_records.h"
+#include "apps/episode_feed.h"
 #include "apps/interrupt.h"
 #include "apps/progress.h"
 #include "apps/run_directory.h"
@@ -88,44 +88,8 @@ std::string describe_sweep(const SweepPlan& plan);
 /// InputError on --resume unless `file` holds `definition`; the folder is left as it is.
 void check_same_sweep(const std::filesystem::path& file, const std::string& definition);
 
-/// Where the threads of run_sweep_episodes take their episodes and leave their records. Every
-/// member may be called from any thread.
-class EpisodeFeed {
- public:
-  virtual ~EpisodeFeed() = default;
-  /// The next episode to run; none once all are handed out or after stop().
-  virtual std::optional<std::size_t> next() = 0;
-  /// Keeps the record of a finished episode (its results.csv row and wall time, as a CSV).
-  virtual void keep(std::size_t index, const std::string& record) = 0;
-  /// Hands out no more episodes.
-  virtual void stop() = 0;
-  /// How many episodes were kept so far, here and by other processes this feed serves.
-  virtual std::size_t kept() const = 0;
-  /// Whether episodes handed to other processes may still come back.
-  virtual bool waiting() const { return false; }
-};
-
-/// The episodes `pending`, handed out in order, their records made durable in `records`.
-class EpisodeQueue : public EpisodeFeed {
- public:
-  EpisodeQueue(std::vector<std::size_t> pending, const CellRecords& records);
-  std::optional<std::size_t> next() override;
-  void keep(std::size_t index, const std::string& record) override;
-  void stop() override { stopped_ = true; }
-  std::size_t kept() const override { return kept_; }
-  bool waiting() const override { return waiting_; }
-  /// Set while other processes run episodes of this queue (the MPI ranks rank 0 serves).
-  void set_waiting(bool waiting) { waiting_ = waiting; }
-  std::size_t size() const { return pending_.size(); }
-
- private:
-  const std::vector<std::size_t> pending_;
-  const CellRecords& records_;
-  std::atomic<std::size_t> next_{0};
-  std::atomic<std::size_t> kept_{0};
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> waiting_{false};
-};
+/// A sink that writes each record durably into `records`.
+RecordSink write_to(const CellRecords& records);
 
 /// Runs the episodes `feed` hands out on `jobs` threads, `expected` of them (for the progress),
 /// each record given back to `feed`, until the feed has no more and waits for nothing. The

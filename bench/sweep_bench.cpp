@@ -44,7 +44,7 @@ void BM_SweepThroughput(benchmark::State& state) {
   int round = 0;
   for (auto _ : state) {
     const CellRecords records(fs::path(pattern) / std::to_string(round++));
-    EpisodeQueue queue(all, records);
+    EpisodeQueue queue(all, write_to(records));
     run_sweep_episodes(plan, queue, all.size(), static_cast<int>(state.range(0)), interrupt,
                        progress);
   }

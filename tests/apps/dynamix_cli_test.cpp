@@ -429,7 +429,7 @@ TEST_CASE("evaluate's progress in a file is plain lines ending in the last run; 
   const Outcome logged = dynamix(command + "--jobs 1 --out " + quoted(work / "a"));
   REQUIRE(logged.status == 0);
   CHECK(logged.stderr_text.find('\r') == std::string::npos);
-  CHECK(logged.stderr_text.ends_with("[100%] quickstart static:128 seed 2/2\n"));
+  CHECK(logged.stderr_text.ends_with("[100%] 4/4 episodes\n"));
   // Policies run on two threads print the same bytes.
   const Outcome quiet = dynamix(command + "--jobs 2 --quiet --out " + quoted(work / "b"));
   REQUIRE(quiet.status == 0);
@@ -481,6 +481,44 @@ TEST_CASE("The oracle's best schedule runs in evaluate as written, and evaluate 
   CHECK(results.rows[7][time] == results.rows[5][time]);
   CHECK(evaluated.stdout_text.find("| oracle | 2/2 |") != std::string::npos);
 }
+
+#ifdef DYNAMIX_MPI
+TEST_CASE("mpirun -n 2 dynamix evaluate writes the bytes of the single-process run, oracle included") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)");
+    return;
+  }
+  TempDirectory work;
+  const std::string command =
+      "evaluate --oracle --seeds 2 --quiet --jobs 1 --policies static:64,goodput,gns "
+      "--scenario quickstart --scenario lossy8 --set training.target_accuracy=0.6 "
+      "--set training.budget_epochs=12 --out ";
+  const Outcome one = dynamix(command + quoted(work / "one"));
+  REQUIRE_MESSAGE(one.status == 0, one.stderr_text);
+  const Outcome spread = dynamix_over_mpi(command + quoted(work / "ranks"));
+  REQUIRE_MESSAGE(spread.status == 0, spread.stderr_text);
+  for (const char* file : {"results.csv", "summary.md"})
+    CHECK(contents(work.path() / "one" / file) == contents(work.path() / "ranks" / file));
+  CHECK(read_csv(work.path() / "ranks" / "results.csv").rows.size() == 16);
+  // A bad input is said once, by rank 0, and nothing is written.
+  const Outcome bad = dynamix_over_mpi("evaluate --scenario no-such-cluster --out " +
+                                       quoted(work / "bad"));
+  CHECK(bad.status != 0);
+  CHECK(bad.stderr_text.find("no-such-cluster") != std::string::npos);
+  CHECK_FALSE(fs::exists(work.path() / "bad"));
+}
+#else
+TEST_CASE("dynamix evaluate built without MPI refuses to run as one of several MPI ranks") {
+  MESSAGE("skipped the 2-rank mpirun evaluate: dynamix was built without MPI (-Dmpi)");
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  TempDirectory work;
+  const Outcome outcome = dynamix("evaluate --out " + quoted(work / "e"));
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  CHECK(outcome.status == 2);
+  CHECK(outcome.stderr_text.find("built without") != std::string::npos);
+  CHECK(fs::is_empty(work.path()));
+}
+#endif
 
 }  // namespace
 }  // namespace dynamix

@@ -55,6 +55,15 @@ inline Outcome dynamix(const std::string& arguments) {
   return run_shell(quoted(DYNAMIX_BINARY) + " " + arguments);
 }
 
+/// Whether Open MPI's launcher is on PATH (Debian: openmpi-bin).
+inline bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+
+/// `mpirun -n 2 dynamix ARGUMENTS` on this host; CI runs as root, which Open MPI wants to be told.
+inline Outcome dynamix_over_mpi(const std::string& arguments) {
+  return run_shell("mpirun --allow-run-as-root --oversubscribe -n 2 " + quoted(DYNAMIX_BINARY) +
+                   " " + arguments);
+}
+
 inline std::vector<std::string> split(const std::string& line, char separator) {
   std::vector<std::string> fields;
   std::stringstream in(line);

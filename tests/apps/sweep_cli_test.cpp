@@ -106,16 +106,12 @@ TEST_CASE("dynamix sweep --resume refuses a directory another sweep left and kee
 
 #ifdef DYNAMIX_MPI
 TEST_CASE("mpirun -n 2 dynamix sweep writes the bytes of the single-process run, and resumes") {
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+  if (!have_mpirun()) {
     MESSAGE("skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)");
     return;
   }
   TempDirectory work;
-  // CI runs as root: OpenMPI wants to be told that this is fine.
-  const auto over_mpi = [](const std::string& arguments) {
-    return run_shell("mpirun --allow-run-as-root --oversubscribe -n 2 " + quoted(DYNAMIX_BINARY) +
-                     " " + arguments);
-  };
+  const auto over_mpi = dynamix_over_mpi;
   REQUIRE(dynamix(kSweep + " --jobs 1 --out " + quoted(work / "one")).status == 0);
   const Outcome spread = over_mpi(kSweep + " --jobs 2 --out " + quoted(work / "ranks"));
   REQUIRE_MESSAGE(spread.status == 0, spread.stderr_text);

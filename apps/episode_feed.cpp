@@ -1,0 +1,81 @@
+#include "apps/episode_feed.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace dynamix {
+namespace {
+
+/// Thrown inside an episode that another thread's failure made pointless.
+struct Cancelled {};
+
+}  // namespace
+
+EpisodeQueue::EpisodeQueue(std::vector<std::size_t> pending, RecordSink sink)
+    : pending_(std::move(pending)), sink_(std::move(sink)) {}
+
+std::optional<std::size_t> EpisodeQueue::next() {
+  if (stopped_) return std::nullopt;
+  const std::size_t i = next_++;
+  if (i >= pending_.size()) return std::nullopt;
+  return pending_[i];
+}
+
+void EpisodeQueue::keep(std::size_t index, const std::string& record) {
+  sink_(index, record);
+  ++kept_;
+}
+
+void run_feed(EpisodeFeed& feed, std::size_t expected, int jobs, const EpisodeWork& work,
+              const InterruptScope& interrupt, const std::function<void()>& tick) {
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::exception_ptr failure;
+  const auto check_stop = [&] {
+    if (stop.load(std::memory_order_relaxed)) throw Cancelled{};
+    interrupt.check();
+  };
+  const auto fail = [&] {
+    const std::lock_guard lock(mutex);
+    if (!failure) failure = std::current_exception();
+    stop = true;
+    feed.stop();
+  };
+  const int threads_wanted =
+      static_cast<int>(std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1)));
+  int running = threads_wanted;
+  const auto run = [&] {
+    try {
+      for (std::optional<std::size_t> i; !stop && (i = feed.next());)
+        feed.keep(*i, work(*i, check_stop));
+    } catch (const Cancelled&) {
+    } catch (...) {
+      fail();
+    }
+    const std::lock_guard lock(mutex);
+    --running;
+    changed.notify_all();
+  };
+  std::vector<std::jthread> threads;
+  threads.reserve(static_cast<std::size_t>(threads_wanted));
+  for (int t = 0; t < threads_wanted; ++t) threads.emplace_back(run);
+  for (std::unique_lock lock(mutex);;) {
+    changed.wait_for(lock, std::chrono::milliseconds(500));
+    tick();
+    if (running == 0 && !feed.waiting()) break;
+    if (interrupt.requested() && !stop) {
+      stop = true;
+      feed.stop();
+    }
+  }
+  threads.clear();
+  if (failure) std::rethrow_exception(failure);
+  interrupt.check();
+}
+
+}  // namespace dynamix

@@ -1,0 +1,50 @@
+// The processes of one MPI job (`mpirun -n R dynamix sweep|evaluate ...`), for a command that
+// spreads its episodes over them: rank 0 hands out episodes and keeps every record, each rank
+// runs episodes on threads of its own. Boost.MPI stays behind this header; a dynamix built
+// without MPI refuses to run as one of several ranks.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/episode_feed.h"
+
+namespace dynamix {
+
+/// How many processes an MPI launcher (mpirun, mpiexec) started along with this one; 1 when it
+/// was not started by one.
+int mpi_world_size();
+
+class Ranks {
+ public:
+  /// Joins the job (threads take turns with MPI). InputError naming `command` when dynamix was
+  /// built without MPI.
+  explicit Ranks(const std::string& command);
+  ~Ranks();
+  Ranks(const Ranks&) = delete;
+  Ranks& operator=(const Ranks&) = delete;
+
+  /// Rank 0 writes the outputs and says what is wrong with the input; the others stay quiet.
+  bool lead() const;
+  /// Whether every rank loaded what rank 0 did: `definition` (e.g. run.json) is null on a rank
+  /// whose loading failed. Every rank calls it; false everywhere when rank 0 passed null.
+  bool agree(const std::string* definition);
+  /// Rank 0's `values`, on every rank (every rank calls it).
+  std::vector<std::string> share(std::vector<std::string> values);
+  /// On rank 0: hands the episodes of `queue` to the other ranks, whose records reach the
+  /// queue's sink, while `local` runs episodes here from the same queue; returns local's status
+  /// once every rank is done, after rethrowing the first failure another rank reported.
+  int lead_episodes(EpisodeQueue& queue, const std::function<int()>& local);
+  /// On the other ranks: `local` runs the episodes rank 0 hands out, then rank 0 hears that
+  /// this rank is done. Returns 0, 130 after an interrupt, or 1 after a failure, which rank 0
+  /// is told.
+  int follow_episodes(const std::function<void(EpisodeFeed&)>& local);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dynamix
