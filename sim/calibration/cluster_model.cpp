@@ -71,7 +71,7 @@ SimulatedTimes iteration_times(const Scenario& scenario, const Measurement& row,
   SimulatedTimes times;
   for (const WorkerIteration& worker : record.workers) {
     times.compute_s += std::max(worker.load_s, worker.compute_s);
-    times.comm_s += worker.comm_s;
+    times.comm_s += worker.comm_s + (row.comm_includes_wait ? worker.wait_s : 0.0);
   }
   times.compute_s /= static_cast<double>(record.workers.size());
   times.comm_s /= static_cast<double>(record.workers.size());

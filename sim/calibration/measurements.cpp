@@ -83,6 +83,7 @@ Measurement parse_row(const Row& row, const std::string& path, int line) {
   }
   m.compute_s = row.number("compute_s", false, 0, false);
   m.comm_s = row.number("comm_s", false, 0, false);
+  m.comm_includes_wait = true;
   m.total_s = *row.number("total_s", true, 0, true);
   return m;
 }

@@ -34,6 +34,9 @@ struct Measurement {
   std::vector<int> batches;
   std::optional<double> compute_s;
   std::optional<double> comm_s;
+  /// Whether comm_s counts the wait for the last rank to reach the all-reduce, as a DDP
+  /// communication hook times it (measurement CSVs); a serve log's workers subtract that wait.
+  bool comm_includes_wait = false;
   double total_s = 0;
   /// 1-based line in its file, for messages.
   int line = 0;

@@ -27,6 +27,17 @@ void check_gpus(const NodeSpec& node) {
       "host '" << node.name << "' has " << node.gpus << " GPUs of type '" << node.gpu << "'");
 }
 
+/// How much slower a CPU rank computes beside the other ranks of its machine: the core sharing,
+/// the interference κ, and its place in the spread σ of oversubscribed ranks (GpuSpec).
+double cpu_sharing(const NodeSpec& node) {
+  const GpuSpec& device = node.gpu_spec;
+  const int ranks = node.machine_ranks;
+  const double place =
+      ranks > 1 ? 2.0 * node.machine_slot / (ranks - 1) - 1.0 : 0.0;  // -1 … 1, mean 0
+  return node.core_sharing * (1 + device.colocation_slowdown * (ranks - 1)) *
+         (1 + device.oversubscription_skew * (1 - 1 / node.core_sharing) * place);
+}
+
 }  // namespace
 
 int batch_per_gpu(const NodeSpec& node, int batch) {
@@ -39,10 +50,7 @@ double compute_seconds(const NodeSpec& node, const ModelCost& cost, int batch) {
   const int per_gpu = batch_per_gpu(node, batch);
   if (per_gpu == 0) return 0;
   const GpuSpec& gpu = node.gpu_spec;
-  const double sharing =
-      gpu.kind == DeviceKind::kCpu
-          ? node.core_sharing * (1 + gpu.colocation_slowdown * (node.machine_ranks - 1))
-          : 1.0;
+  const double sharing = gpu.kind == DeviceKind::kCpu ? cpu_sharing(node) : 1.0;
   if (!gpu.time_points.empty()) return interpolate_time(gpu.time_points, per_gpu) * sharing;
   // b·F / (P·u_max·b/(b+b_half)) = F·(b + b_half) / (P·u_max)
   const double flops = cost.flops_per_sample * (per_gpu + gpu.half_efficiency_batch);

@@ -64,7 +64,7 @@ std::vector<std::pair<double, double>> read_time_points(const ConfigNode& list) 
 GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   entry.reject_unknown({"kind", "memory_gb", "time_points", "peak_tflops", "max_efficiency",
                         "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb",
-                        "colocation_slowdown", "source"});
+                        "colocation_slowdown", "oversubscription_skew", "source"});
   GpuSpec device;
   device.name = name;
   const std::string kind = entry.text_or("kind", "gpu");
@@ -74,6 +74,8 @@ GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   device.reserved_gb = entry.at_least_or("reserved_gb", 0, 1.0);
   if (device.reserved_gb >= device.memory_gb) entry.at("reserved_gb").fail("less than memory_gb");
   device.colocation_slowdown = entry.at_least_or("colocation_slowdown", 0, 0);
+  device.oversubscription_skew = entry.at_least_or("oversubscription_skew", 0, 0);
+  if (device.oversubscription_skew >= 1) entry.at("oversubscription_skew").fail("below 1");
   if (const auto points = entry.find("time_points")) {
     device.time_points = read_time_points(*points);
   } else {

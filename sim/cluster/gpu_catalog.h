@@ -33,6 +33,10 @@ struct GpuSpec {
   /// κ: a CPU rank's compute slows by (1 + κ·(r − 1)) beside the r/c core sharing when r ranks
   /// share its machine (caches and memory bandwidth are shared too); 0 by default.
   double colocation_slowdown = 0;
+  /// σ: when r ranks time-share c < r cores of its machine, they do not finish in step; the
+  /// machine's ranks finish their compute spread evenly over ±σ·(1 − c/r) of it around the
+  /// mean, so the others wait for the last at the all-reduce. 0 by default; below 1.
+  double oversubscription_skew = 0;
   /// Dense FP16/BF16 tensor-core peak (mixed-precision training), in TFLOP/s.
   double peak_tflops = 0;
   double memory_gb = 0;

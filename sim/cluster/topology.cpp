@@ -274,11 +274,12 @@ class TopologyReader {
   std::map<std::string, int, std::less<>> machine_cores_;
 };
 
-/// Sets each host's core_sharing: ranks on its machine per core, at least 1.
+/// Sets each host's core_sharing (ranks on its machine per core, at least 1), machine_ranks
+/// and machine_slot.
 void share_machines(std::vector<NodeSpec>& hosts) {
   std::map<std::string, int, std::less<>> ranks;
-  for (const NodeSpec& host : hosts) {
-    if (!host.machine.empty()) ++ranks[host.machine];
+  for (NodeSpec& host : hosts) {
+    if (!host.machine.empty()) host.machine_slot = ranks[host.machine]++;
   }
   for (NodeSpec& host : hosts) {
     const int on_machine = host.machine.empty() ? 1 : ranks[host.machine];

@@ -42,6 +42,9 @@ struct NodeSpec {
   double core_sharing = 1;
   /// Ranks on its machine (1 on a machine of its own). Set when the topology is assembled.
   int machine_ranks = 1;
+  /// Its place among its machine's ranks, 0 … machine_ranks − 1 in host order. Set when the
+  /// topology is assembled.
+  int machine_slot = 0;
   /// The catalog entry named by `gpu`.
   GpuSpec gpu_spec;
 };

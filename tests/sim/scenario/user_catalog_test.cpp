@@ -111,6 +111,27 @@ TEST_CASE("co-located ranks interfere beyond core sharing and wait longer for th
   CHECK(sync.ring_step_latency() == std::chrono::microseconds(20 + 200));
 }
 
+TEST_CASE("oversubscribed ranks finish spread around the mean, so the others wait for the last") {
+  // 4 ranks on 2 cores: σ·(1 − c/r) = 0.4·0.5 spreads them over 0.8 … 1.2 of the mean.
+  const Scenario four = load(kCpuScenario, {"devices.epyc-rank.oversubscription_skew=0.4"});
+  std::vector<double> factors;
+  for (const NodeSpec& rank : four.topology.hosts()) {
+    CHECK(rank.machine_slot == static_cast<int>(factors.size()));
+    factors.push_back(compute_seconds(rank, four.cost, 64) / (2 * 0.034));
+  }
+  REQUIRE(factors.size() == 4);
+  CHECK(factors[0] == doctest::Approx(0.8));
+  CHECK(factors[1] == doctest::Approx(1 - 0.2 / 3));
+  CHECK(factors[3] == doctest::Approx(1.2));
+  CHECK((factors[0] + factors[1] + factors[2] + factors[3]) / 4 == doctest::Approx(1));
+  // Two ranks on two cores time-share nothing: no spread.
+  const Scenario two =
+      load(kCpuScenario, {"topology.nodes.0.count=2", "devices.epyc-rank.oversubscription_skew=0.4"});
+  CHECK(compute_seconds(two.topology.hosts()[0], two.cost, 64) == doctest::Approx(0.034));
+  CHECK(error_of([] { load(kCpuScenario, {"devices.epyc-rank.oversubscription_skew=1"}); })
+            .find("below 1") != std::string::npos);
+}
+
 TEST_CASE("a CPU rank's memory bounds its batch after its reserve") {
   const Scenario scenario = load(kCpuScenario);
   const NodeSpec& rank = scenario.topology.hosts()[0];
