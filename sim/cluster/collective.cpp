@@ -125,7 +125,7 @@ void Synchronizer::start_ring_collective(double gradient_bytes) {
       options_.call_overhead +
       ceil_seconds(reduction_seconds(options_, (p - 1.0) / p * gradient_bytes));
   network_.start_transfer(ring_routes_, bytes_per_rank, [this, latency](const TransferStats& done) {
-    for (std::size_t i = 0; i < worker_hosts_.size(); ++i) add_member_stats(i, done.members[i]);
+    add_ring_stats(done);
     sim_.schedule_after(latency, [this] {
       for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
     });
@@ -135,9 +135,7 @@ void Synchronizer::start_ring_collective(double gradient_bytes) {
 void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
   network_.start_transfer(
       ring_routes_, chunk_bytes, [this, chunk_bytes, steps_left](const TransferStats& done) {
-        for (std::size_t i = 0; i < worker_hosts_.size(); ++i) {
-          add_member_stats(i, done.members[i]);
-        }
+        add_ring_stats(done);
         // The first p-1 steps reduce the chunk they received.
         const bool reduces = steps_left >= static_cast<int>(worker_hosts_.size());
         const Duration after =
@@ -177,6 +175,7 @@ void Synchronizer::start_parameter_server(double gradient_bytes) {
   auto pull_all = [this, send](std::size_t s) {
     for (std::size_t target = 0; target < worker_hosts_.size(); ++target) {
       send(pull_routes_[s][target], [this, target](const MemberStats& pulled) {
+        stats_[target].bytes_received += pulled.wire_bytes;
         stats_[target].retransmitted_segments += pulled.retransmitted_segments;
         stats_[target].timeouts += pulled.timeouts;
         if (--pulls_pending_[target] == 0) finish_worker(target);
@@ -213,6 +212,15 @@ void Synchronizer::add_member_stats(std::size_t worker, const MemberStats& membe
   stats.bytes_sent += member.wire_bytes;
   stats.retransmitted_segments += member.retransmitted_segments;
   stats.timeouts += member.timeouts;
+}
+
+void Synchronizer::add_ring_stats(const TransferStats& done) {
+  const std::size_t p = worker_hosts_.size();
+  for (std::size_t i = 0; i < p; ++i) {
+    add_member_stats(i, done.members[i]);
+    // Ring route i runs from worker i to worker i + 1.
+    stats_[(i + 1) % p].bytes_received += done.members[i].wire_bytes;
+  }
 }
 
 void Synchronizer::finish_worker(std::size_t worker) {

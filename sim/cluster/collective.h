@@ -58,10 +58,13 @@ std::vector<double> gradient_buckets(double gradient_bytes, double bucket_bytes)
 /// Seconds to reduce `bytes` of gradient at options.reduction_gbps (0 when it is free).
 double reduction_seconds(const SyncOptions& options, double bytes);
 
-/// What one worker spent and sent during one synchronization.
+/// What one worker spent, sent and received during one synchronization.
 struct WorkerSyncStats {
   Duration duration{};
   double bytes_sent = 0;
+  /// Wire bytes that reached it over the network: its ring predecessor's sends, or its pulls
+  /// from the parameter servers (a server on its own host sends it nothing over the network).
+  double bytes_received = 0;
   double retransmitted_segments = 0;
   double timeouts = 0;
 };
@@ -91,6 +94,8 @@ class Synchronizer {
   /// Runs `then` after the call overhead (at once when there is none).
   void after_call_overhead(std::function<void()> then);
   void add_member_stats(std::size_t worker, const MemberStats& member);
+  /// Every ring member's sends, and what its successor received of them.
+  void add_ring_stats(const TransferStats& done);
   void finish_worker(std::size_t worker);
 
   Simulator& sim_;

@@ -63,6 +63,7 @@ void TrainingRun::start_bucket(std::size_t bucket) {
           // The hook sees DDP's bucket work as communication.
           total.duration += stats[w].duration + bucket_overhead_;
           total.bytes_sent += stats[w].bytes_sent;
+          total.bytes_received += stats[w].bytes_received;
           total.retransmitted_segments += stats[w].retransmitted_segments;
           total.timeouts += stats[w].timeouts;
         }
@@ -129,6 +130,7 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
     row.wait_s = to_seconds(barrier - start) - ready_s_[w];
     row.comm_s = to_seconds(sync.duration);
     row.bytes_sent = sync.bytes_sent;
+    row.bytes_received = sync.bytes_received;
     row.retransmits = sync.retransmitted_segments;
     row.timeouts = sync.timeouts;
     row.throughput_gbps = row.comm_s > 0 ? sync.bytes_sent * 8e-9 / row.comm_s : 0;

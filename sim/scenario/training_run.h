@@ -24,6 +24,8 @@ struct WorkerIteration {
   double wait_s = 0;
   double comm_s = 0;
   double bytes_sent = 0;
+  /// Over the network, from its ring neighbour or its parameter servers' pulls.
+  double bytes_received = 0;
   double retransmits = 0;
   double timeouts = 0;
   double throughput_gbps = 0;

@@ -43,6 +43,7 @@ NodeSpec server(std::string name) {
 struct SyncResult {
   double seconds = 0;
   double bytes_sent = 0;
+  double bytes_received = 0;
   double retransmits = 0;
   double timeouts = 0;
 };
@@ -70,6 +71,7 @@ class Cluster {
       for (const WorkerSyncStats& worker : stats) {
         summed.seconds = std::max(summed.seconds, to_seconds(worker.duration));
         summed.bytes_sent += worker.bytes_sent;
+        summed.bytes_received += worker.bytes_received;
         summed.retransmits += worker.retransmitted_segments;
         summed.timeouts += worker.timeouts;
       }
@@ -217,11 +219,25 @@ TEST_CASE("per-step ring agrees with the collective-level ring on an uncongested
   compare([] { return Topology::leaf_spine(workers(32), {.hosts_per_leaf = 8, .spines = 2}); });
 }
 
-TEST_CASE("a ring rank sends 2(p-1)/p of the gradient") {
+TEST_CASE("a ring rank sends and receives 2(p-1)/p of the gradient") {
   const std::size_t p = 8;
-  Cluster cluster(Topology::star(workers(p), kNic), ring());
+  for (const RingModel model : {RingModel::kCollective, RingModel::kPerStep}) {
+    Cluster cluster(Topology::star(workers(p), kNic), ring(model));
+    const SyncResult result = cluster.synchronize(8e6);
+    CHECK(result.bytes_sent == doctest::Approx(p * 2.0 * 7.0 / 8.0 * 8e6));
+    CHECK(result.bytes_received == doctest::Approx(result.bytes_sent));
+  }
+}
+
+TEST_CASE("a parameter-server worker sends its shards and receives the servers' pulls") {
+  const std::size_t p = 4;
+  std::vector<NodeSpec> hosts = workers(p);
+  for (const char* name : {"ps0", "ps1"}) hosts.push_back(server(name));
+  Cluster cluster(Topology::star(hosts, kNic), parameter_server());
   const SyncResult result = cluster.synchronize(8e6);
-  CHECK(result.bytes_sent == doctest::Approx(p * 2.0 * 7.0 / 8.0 * 8e6));
+  // Each worker pushes its whole gradient (a shard to each server) and pulls it back summed.
+  CHECK(result.bytes_sent == doctest::Approx(p * 8e6));
+  CHECK(result.bytes_received == doctest::Approx(p * 8e6));
 }
 
 TEST_CASE("a parameter server with few servers is slower than the ring for the same gradient") {
