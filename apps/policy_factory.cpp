@@ -1,10 +1,13 @@
-// make_policy: baselines by name, ppo:PATH through the TorchScript policy.
+// make_policy: baselines by name, ppo:PATH through the TorchScript policy (in dynamix-torch;
+// dynamix hands a command line naming one over to it before any policy is made).
 #include "apps/policy_factory.h"
 
 #include <iostream>
 
 #include "policies/baselines/baselines.h"
+#ifdef DYNAMIX_TORCH
 #include "policies/ppo/ppo_policy.h"
+#endif
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -15,7 +18,13 @@ std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
     if (name.size() == 4) {
       throw InputError(option, 0, "", "ppo:PATH naming a policy.pt file", "'" + name + "'");
     }
+#ifdef DYNAMIX_TORCH
     return std::make_unique<PpoPolicy>(name.substr(4), ObservationBuilder().schema(), env_options);
+#else
+    static_cast<void>(env_options);
+    throw InputError(option, 0, "", "a command line that names ppo:PATH, which dynamix-torch runs",
+                     "'" + name + "' where dynamix made policies itself");
+#endif
   }
   return make_baseline(name, seed, option);
 }
