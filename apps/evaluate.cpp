@@ -168,17 +168,15 @@ std::vector<std::string> spread(Ranks* ranks, std::size_t count, int jobs, const
                                 const std::function<void(std::size_t)>& tick) {
   std::vector<std::string> records(count);
   if (ranks != nullptr && !ranks->lead()) {
-    const int status = ranks->follow_episodes([&](EpisodeFeed& feed) {
-      run_feed(feed, count, jobs, work, interrupt, [] {});
-    });
+    const int status = ranks->follow_episodes(
+        [&](EpisodeFeed& feed) { run_feed(feed, count, jobs, work, interrupt, [] {}); });
     if (status != 0) throw RankStopped{status};
     return records;
   }
   std::vector<std::size_t> all(count);
   std::iota(all.begin(), all.end(), std::size_t{0});
-  EpisodeQueue queue(std::move(all), [&records](std::size_t i, const std::string& record) {
-    records[i] = record;
-  });
+  EpisodeQueue queue(std::move(all),
+                     [&records](std::size_t i, const std::string& record) { records[i] = record; });
   const auto local = [&] {
     run_feed(queue, count, jobs, work, interrupt, [&] { tick(queue.kept()); });
     return 0;
@@ -205,9 +203,9 @@ std::string episode_text(const EpisodeResult& r) {
   add(static_cast<int>(r.feasible));
   add(static_cast<int>(r.time_to_target_s.has_value()));
   add(r.time_to_target_s.value_or(0.0));
-  for (const double value : {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s,
-                             r.mean_batch_size, r.global_batch_change, r.departure_share,
-                             r.episode_return}) {
+  for (const double value :
+       {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s, r.mean_batch_size,
+        r.global_batch_change, r.departure_share, r.episode_return}) {
     add(value);
   }
   add(r.events);
@@ -238,9 +236,9 @@ EpisodeResult parse_episode_text(const std::string& text) {
   r.kind = static_cast<PolicyKind>(kind);
   r.feasible = feasible != 0;
   if (reached != 0) r.time_to_target_s = time_to_target;
-  for (double* value : {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s,
-                        &r.mean_batch_size, &r.global_batch_change, &r.departure_share,
-                        &r.episode_return}) {
+  for (double* value :
+       {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s, &r.mean_batch_size,
+        &r.global_batch_change, &r.departure_share, &r.episode_return}) {
     take(*value);
   }
   take(r.events);
@@ -300,9 +298,9 @@ std::vector<std::string> search_oracles(const Evaluation& e, Ranks* ranks,
     searching = 0;
     return result.best ? result.best->name : std::string();
   };
-  std::vector<std::string> names = spread(
-      ranks, e.scenarios.size(), 1, search, interrupt,
-      [&](std::size_t kept) { show(static_cast<double>(kept) + searching.load()); });
+  std::vector<std::string> names =
+      spread(ranks, e.scenarios.size(), 1, search, interrupt,
+             [&](std::size_t kept) { show(static_cast<double>(kept) + searching.load()); });
   if (ranks != nullptr) names = ranks->share(std::move(names));
   return names;
 }
@@ -325,10 +323,9 @@ std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const Evalu
     const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
     return episode_text(run_episode(env, *policy, seed));
   };
-  const std::vector<std::string> records =
-      spread(ranks, tasks.size() * seeds, e.a.jobs, episode, interrupt, [&](std::size_t kept) {
-        show(static_cast<double>(kept) / static_cast<double>(seeds));
-      });
+  const std::vector<std::string> records = spread(
+      ranks, tasks.size() * seeds, e.a.jobs, episode, interrupt,
+      [&](std::size_t kept) { show(static_cast<double>(kept) / static_cast<double>(seeds)); });
   if (ranks != nullptr && !ranks->lead()) return {};
   std::vector<EpisodeResult> results;
   results.reserve(records.size());

@@ -40,21 +40,22 @@ std::string_view record_file_name(RecordMode mode) {
 
 const std::vector<std::string>& iteration_columns() {
   static const std::vector<std::string> columns = {
-      "iteration",     "worker",       "gpu_type", "batch_size",      "start_s",
-      "load_s",        "compute_s",    "wait_s",   "comm_s",          "iteration_s",
-      "bytes_sent",    "bytes_received", "retransmits",  "timeouts", "throughput_gbps", "cpu_time_ratio",
-      "memory_util",   "straggling",   "epoch",    "train_loss",      "train_accuracy",
-      "grad_std_norm", "grad_var_norm"};
+      "iteration",      "worker",         "gpu_type",     "batch_size", "start_s",
+      "load_s",         "compute_s",      "wait_s",       "comm_s",     "iteration_s",
+      "bytes_sent",     "bytes_received", "retransmits",  "timeouts",   "throughput_gbps",
+      "cpu_time_ratio", "memory_util",    "straggling",   "epoch",      "train_loss",
+      "train_accuracy", "grad_std_norm",  "grad_var_norm"};
   return columns;
 }
 
 const std::vector<std::string>& window_columns() {
   static const std::vector<std::string> columns = {
-      "window",     "first_iteration", "iterations",     "worker",        "gpu_type",
-      "batch_size", "start_s",         "window_s",       "load_s",        "compute_s",
-      "wait_s",     "comm_s",          "iteration_s",    "bytes_sent", "bytes_received",   "retransmits",
-      "timeouts",   "throughput_gbps", "cpu_time_ratio", "memory_util",   "straggling",
-      "epoch",      "train_loss",      "train_accuracy", "grad_std_norm", "grad_var_norm"};
+      "window",       "first_iteration", "iterations",      "worker",         "gpu_type",
+      "batch_size",   "start_s",         "window_s",        "load_s",         "compute_s",
+      "wait_s",       "comm_s",          "iteration_s",     "bytes_sent",     "bytes_received",
+      "retransmits",  "timeouts",        "throughput_gbps", "cpu_time_ratio", "memory_util",
+      "straggling",   "epoch",           "train_loss",      "train_accuracy", "grad_std_norm",
+      "grad_var_norm"};
   return columns;
 }
 
@@ -96,10 +97,10 @@ void IterationLog::write_iteration(const TrainingRun& run, const IterationRecord
     const WorkerIteration& row = record.workers[w];
     out << record.iteration << w << run.node(w).gpu << row.batch_size << start_s << row.load_s
         << row.compute_s << row.wait_s << row.comm_s << iteration_s << row.bytes_sent
-        << row.bytes_received << row.retransmits << row.timeouts << row.throughput_gbps << row.cpu_time_ratio
-        << row.memory_util << (row.straggling ? 1 : 0) << record.training.epoch
-        << record.training.train_loss << record.training.train_accuracy << row.grad_std_norm
-        << row.grad_var_norm;
+        << row.bytes_received << row.retransmits << row.timeouts << row.throughput_gbps
+        << row.cpu_time_ratio << row.memory_util << (row.straggling ? 1 : 0)
+        << record.training.epoch << record.training.train_loss << record.training.train_accuracy
+        << row.grad_std_norm << row.grad_var_norm;
     out.end_row();
   }
 }
@@ -143,10 +144,11 @@ void IterationLog::write_window() {
     const WorkerSums& sum = sums_[w];
     out << window_ << first_iteration_ << in_window_ << w << run_->node(w).gpu << sum.batch_size / n
         << start_s_ << end_s_ - start_s_ << sum.load_s / n << sum.compute_s / n << sum.wait_s / n
-        << sum.comm_s / n << iteration_s_ / n << sum.bytes_sent << sum.bytes_received << sum.retransmits << sum.timeouts
-        << sum.throughput_gbps / n << sum.cpu_time_ratio / n << sum.memory_util / n
-        << sum.straggling / n << last_training_.epoch << last_training_.train_loss
-        << last_training_.train_accuracy << sum.grad_std_norm / n << sum.grad_var_norm / n;
+        << sum.comm_s / n << iteration_s_ / n << sum.bytes_sent << sum.bytes_received
+        << sum.retransmits << sum.timeouts << sum.throughput_gbps / n << sum.cpu_time_ratio / n
+        << sum.memory_util / n << sum.straggling / n << last_training_.epoch
+        << last_training_.train_loss << last_training_.train_accuracy << sum.grad_std_norm / n
+        << sum.grad_var_norm / n;
     out.end_row();
   }
   ++window_;

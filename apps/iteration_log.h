@@ -53,9 +53,9 @@ class IterationLog {
  private:
   struct WorkerSums {
     double batch_size = 0, load_s = 0, compute_s = 0, wait_s = 0, comm_s = 0, bytes_sent = 0,
-           bytes_received = 0,
-           retransmits = 0, timeouts = 0, throughput_gbps = 0, cpu_time_ratio = 0, memory_util = 0,
-           straggling = 0, grad_std_norm = 0, grad_var_norm = 0;
+           bytes_received = 0, retransmits = 0, timeouts = 0, throughput_gbps = 0,
+           cpu_time_ratio = 0, memory_util = 0, straggling = 0, grad_std_norm = 0,
+           grad_var_norm = 0;
   };
   void write_iteration(const TrainingRun& run, const IterationRecord& record);
   void accumulate(const IterationRecord& record);

@@ -198,7 +198,8 @@ struct Ranks::Impl {};
 Ranks::Ranks(const std::string& command) {
   throw InputError("mpirun", 0, "",
                    "a dynamix built with MPI (Boost.MPI; meson setup -Dmpi=enabled) to spread "
-                   "dynamix " + command + " over ranks",
+                   "dynamix " +
+                       command + " over ranks",
                    std::to_string(mpi_world_size()) + " ranks of a dynamix built without it");
 }
 

@@ -158,7 +158,8 @@ void Synchronizer::start_parameter_server(double gradient_bytes) {
   pushes_pending_.assign(servers, static_cast<int>(workers));
   pulls_pending_.assign(workers, static_cast<int>(servers));
 
-  auto send = [this, shard](const Route& route, std::function<void(const MemberStats&)> arrived) {
+  auto send = [this, shard](const Route& route,
+                            const std::function<void(const MemberStats&)>& arrived) {
     if (route.empty()) {
       sim_.schedule_after(Duration{0}, [arrived] { arrived(MemberStats{}); });
       return;

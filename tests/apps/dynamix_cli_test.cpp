@@ -483,7 +483,8 @@ TEST_CASE("The oracle's best schedule runs in evaluate as written, and evaluate 
 }
 
 #ifdef DYNAMIX_MPI
-TEST_CASE("mpirun -n 2 dynamix evaluate writes the bytes of the single-process run, oracle included") {
+TEST_CASE(
+    "mpirun -n 2 dynamix evaluate writes the bytes of the single-process run, oracle included") {
   if (!have_mpirun()) {
     MESSAGE("skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)");
     return;
@@ -501,8 +502,8 @@ TEST_CASE("mpirun -n 2 dynamix evaluate writes the bytes of the single-process r
     CHECK(contents(work.path() / "one" / file) == contents(work.path() / "ranks" / file));
   CHECK(read_csv(work.path() / "ranks" / "results.csv").rows.size() == 16);
   // A bad input is said once, by rank 0, and nothing is written.
-  const Outcome bad = dynamix_over_mpi("evaluate --scenario no-such-cluster --out " +
-                                       quoted(work / "bad"));
+  const Outcome bad =
+      dynamix_over_mpi("evaluate --scenario no-such-cluster --out " + quoted(work / "bad"));
   CHECK(bad.status != 0);
   CHECK(bad.stderr_text.find("no-such-cluster") != std::string::npos);
   CHECK_FALSE(fs::exists(work.path() / "bad"));

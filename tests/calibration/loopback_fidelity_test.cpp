@@ -18,8 +18,7 @@ const std::string kSource = DYNAMIX_SOURCE_DIR;
 /// then `extra` ones.
 Calibration loopback_calibration(const FitSubset& subset, const std::vector<std::string>& extra,
                                  const std::string& file = "loopback_2core_epyc.csv") {
-  const MeasurementFile measured =
-      read_measurements(kSource + "/calibration/measurements/" + file);
+  const MeasurementFile measured = read_measurements(kSource + "/calibration/measurements/" + file);
   ClusterModel model;
   model.scenario = kSource + "/calibration/loopback.yaml";
   std::vector<FitKnob> knobs;
@@ -57,7 +56,8 @@ TEST_CASE("calibrated on its fit subset, the loopback model predicts held-out al
   WARN(iteration.kendall_tau >= 0.9);
 }
 
-TEST_CASE("with the co-located-rank terms fitted on two batches, held-out iterations are within 10%") {
+TEST_CASE(
+    "with the co-located-rank terms fitted on two batches, held-out iterations are within 10%") {
   // docs/calibration.md, "With the missing terms added": DDP iterations at batches 16 and 128
   // join the fit, with κ, the bucket work and the oversubscription skew σ; batches 32 and 64
   // (both rank counts) and the all-reduces between the powers of 4 are held out. Both runs of

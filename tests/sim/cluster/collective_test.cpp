@@ -51,7 +51,7 @@ struct SyncResult {
 /// A cluster whose links may differ from the topology's (the test degrades some of them).
 class Cluster {
  public:
-  Cluster(Topology topology, SyncOptions options, std::vector<LinkSpec> links = {},
+  Cluster(Topology topology, SyncOptions options, const std::vector<LinkSpec>& links = {},
           NetworkOptions network_options = {})
       : topology_(std::move(topology)),
         network_(sim_, links.empty() ? topology_.links() : links, network_options),

@@ -125,11 +125,12 @@ TEST_CASE("oversubscribed ranks finish spread around the mean, so the others wai
   CHECK(factors[3] == doctest::Approx(1.2));
   CHECK((factors[0] + factors[1] + factors[2] + factors[3]) / 4 == doctest::Approx(1));
   // Two ranks on two cores time-share nothing: no spread.
-  const Scenario two =
-      load(kCpuScenario, {"topology.nodes.0.count=2", "devices.epyc-rank.oversubscription_skew=0.4"});
+  const Scenario two = load(
+      kCpuScenario, {"topology.nodes.0.count=2", "devices.epyc-rank.oversubscription_skew=0.4"});
   CHECK(compute_seconds(two.topology.hosts()[0], two.cost, 64) == doctest::Approx(0.034));
-  CHECK(error_of([] { load(kCpuScenario, {"devices.epyc-rank.oversubscription_skew=1"}); })
-            .find("below 1") != std::string::npos);
+  CHECK(error_of([] {
+          load(kCpuScenario, {"devices.epyc-rank.oversubscription_skew=1"});
+        }).find("below 1") != std::string::npos);
 }
 
 TEST_CASE("a CPU rank's memory bounds its batch after its reserve") {
