@@ -30,7 +30,7 @@ struct ModelOptions {
   std::string fit_kinds = kDefaultFitKinds;
   std::string fit_ranks;
   std::string fit_sizes = kDefaultFitSizes;
-  std::string fit_batches;
+  std::string fit_batches = kDefaultFitBatches;
 
   void add_to(po::options_description& options);
   ClusterModel model() const {
@@ -128,7 +128,9 @@ int run_calibrate(const std::vector<std::string>& args) {
        "scripts/measure_cluster.py)")
       ("fit", po::value(&knob_texts)->composing(),
        "a knob searched in log space: KEY=LOW:HIGH[:INITIAL] (default: the loopback link "
-       "bandwidth, sync.message_overhead_us, sync.call_overhead_us, sync.reduction_gbps)")
+       "bandwidth, sync.message_overhead_us, sync.call_overhead_us, sync.reduction_gbps, "
+       "sync.bucket_overhead_us, and the --device's colocation_slowdown and "
+       "oversubscription_skew)")
       ("device", po::value(&device)->default_value(device),
        "scenario device whose time_points become the measured single-rank compute sweep")
       ("python", po::value(&python)->default_value(python), "Python with torch, for measuring")
@@ -139,8 +141,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (knob_texts.empty())
-    knob_texts.assign(std::begin(kDefaultFitKnobs), std::end(kDefaultFitKnobs));
+  if (knob_texts.empty()) knob_texts = default_fit_knobs(device);
   std::vector<FitKnob> knobs;
   for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
   const FitSubset subset = model_options.subset();

@@ -54,6 +54,16 @@ double mean_square(const ClusterModel& model, std::span<const Measurement> rows,
 
 }  // namespace
 
+std::vector<std::string> default_fit_knobs(const std::string& device) {
+  return {"topology.nodes.0.link.bandwidth_gbps=0.01:1000:10",
+          "sync.message_overhead_us=0.1:100000:50",
+          "sync.call_overhead_us=0.1:100000:50",
+          "sync.reduction_gbps=0.01:10000:20",
+          "devices." + device + ".colocation_slowdown=0.001:2:0.1",
+          "sync.bucket_overhead_us=0.1:10000:300",
+          "devices." + device + ".oversubscription_skew=0.01:0.99:0.5"};
+}
+
 FitKnob parse_fit_knob(const std::string& text, const std::string& option) {
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {

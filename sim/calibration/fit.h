@@ -20,16 +20,13 @@ struct FitKnob {
   double initial = 0;
 };
 
-/// The knobs dynamix calibrate searches unless told otherwise, for calibration/loopback.yaml:
-/// the ranks' link bandwidth, the software cost of each ring step and of each collective call,
-/// and the reduction's throughput. Framing and transport efficiency only scale the bandwidth
-/// (degenerate with it), so they stay at their defaults.
-inline constexpr const char* kDefaultFitKnobs[] = {
-    "topology.nodes.0.link.bandwidth_gbps=0.01:1000:10",
-    "sync.message_overhead_us=0.1:100000:50",
-    "sync.call_overhead_us=0.1:100000:50",
-    "sync.reduction_gbps=0.01:10000:20",
-};
+/// The knobs dynamix calibrate searches unless told otherwise, for calibration/loopback.yaml
+/// (`device`: the scenario device of the measured ranks): the ranks' link bandwidth, the
+/// software cost of each ring step and of each collective call, the reduction's throughput, and
+/// the terms of ranks sharing one machine (the device's interference κ and oversubscription
+/// skew σ, DDP's work per bucket), which only DDP iterations show. Framing and transport
+/// efficiency only scale the bandwidth (degenerate with it), so they stay at their defaults.
+std::vector<std::string> default_fit_knobs(const std::string& device);
 
 /// Parses "KEY=LOW:HIGH[:INITIAL]" (INITIAL defaults to the geometric mean of the bounds); an
 /// InputError naming `option` otherwise.
