@@ -143,6 +143,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   if (knob_texts.empty()) knob_texts = default_fit_knobs(device);
   std::vector<FitKnob> knobs;
+  knobs.reserve(knob_texts.size());
   for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
   const FitSubset subset = model_options.subset();
   const ClusterModel model = model_options.model();
