@@ -53,12 +53,16 @@ class RemoteFeed : public EpisodeFeed {
  public:
   explicit RemoteFeed(const mpi::communicator& world) : world_(world) {}
 
+  /// Asks for the episode after this one at once, so that its index is here by the time a
+  /// thread wants it instead of that thread waiting (and MPI spinning) for rank 0's answer.
   std::optional<std::size_t> next() override {
     if (stopped_) return std::nullopt;
     const std::lock_guard lock(mutex_);
+    if (!asked_) world_.send(0, kNext);
     long long index = -1;
-    world_.send(0, kNext);
     world_.recv(0, kAssign, index);
+    asked_ = index >= 0;
+    if (asked_) world_.send(0, kNext);
     if (index < 0) return std::nullopt;
     return static_cast<std::size_t>(index);
   }
@@ -72,9 +76,15 @@ class RemoteFeed : public EpisodeFeed {
     const std::lock_guard lock(mutex_);
     world_.send(0, tag, text);
   }
-  /// Tells rank 0 that this rank's threads have all ended.
+  /// Tells rank 0 that this rank's threads have all ended, after taking the answer to a request
+  /// still open (an episode left unrun after a stop; --resume runs it).
   void done() {
     const std::lock_guard lock(mutex_);
+    if (asked_) {
+      long long index = -1;
+      world_.recv(0, kAssign, index);
+      asked_ = false;
+    }
     world_.send(0, kDone);
   }
 
@@ -83,6 +93,8 @@ class RemoteFeed : public EpisodeFeed {
   std::mutex mutex_;
   std::atomic<bool> stopped_{false};
   std::atomic<std::size_t> kept_{0};
+  /// A request for the next episode is open (guarded by mutex_).
+  bool asked_ = false;
 };
 
 /// Answers one message from another rank; false once that rank said it is done. The first
