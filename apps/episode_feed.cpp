@@ -30,6 +30,10 @@ void EpisodeQueue::keep(std::size_t index, const std::string& record) {
   ++kept_;
 }
 
+std::size_t feed_threads(int jobs, std::size_t expected) {
+  return std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1));
+}
+
 void run_feed(EpisodeFeed& feed, std::size_t expected, int jobs, const EpisodeWork& work,
               const InterruptScope& interrupt, const std::function<void()>& tick) {
   std::atomic<bool> stop{false};
@@ -46,8 +50,7 @@ void run_feed(EpisodeFeed& feed, std::size_t expected, int jobs, const EpisodeWo
     stop = true;
     feed.stop();
   };
-  const int threads_wanted =
-      static_cast<int>(std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1)));
+  const auto threads_wanted = static_cast<int>(feed_threads(jobs, expected));
   int running = threads_wanted;
   const auto run = [&] {
     try {

@@ -61,10 +61,13 @@ class EpisodeQueue : public EpisodeFeed {
 using EpisodeWork =
     std::function<std::string(std::size_t index, const std::function<void()>& check_stop)>;
 
-/// Runs the episodes `feed` hands out on min(jobs, expected) threads, each record given back to
-/// `feed`, until the feed has no more and waits for nothing. `tick` runs on the calling thread
-/// every half second and once at the end (for a progress line). The first failure (an interrupt
-/// included) stops the others and is rethrown once all have ended.
+/// The threads run_feed starts: min(jobs, expected), at least 1.
+std::size_t feed_threads(int jobs, std::size_t expected);
+
+/// Runs the episodes `feed` hands out on feed_threads(jobs, expected) threads, each record given
+/// back to `feed`, until the feed has no more and waits for nothing. `tick` runs on the calling
+/// thread every half second and once at the end (for a progress line). The first failure (an
+/// interrupt included) stops the others and is rethrown once all have ended.
 void run_feed(EpisodeFeed& feed, std::size_t expected, int jobs, const EpisodeWork& work,
               const InterruptScope& interrupt, const std::function<void()>& tick);
 

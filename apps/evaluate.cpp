@@ -403,18 +403,12 @@ int evaluate_over_ranks(const EvaluateArgs& a, const std::vector<std::string>& a
     if (ranks.lead()) directory.emplace(a.out, "evaluate");
   } catch (...) {
     if (ranks.lead()) {
-      ranks.agree(nullptr);
+      ranks.agree(nullptr, "evaluation");
       throw;
     }
   }
   const std::string definition = e ? describe(*e, args) : "";
-  if (!ranks.agree(e ? &definition : nullptr)) {
-    if (!ranks.lead()) return 2;
-    throw InputError("mpirun", 0, "",
-                     "the same evaluation on every rank (the same dynamix, scenario and policy "
-                     "files and options)",
-                     "ranks that load a different one");
-  }
+  if (!ranks.agree(e ? &definition : nullptr, "evaluation")) return 2;
   try {
     return evaluate(*e, &ranks, directory ? &*directory : nullptr);
   } catch (const RankStopped& stopped) {

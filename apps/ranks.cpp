@@ -163,12 +163,17 @@ Ranks::~Ranks() = default;
 
 bool Ranks::lead() const { return impl_->world.rank() == 0; }
 
-bool Ranks::agree(const std::string* definition) {
+bool Ranks::agree(const std::string* definition, const std::string& what) {
   std::uint64_t digest = lead() && definition ? fingerprint(*definition) : 0;
   mpi::broadcast(impl_->world, digest, 0);
   if (digest == 0) return false;
   const bool same = definition != nullptr && fingerprint(*definition) == digest;
-  return mpi::all_reduce(impl_->world, same, std::logical_and<bool>());
+  if (mpi::all_reduce(impl_->world, same, std::logical_and<bool>())) return true;
+  if (!lead()) return false;
+  throw InputError("mpirun", 0, "",
+                   "the same " + what +
+                       " on every rank (the same dynamix, scenario and policy files and options)",
+                   "ranks that load a different one");
 }
 
 std::vector<std::string> Ranks::share(std::vector<std::string> values) {
@@ -217,7 +222,7 @@ Ranks::Ranks(const std::string& command) {
 
 Ranks::~Ranks() = default;
 bool Ranks::lead() const { return true; }
-bool Ranks::agree(const std::string*) { return false; }
+bool Ranks::agree(const std::string*, const std::string&) { return false; }
 std::vector<std::string> Ranks::share(std::vector<std::string> values) { return values; }
 int Ranks::lead_episodes(EpisodeQueue&, const std::function<int()>& local) { return local(); }
 int Ranks::follow_episodes(const std::function<void(EpisodeFeed&)>&) { return 1; }

@@ -29,8 +29,9 @@ class Ranks {
   /// Rank 0 writes the outputs and says what is wrong with the input; the others stay quiet.
   bool lead() const;
   /// Whether every rank loaded what rank 0 did: `definition` (e.g. run.json) is null on a rank
-  /// whose loading failed. Every rank calls it; false everywhere when rank 0 passed null.
-  bool agree(const std::string* definition);
+  /// whose loading failed. Every rank calls it; false everywhere when rank 0 passed null. When
+  /// another rank differs, rank 0 throws an InputError naming mpirun and `what` ("sweep").
+  bool agree(const std::string* definition, const std::string& what);
   /// Rank 0's `values`, on every rank (every rank calls it).
   std::vector<std::string> share(std::vector<std::string> values);
   /// On rank 0: hands the episodes of `queue` to the other ranks, whose records reach the

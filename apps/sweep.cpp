@@ -101,15 +101,11 @@ int lead_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, const 
     plan.emplace(make_plan());
     folder.emplace(*plan, run);
   } catch (...) {
-    ranks.agree(nullptr);
+    ranks.agree(nullptr, "sweep");
     throw;
   }
   const std::string definition = describe_sweep(*plan);
-  if (!ranks.agree(&definition)) {
-    throw InputError("mpirun", 0, "",
-                     "the same sweep on every rank (the same dynamix, scenario files and options)",
-                     "ranks that load a different one");
-  }
+  ranks.agree(&definition, "sweep");
   EpisodeQueue queue(folder->pending, write_to(folder->records));
   const int status =
       ranks.lead_episodes(queue, [&] { return run_queue(*plan, queue, run, *folder); });
@@ -125,7 +121,7 @@ int follow_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, cons
     // Rank 0 loads the same and says what is wrong, or refuses ranks that differ.
   }
   const std::string definition = plan ? describe_sweep(*plan) : "";
-  if (!ranks.agree(plan ? &definition : nullptr)) return 2;
+  if (!ranks.agree(plan ? &definition : nullptr, "sweep")) return 2;
   const InterruptScope interrupt;
   Progress progress(std::cerr, {.style = ProgressStyle::kQuiet});
   return ranks.follow_episodes([&](EpisodeFeed& feed) {

@@ -301,7 +301,7 @@ RecordSink write_to(const CellRecords& records) {
 void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
                         const InterruptScope& interrupt, Progress& progress) {
   const SweepClock clock{plan.episodes() - expected, plan.episodes(), expected, feed.kept(),
-                         std::min<std::size_t>(jobs, std::max<std::size_t>(expected, 1))};
+                         feed_threads(jobs, expected)};
   run_feed(
       feed, expected, jobs,
       [&plan](std::size_t i, const std::function<void()>& check_stop) {

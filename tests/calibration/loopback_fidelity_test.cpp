@@ -20,8 +20,7 @@ const std::string kSource = DYNAMIX_SOURCE_DIR;
 Calibration loopback_calibration(const FitSubset& subset,
                                  const std::string& file = "loopback_2core_epyc.csv",
                                  std::size_t knob_count = 7) {
-  const MeasurementFile measured =
-      read_measurements(kSource + "/calibration/measurements/" + file);
+  const MeasurementFile measured = read_measurements(kSource + "/calibration/measurements/" + file);
   ClusterModel model;
   model.scenario = kSource + "/calibration/loopback.yaml";
   const std::vector<std::string> defaults = default_fit_knobs("cpu-rank");
