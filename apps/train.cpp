@@ -132,11 +132,11 @@ struct TrainOptions {
   bool resume = false;
   bool quiet = false;
   /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
-  /// which the noise base learns better with (docs/ppo.md).
+  /// which the noise and goodput bases learn better with (docs/ppo.md).
   PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};
   std::int64_t seed = static_cast<std::int64_t>(PpoOptions{}.seed);
-  /// The noise-scale action base, deciding every 20 iterations (docs/ppo.md).
-  EnvOptions env{.decision_interval = 20, .action_base = ActionBase::kNoise};
+  /// The goodput action base, deciding every 20 iterations (docs/ppo.md).
+  EnvOptions env{.decision_interval = 20, .action_base = ActionBase::kGoodput};
   std::string action_base{action_base_name(env.action_base)};
   /// The ranges of the randomized family (base and overrides set with --randomize).
   SamplerOptions sampler;
@@ -291,8 +291,9 @@ po::options_description describe(TrainOptions& o) {
        "heuristics, last_policy.pt the final one")
       ("action-base", po::value(&o.action_base)->default_value(o.action_base),
        "what actions change: current (each worker's batch), balanced (its speed-proportional "
-       "share of the global batch), global (the global batch, in percent) or noise (the global "
-       "batch as a percentage of the gradient noise scale); global and noise split by speed")
+       "share of the global batch), global (the global batch, in percent), noise (the global "
+       "batch as a percentage of the gradient noise scale) or goodput (as a percentage of the "
+       "goodput-optimal global batch); global, noise and goodput split by speed")
       ("learning-rate", with_default(&o.ppo.learning_rate),
        "Adam learning rate (annealed to 0)")
       ("rollout-steps", po::value(&o.ppo.rollout_steps)->default_value(o.ppo.rollout_steps),
@@ -341,6 +342,9 @@ void check(TrainOptions& o) {
   }
   o.env.action_base = *base;
   o.env.actions = default_actions(o.env.action_base);
+  // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
+  o.env.reward.shaping_discount = o.ppo.gamma;
+  o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
   if (o.randomize) {
     o.sampler.base = o.scenario_path;
     o.sampler.overrides = o.overrides;

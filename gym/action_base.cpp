@@ -30,6 +30,8 @@ std::string_view action_base_name(ActionBase base) {
       return "global";
     case ActionBase::kNoise:
       return "noise";
+    case ActionBase::kGoodput:
+      return "goodput";
     case ActionBase::kCurrent:
       break;
   }
@@ -37,29 +39,31 @@ std::string_view action_base_name(ActionBase base) {
 }
 
 std::optional<ActionBase> parse_action_base(std::string_view name) {
-  for (ActionBase base :
-       {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal, ActionBase::kNoise}) {
+  for (ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
+                          ActionBase::kNoise, ActionBase::kGoodput}) {
     if (name == action_base_name(base)) return base;
   }
   return std::nullopt;
 }
 
-std::string action_base_names() { return "current, balanced, global, noise"; }
+std::string action_base_names() { return "current, balanced, global, noise, goodput"; }
 
 std::vector<int> default_actions(ActionBase base) {
   if (base == ActionBase::kGlobal) return {-50, -20, 0, 25, 100};
   if (base == ActionBase::kNoise) return {100, 200, 400, 800, 1600};
+  if (base == ActionBase::kGoodput) return {50, 71, 100, 141, 200};
   return {-100, -25, 0, 25, 100};
 }
 
 std::string action_rule(ActionBase base) {
   if (base == ActionBase::kGlobal) return "changes above -100 (percent of the global batch)";
   if (base == ActionBase::kNoise) return "percentages of the noise scale above 0";
+  if (base == ActionBase::kGoodput) return "percentages of the goodput-optimal batch above 0";
   return "";
 }
 
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions) {
-  if (base != ActionBase::kGlobal && base != ActionBase::kNoise) return std::nullopt;
+  if (!shares_one_action(base)) return std::nullopt;
   const int floor = base == ActionBase::kGlobal ? -100 : 0;
   for (int action : actions) {
     if (action <= floor) return action;
@@ -68,7 +72,7 @@ std::optional<int> invalid_action(ActionBase base, std::span<const int> actions)
 }
 
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions) {
-  if (base == ActionBase::kNoise) {
+  if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
     return actions.empty() ? std::nullopt : std::optional(actions.size() / 2);
   }
   for (std::size_t i = 0; i < actions.size(); ++i) {
@@ -98,7 +102,7 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
     }
     return;
   }
-  // The global and noise bases: the workers' choices meet in their geometric mean.
+  // The global, noise and goodput bases: the workers' choices meet in their geometric mean.
   double log_factor = 0;
   for (std::size_t w = 0; w < p; ++w) {
     const int action = actions[static_cast<std::size_t>(chosen[w])];
@@ -106,10 +110,11 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
                   static_cast<double>(p);
   }
   double target = global * std::exp(log_factor);
-  if (base == ActionBase::kNoise) {
-    const double noise = measured_noise_scale(window);
-    target = noise > 0 && std::isfinite(noise) && window.workers.size() == p
-                 ? noise * std::exp(log_factor)
+  if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
+    const double anchor = base == ActionBase::kNoise ? measured_noise_scale(window)
+                                                     : goodput_optimal_batch(window);
+    target = anchor > 0 && std::isfinite(anchor) && window.workers.size() == p
+                 ? anchor * std::exp(log_factor)
                  : global;
   }
   for (std::size_t w = 0; w < p; ++w) out[w] = std::llround(share(w) * target / global);

@@ -28,9 +28,13 @@ enum class ActionBase {
   /// percentage of the gradient noise scale B_noise measured over the last window (the current
   /// global batch while it is unmeasured), a quantity free of the cluster's size; split by speed.
   kNoise,
+  /// G' = G*·Π(Δ_i/100)^(1/P), b_i ← G'·v_i/Σv: each action sets the global batch to a
+  /// percentage of the goodput-optimal one, G* = √(B_noise·c·S) (goodput_optimal_batch), which
+  /// the last window measures; split by speed. The neutral action is the goodput heuristic.
+  kGoodput,
 };
 
-/// "current", "balanced", "global" or "noise".
+/// "current", "balanced", "global", "noise" or "goodput".
 std::string_view action_base_name(ActionBase base);
 /// The ActionBase named `name`; nullopt for any other text.
 std::optional<ActionBase> parse_action_base(std::string_view name);
@@ -39,18 +43,19 @@ std::string action_base_names();
 /// Whether the workers' actions under `base` meet in one change of the global batch (global,
 /// noise) rather than each moving its own batch.
 constexpr bool shares_one_action(ActionBase base) {
-  return base == ActionBase::kGlobal || base == ActionBase::kNoise;
+  return base == ActionBase::kGlobal || base == ActionBase::kNoise || base == ActionBase::kGoodput;
 }
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
-/// global batch in percent, for kNoise percentages of the noise scale.
+/// global batch in percent, for kNoise percentages of the noise scale, for kGoodput percentages
+/// of the goodput-optimal global batch.
 std::vector<int> default_actions(ActionBase base);
 /// What the actions of `base` must be, for error messages ("" when any integer will do).
 std::string action_rule(ActionBase base);
 /// The first action `base` cannot take (a global change of -100% or less, a noise-scale
-/// percentage <= 0), if any.
+/// or goodput percentage <= 0), if any.
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
-/// The index of the action that keeps things as they are (a change of 0; for kNoise the middle
-/// of the set), if the set has one: what an untrained policy favours and departures are counted
+/// The index of the action that keeps things as they are (a change of 0; for kNoise and kGoodput
+/// the middle of the set), if the set has one: what an untrained policy favours and departures are counted
 /// from.
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 

@@ -260,9 +260,14 @@ void BatchSizeEnv::advance(StepResult& out) {
   builder_.build(window_, out.observation);
   out.rewards.resize(run_->workers());
   const double expected = run_->expected_accuracy();
-  compute_rewards(
-      reward_, scenario_->training.optimizer, window_, out.rewards,
-      reward_.noise_free_accuracy ? std::optional(expected - expected_accuracy_) : std::nullopt);
+  const double window_s = to_seconds(run_->now()) - window_start_s;
+  const double discount = std::pow(
+      reward_.shaping_discount,
+      reward_.shaping_discount_by_time ? window_s / reward_.time_scale_s : 1.0);
+  compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards,
+                  reward_.noise_free_accuracy
+                      ? std::optional(discount * expected - expected_accuracy_)
+                      : std::nullopt);
   expected_accuracy_ = expected;
   out.terminated = target_ends_episode();
   out.truncated = !out.terminated && run_->budget_exhausted();
@@ -272,7 +277,7 @@ void BatchSizeEnv::advance(StepResult& out) {
     for (float& reward : out.rewards) reward += penalty;
   }
   fill_info(out.info);
-  out.info.window_s = out.info.time_s - window_start_s;
+  out.info.window_s = window_s;
 }
 
 }  // namespace dynamix

@@ -43,6 +43,13 @@ struct RewardOptions {
   /// validation accuracy (TrainingRun::expected_accuracy), not the window's measured train
   /// accuracy, whose sampling noise is larger than a window's change (docs/ppo.md).
   bool noise_free_accuracy = true;
+  /// Time-to-target: the learner's discount γ, by which the shaping discounts the new potential,
+  /// paying γ^n·Φ(s') − Φ(s) for Φ the accuracy (Ng et al., ICML'99), with n the window's
+  /// duration in time_scale_s (shaping_discount_by_time) or 1 per decision. Shaping that ignores
+  /// the discount pays accuracy gained early more than the same accuracy gained later, and so
+  /// teaches batches smaller than the fastest run to the target (docs/ppo.md). 1: undiscounted.
+  double shaping_discount = 1.0;
+  bool shaping_discount_by_time = true;
   /// Time-to-target: penalty per time_scale_s of simulated time.
   double time_weight = 0.01;
   /// Time-to-target: the time unit of the penalty; 0 means the duration of a window of k

@@ -324,4 +324,17 @@ double measured_noise_scale(const WindowMetrics& window) {
   return window.workers.empty() ? 0 : sum / static_cast<double>(window.workers.size());
 }
 
+double goodput_optimal_batch(const WindowMetrics& window) {
+  double global = 0, speed = 0;
+  for (const WorkerWindow& worker : window.workers) {
+    if (!(worker.samples_per_s > 0)) return 0;
+    global += worker.batch_size;
+    speed += worker.samples_per_s;
+  }
+  const double noise = measured_noise_scale(window);
+  const double overhead = window.iteration_s - global / speed;
+  if (window.workers.empty() || !(noise > 0) || !(overhead > 0)) return 0;
+  return std::sqrt(noise * overhead * speed);
+}
+
 }  // namespace dynamix

@@ -52,6 +52,13 @@ struct WindowMetrics {
 /// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i); 0 for a
 /// window without workers.
 double measured_noise_scale(const WindowMetrics& window);
+/// The global batch that maximizes goodput, samples per second × statistical efficiency
+/// G/(T(G)·(B_noise + G)) (Pollux; sim/training/dynamics.h), when an iteration at a speed-balanced
+/// split takes T(G) = G/S + c: S the workers' summed samples per second of compute, c the rest of
+/// the window's iteration time at its global batch. Setting the derivative to 0 gives
+/// G* = √(B_noise·c·S): the geometric mean of the noise scale and the batch whose compute takes as
+/// long as the overhead. 0 when the window lacks a speed, a noise scale or an overhead.
+double goodput_optimal_batch(const WindowMetrics& window);
 
 /// Folds a TrainingRun's iteration records into WindowMetrics.
 class WindowAccumulator {

@@ -169,10 +169,10 @@ std::vector<int> SchedulePolicy::decide(const BatchSizeEnv& env, const Observati
   return model_.proportional_split(global, env.options().min_batch, memory_limits(env));
 }
 
-std::vector<int> NoiseRatioPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+std::vector<int> AnchorRatioPolicy::decide(const BatchSizeEnv& env, const Observation&) {
   const std::vector<int> percent = {percent_};
   const std::vector<int> chosen(env.workers(), 0);
-  requested_batches(ActionBase::kNoise, percent, env.window(), env.batches(), chosen, requested_);
+  requested_batches(base_, percent, env.window(), env.batches(), chosen, requested_);
   std::vector<int> batches(requested_.size());
   for (std::size_t w = 0; w < batches.size(); ++w) {
     batches[w] = static_cast<int>(
@@ -183,7 +183,7 @@ std::vector<int> NoiseRatioPolicy::decide(const BatchSizeEnv& env, const Observa
 
 std::string baseline_names() {
   return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/..., "
-         "noise:R";
+         "noise:R, goodput:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -198,13 +198,15 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name.starts_with("schedule:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(9), source));
   }
-  if (name.starts_with("noise:")) {
+  for (const ActionBase base : {ActionBase::kNoise, ActionBase::kGoodput}) {
+    const std::string prefix = std::string(action_base_name(base)) + ":";
+    if (!name.starts_with(prefix)) continue;
     int percent = 0;
-    if (!parse_whole(name.substr(6), percent) || percent < 1) {
-      throw InputError(source, 0, "", "noise:R with an integer percentage R >= 1",
+    if (!parse_whole(name.substr(prefix.size()), percent) || percent < 1) {
+      throw InputError(source, 0, "", prefix + "R with an integer percentage R >= 1",
                        "'" + name + "'");
     }
-    return std::make_unique<NoiseRatioPolicy>(percent);
+    return std::make_unique<AnchorRatioPolicy>(base, percent);
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();

@@ -111,29 +111,34 @@ class SchedulePolicy : public Policy {
   ThroughputModel model_;
 };
 
-/// The global batch at a fixed percentage of the measured gradient noise scale, split by speed:
-/// what an untrained policy on the noise action base does (its neutral action), so the
-/// reference a learned one must beat. Reported as "other", not as a heuristic.
-class NoiseRatioPolicy : public Policy {
+/// The global batch at a fixed percentage of what an action base measures, split by speed: of
+/// the gradient noise scale ("noise:R") or of the goodput-optimal batch ("goodput:R"). That is
+/// what an untrained policy on that base does (its neutral action), so the reference a learned
+/// one must beat. Reported as "other", not as a heuristic.
+class AnchorRatioPolicy : public Policy {
  public:
-  explicit NoiseRatioPolicy(int percent) : percent_(percent) {}
-  std::string name() const override { return "noise:" + std::to_string(percent_); }
+  /// `base` is ActionBase::kNoise or ActionBase::kGoodput.
+  AnchorRatioPolicy(ActionBase base, int percent) : base_(base), percent_(percent) {}
+  std::string name() const override {
+    return std::string(action_base_name(base_)) + ":" + std::to_string(percent_);
+  }
   PolicyKind kind() const override { return PolicyKind::kOther; }
   std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
 
  private:
+  ActionBase base_;
   int percent_;
   std::vector<long long> requested_;
 };
 
 /// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns,
-/// schedule:B/E:B/..., noise:R.
+/// schedule:B/E:B/..., noise:R, goodput:R.
 /// Unknown names are an InputError on `source` (the option or key that named it) listing the
 /// valid ones (ppo:PATH is resolved by the caller).
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
                                       const std::string& source = "policy");
 /// "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...,
-/// noise:R".
+/// noise:R, goodput:R".
 std::string baseline_names();
 
 }  // namespace dynamix

@@ -18,7 +18,7 @@ current episode and are set by reset).
 
 Options (keyword arguments of make_env and make_vector_env): overrides (a list of
 "dotted.key=value", as --set), decision_interval (k, 10), action_base ("balanced",
-"current", "global" or "noise"), min_batch (32), max_batch (1024), initial_batch (0: the scenario's batch_size),
+"current", "global", "noise" or "goodput"), min_batch (32), max_batch (1024), initial_batch (0: the scenario's batch_size),
 stop_at_target (True), randomize (False), min_workers / max_workers (4 / 256, with randomize).
 """
 import numpy as np

@@ -17,12 +17,12 @@ WindowMetrics window_with_speeds(const std::vector<double>& speeds) {
 }
 
 TEST_CASE("names round-trip and unknown names are refused") {
-  for (ActionBase base :
-       {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal, ActionBase::kNoise}) {
+  for (ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
+                          ActionBase::kNoise, ActionBase::kGoodput}) {
     CHECK(parse_action_base(action_base_name(base)) == base);
   }
   CHECK_FALSE(parse_action_base("proportional").has_value());
-  CHECK(action_base_names() == "current, balanced, global, noise");
+  CHECK(action_base_names() == "current, balanced, global, noise, goodput");
 }
 
 /// The batches workers ask for under `base` with the default action set, all taking `chosen`.
@@ -105,6 +105,36 @@ TEST_CASE("noise: the global batch is a percentage of the measured noise scale, 
   CHECK(neutral_action(ActionBase::kNoise, default_actions(ActionBase::kNoise)) == 2u);
   CHECK(neutral_action(ActionBase::kBalanced, default_actions(ActionBase::kBalanced)) == 2u);
   CHECK(invalid_action(ActionBase::kNoise, std::vector<int>{100, 0}) == 0);
+}
+
+/// A window at global batch 128 whose iteration takes `iteration_s`: two workers at 100 and 300
+/// samples per second of compute (0.32 s at a balanced split), B_noise = 300.
+WindowMetrics window_with_overhead(double iteration_s) {
+  WindowMetrics window = window_with_noise({100, 300}, {64, 64}, 300);
+  window.iteration_s = iteration_s;
+  return window;
+}
+
+TEST_CASE("goodput: the global batch is a percentage of G* = sqrt(B_noise c S), split by speed") {
+  // c = 0.52 - 128/400 = 0.2 s of overhead, S = 400 samples/s: G* = sqrt(300·0.2·400) ≈ 154.9.
+  const WindowMetrics window = window_with_overhead(0.52);
+  CHECK(goodput_optimal_batch(window) == doctest::Approx(154.919).epsilon(1e-5));
+  // G* maximizes G/((G/S + c)(B_noise + G)) over the global batch.
+  const auto goodput = [](double g) { return g / ((g / 400 + 0.2) * (300 + g)); };
+  CHECK(goodput(154.919) > goodput(150));
+  CHECK(goodput(154.919) > goodput(160));
+  // Default set {50, 71, 100, 141, 200}%; the neutral (middle) action is G* itself.
+  CHECK(neutral_action(ActionBase::kGoodput, default_actions(ActionBase::kGoodput)) == 2u);
+  CHECK(requested(ActionBase::kGoodput, window, {64, 64}, {2, 2}) ==
+        std::vector<long long>{39, 116});
+  CHECK(requested(ActionBase::kGoodput, window, {64, 64}, {4, 4}) ==
+        std::vector<long long>{77, 232});
+  // No overhead or no noise scale measured: the current global batch, split by speed.
+  CHECK(goodput_optimal_batch(window_with_overhead(0.3)) == 0);
+  CHECK(requested(ActionBase::kGoodput, window_with_overhead(0.3), {64, 64}, {4, 4}) ==
+        std::vector<long long>{32, 96});
+  CHECK(goodput_optimal_batch(window_with_noise({100, 300}, {64, 64}, 0)) == 0);
+  CHECK(invalid_action(ActionBase::kGoodput, std::vector<int>{100, 0}) == 0);
 }
 
 TEST_CASE("global: a change of -100% or less is refused, by the environment and in policy files") {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 namespace dynamix {
@@ -192,6 +193,29 @@ TEST_CASE("Reward scales do not depend on the batch an episode starts at") {
   env.reset(3, {.initial_batch = 1024});
   CHECK(env.reward_options().time_scale_s == reference.time_scale_s);
   CHECK(env.reward_options().miss_time_s == reference.miss_time_s);
+}
+
+TEST_CASE("A discounted shaping pays gamma^n times the new accuracy less the old") {
+  // Per decision (n = 1) and per time_scale_s of simulated time (n = window_s / time_scale_s).
+  for (const bool by_time : {false, true}) {
+    CAPTURE(by_time);
+    EnvOptions discounted;
+    discounted.reward.shaping_discount = 0.9;
+    discounted.reward.shaping_discount_by_time = by_time;
+    BatchSizeEnv plain(quickstart()), shaped(quickstart(), discounted);
+    plain.reset(5);
+    shaped.reset(5);
+    const std::vector<int> hold(plain.workers(), 2);
+    for (int decision = 0; decision < 3; ++decision) {
+      const StepResult a = plain.step(hold);
+      const StepResult b = shaped.step(hold);
+      REQUIRE(a.info.time_s == b.info.time_s);
+      const double n = by_time ? b.info.window_s / b.info.time_scale_s : 1.0;
+      const double expected = shaped.run().expected_accuracy();
+      CHECK(a.rewards[0] - b.rewards[0] ==
+            doctest::Approx((1 - std::pow(0.9, n)) * expected).epsilon(1e-4));
+    }
+  }
 }
 
 }  // namespace

@@ -28,12 +28,13 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
   for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional",
-                           "gns", "noise:400"}) {
+                           "gns", "noise:400", "goodput:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
                        "--policies: expected one of static:B, random, proportional, goodput, "
-                       "goodput+proportional, gns, schedule:B/E:B/..., noise:R, ppo:PATH, found "
+                       "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, ppo:PATH, "
+                       "found "
                        "'pollux'",
                        InputError);
   CHECK_THROWS_AS(make_baseline("static:0", 1), InputError);
@@ -101,7 +102,7 @@ TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise s
 
 TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, split by speed") {
   BatchSizeEnv env(quickstart({"training.budget_epochs=3"}));
-  NoiseRatioPolicy policy(400);
+  AnchorRatioPolicy policy(ActionBase::kNoise, 400);
   env.reset(1, {.initial_batch = 64});
   StepResult step;
   for (int decision = 0; decision < 5; ++decision) {
@@ -116,6 +117,28 @@ TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, spl
     }
     env.step_batches(batches, step);
   }
+}
+
+TEST_CASE("goodput:R holds the global batch at R% of the goodput-optimal one, split by speed") {
+  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}));
+  auto policy = make_baseline("goodput:141", 1);
+  CHECK(policy->name() == "goodput:141");
+  CHECK(policy->kind() == PolicyKind::kOther);
+  env.reset(1, {.initial_batch = 64});
+  StepResult step;
+  for (int decision = 0; decision < 5; ++decision) {
+    const double optimum = goodput_optimal_batch(env.window());
+    REQUIRE(optimum > 0);
+    const std::vector<int> batches = policy->decide(env, step.observation);
+    int global = 0;
+    for (int b : batches) global += b;
+    if (1.41 * optimum > 32.0 * static_cast<double>(batches.size())) {
+      CHECK(std::abs(global - 1.41 * optimum) <= static_cast<double>(batches.size()));
+    }
+    env.step_batches(batches, step);
+  }
+  CHECK_THROWS_WITH(make_baseline("goodput:0", 1, "--policies"),
+                    doctest::Contains("goodput:R with an integer percentage R >= 1"));
 }
 
 }  // namespace
