@@ -15,13 +15,13 @@ for name in quickstart hetero32 lossy8 background8 ps16_incast; do
   scenarios+=(--scenario "embedded:/scenarios/$name.yaml")
 done
 "$dynamix" evaluate "${scenarios[@]}" --seeds 5 --oracle --out "$runs/evaluate" \
-  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,noise:400,ppo=ppo:$runs/train/policy.pt"
+  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,goodput:100,ppo=ppo:$runs/train/policy.pt"
 validation=()
 for name in v4_extreme v16_lossy v32_ps v64_leafspine v128_threetier v256_leafspine; do
   validation+=(--scenario "embedded:/scenarios/validation/$name.yaml")
 done
 "$dynamix" evaluate "${validation[@]}" --seeds 5 --out "$runs/validation" \
-  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,noise:400,ppo=ppo:$runs/train/policy.pt"
+  --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,goodput:100,ppo=ppo:$runs/train/policy.pt"
 # The report: the training curve and the evaluation as figures (notebooks_export/).
 scripts/report.sh "$runs/train"
 scripts/report.sh "$runs/evaluate"
