@@ -12,7 +12,7 @@
 namespace dynamix {
 namespace {
 
-std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides = {
+std::shared_ptr<const ScenarioSource> quickstart(const std::vector<std::string>& overrides = {
                                                      "training.budget_epochs=2"}) {
   return std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
@@ -31,12 +31,13 @@ TEST_CASE("make_baseline knows every baseline and lists them for an unknown name
                            "gns", "noise:400", "goodput:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
-  CHECK_THROWS_WITH_AS(make_baseline("pollux", 1, "--policies"),
-                       "--policies: expected one of static:B, random, proportional, goodput, "
-                       "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, ppo:PATH, "
-                       "found "
-                       "'pollux'",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      make_baseline("pollux", 1, "--policies"),
+      "--policies: expected one of static:B, random, proportional, goodput, "
+      "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, ppo:PATH, "
+      "found "
+      "'pollux'",
+      InputError);
   CHECK_THROWS_AS(make_baseline("static:0", 1), InputError);
   CHECK_THROWS_WITH_AS(make_baseline("noise:0", 1, "--policies"),
                        "--policies: expected noise:R with an integer percentage R >= 1, found "
