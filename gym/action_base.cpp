@@ -111,8 +111,8 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
   }
   double target = global * std::exp(log_factor);
   if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
-    const double anchor = base == ActionBase::kNoise ? measured_noise_scale(window)
-                                                     : goodput_optimal_batch(window);
+    const double anchor =
+        base == ActionBase::kNoise ? measured_noise_scale(window) : goodput_optimal_batch(window);
     target = anchor > 0 && std::isfinite(anchor) && window.workers.size() == p
                  ? anchor * std::exp(log_factor)
                  : global;

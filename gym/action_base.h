@@ -55,8 +55,8 @@ std::string action_rule(ActionBase base);
 /// or goodput percentage <= 0), if any.
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
 /// The index of the action that keeps things as they are (a change of 0; for kNoise and kGoodput
-/// the middle of the set), if the set has one: what an untrained policy favours and departures are counted
-/// from.
+/// the middle of the set), if the set has one: what an untrained policy favours and departures are
+/// counted from.
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 
 /// The batch each worker asks for when it takes action `chosen[i]` of `actions` under `base`,

@@ -261,9 +261,9 @@ void BatchSizeEnv::advance(StepResult& out) {
   out.rewards.resize(run_->workers());
   const double expected = run_->expected_accuracy();
   const double window_s = to_seconds(run_->now()) - window_start_s;
-  const double discount = std::pow(
-      reward_.shaping_discount,
-      reward_.shaping_discount_by_time ? window_s / reward_.time_scale_s : 1.0);
+  const double discount =
+      std::pow(reward_.shaping_discount,
+               reward_.shaping_discount_by_time ? window_s / reward_.time_scale_s : 1.0);
   compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards,
                   reward_.noise_free_accuracy
                       ? std::optional(discount * expected - expected_accuracy_)
