@@ -30,7 +30,7 @@ enum class ActionBase {
   kNoise,
   /// G' = G*·Π(Δ_i/100)^(1/P), b_i ← G'·v_i/Σv: each action sets the global batch to a
   /// percentage of the goodput-optimal one, G* = √(B_noise·c·S) (goodput_optimal_batch), which
-  /// the last window measures; split by speed. The neutral action is the goodput heuristic.
+  /// the last window measures; split by speed. The neutral action (100%) holds G at that optimum.
   kGoodput,
 };
 
@@ -41,7 +41,7 @@ std::optional<ActionBase> parse_action_base(std::string_view name);
 /// Every name, for error messages and help texts.
 std::string action_base_names();
 /// Whether the workers' actions under `base` meet in one change of the global batch (global,
-/// noise) rather than each moving its own batch.
+/// noise, goodput) rather than each moving its own batch.
 constexpr bool shares_one_action(ActionBase base) {
   return base == ActionBase::kGlobal || base == ActionBase::kNoise || base == ActionBase::kGoodput;
 }
