@@ -211,9 +211,9 @@ TEST_CASE("train's run.json records every PPO option, the environment and the ra
   CHECK(ppo["rollout-steps"].as<int>() == 4);
   CHECK_FALSE(ppo["coordinated-exploration"].as<bool>());
   CHECK(run["environment"]["decision_interval"].as<int>() == 20);
-  CHECK(run["environment"]["action_base"].as<std::string>() == "noise");
+  CHECK(run["environment"]["action_base"].as<std::string>() == "goodput");
   CHECK(run["environment"]["actions"].size() == 5);
-  CHECK(run["environment"]["actions"][2].as<int>() == 400);
+  CHECK(run["environment"]["actions"][2].as<int>() == 100);
   CHECK_FALSE(run["randomize"].as<bool>());
   CHECK_FALSE(run["randomization"].IsDefined());
 
