@@ -307,7 +307,7 @@ po::options_description describe(TrainOptions& o) {
        "one worker per environment explores per decision; the others act greedily")
       ("coordinated-exploration", po::bool_switch(&o.ppo.coordinated_exploration),
        "workers of an environment sample their actions with one shared random number (always "
-       "with the global and noise bases)")
+       "with the global, noise and goodput bases)")
       ("initial-hold", with_default(&o.ppo.initial_hold_probability),
        "probability that the untrained policy keeps a worker's batch")
       ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every),

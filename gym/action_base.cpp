@@ -1,6 +1,7 @@
 // Action bases: the current batch, the speed-balanced split, or the global batch.
 #include "gym/action_base.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/check.h"
@@ -72,6 +73,11 @@ std::optional<int> invalid_action(ActionBase base, std::span<const int> actions)
 }
 
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions) {
+  if (base == ActionBase::kGoodput) {
+    // 100% of the optimum where the set has it, else its middle.
+    const auto hundred = std::find(actions.begin(), actions.end(), 100);
+    if (hundred != actions.end()) return static_cast<std::size_t>(hundred - actions.begin());
+  }
   if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
     return actions.empty() ? std::nullopt : std::optional(actions.size() / 2);
   }
@@ -117,7 +123,9 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
                  ? anchor * std::exp(log_factor)
                  : global;
   }
-  for (std::size_t w = 0; w < p; ++w) out[w] = std::llround(share(w) * target / global);
+  // The cluster asks for at most 2^40 samples in all, which keeps llround defined.
+  const double scale = std::min(target / global, 0x1p40 / global);
+  for (std::size_t w = 0; w < p; ++w) out[w] = std::llround(share(w) * scale);
 }
 
 }  // namespace dynamix

@@ -54,9 +54,9 @@ std::string action_rule(ActionBase base);
 /// The first action `base` cannot take (a global change of -100% or less, a noise-scale
 /// or goodput percentage <= 0), if any.
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
-/// The index of the action that keeps things as they are (a change of 0; for kNoise and kGoodput
-/// the middle of the set), if the set has one: what an untrained policy favours and departures are
-/// counted from.
+/// The index of the action that keeps things as they are (a change of 0; for kNoise the middle
+/// of the set; for kGoodput 100%, else the middle), if the set has one: what an untrained policy
+/// favours and departures are counted from.
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 
 /// The batch each worker asks for when it takes action `chosen[i]` of `actions` under `base`,

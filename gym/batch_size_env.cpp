@@ -36,6 +36,10 @@ void validate(const EnvOptions& options) {
                         reward.time_weight}) {
     if (!std::isfinite(weight)) throw EnvError("reward: expected finite weights");
   }
+  if (!(reward.shaping_discount > 0 && reward.shaping_discount <= 1)) {
+    throw EnvError("reward.shaping_discount: expected a number in (0, 1], found " +
+                   std::to_string(reward.shaping_discount));
+  }
   if (!(reward.time_scale_s >= 0) || !std::isfinite(reward.time_scale_s)) {
     throw EnvError("reward.time_scale_s: expected >= 0 (0: the first window's duration), found " +
                    std::to_string(reward.time_scale_s));
@@ -263,7 +267,7 @@ void BatchSizeEnv::advance(StepResult& out) {
   const double window_s = to_seconds(run_->now()) - window_start_s;
   const double discount =
       std::pow(reward_.shaping_discount,
-               reward_.shaping_discount_by_time ? window_s / reward_.time_scale_s : 1.0);
+               discount_exponent(reward_.shaping_discount_by_time, window_s, reward_.time_scale_s));
   compute_rewards(reward_, scenario_->training.optimizer, window_, out.rewards,
                   reward_.noise_free_accuracy
                       ? std::optional(discount * expected - expected_accuracy_)

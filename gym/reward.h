@@ -43,11 +43,11 @@ struct RewardOptions {
   /// validation accuracy (TrainingRun::expected_accuracy), not the window's measured train
   /// accuracy, whose sampling noise is larger than a window's change (docs/ppo.md).
   bool noise_free_accuracy = true;
-  /// Time-to-target: the learner's discount γ, by which the shaping discounts the new potential,
-  /// paying γ^n·Φ(s') − Φ(s) for Φ the accuracy (Ng et al., ICML'99), with n the window's
-  /// duration in time_scale_s (shaping_discount_by_time) or 1 per decision. Shaping that ignores
-  /// the discount pays accuracy gained early more than the same accuracy gained later, and so
-  /// teaches batches smaller than the fastest run to the target (docs/ppo.md). 1: undiscounted.
+  /// Time-to-target: the learner's discount γ, in (0, 1], by which the shaping discounts the new
+  /// potential, paying γ^n·Φ(s') − Φ(s) for Φ the accuracy (Ng et al., ICML'99), with n =
+  /// discount_exponent(shaping_discount_by_time, window). Shaping that ignores the discount pays
+  /// accuracy gained early more than the same accuracy gained later (docs/environment.md).
+  /// 1: undiscounted. Only with noise_free_accuracy (the measured accuracy is not a potential).
   double shaping_discount = 1.0;
   bool shaping_discount_by_time = true;
   /// Time-to-target: penalty per time_scale_s of simulated time.
@@ -71,6 +71,12 @@ struct RewardOptions {
 void compute_rewards(const RewardOptions& options, Optimizer optimizer, const WindowMetrics& window,
                      std::span<float> rewards,
                      std::optional<double> accuracy_change = std::nullopt);
+/// The power n of a learner's discount γ^n over a window of `window_s`: window_s/time_scale_s
+/// when discounting by time (a semi-MDP), else 1 per decision; 1 without a time scale.
+inline double discount_exponent(bool by_time, double window_s, double time_scale_s) {
+  return by_time && time_scale_s > 0 ? window_s / time_scale_s : 1.0;
+}
+
 /// The extra (negative) reward of a time-to-target run that ended at `time_s` without reaching
 /// its target: time_weight·(miss_time_s − time_s)/time_scale_s; 0 for other kinds or when
 /// charge_miss is off.

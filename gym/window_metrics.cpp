@@ -325,16 +325,17 @@ double measured_noise_scale(const WindowMetrics& window) {
 }
 
 double goodput_optimal_batch(const WindowMetrics& window) {
+  if (window.workers.empty()) return 0;
   double global = 0, speed = 0;
   for (const WorkerWindow& worker : window.workers) {
-    if (!(worker.samples_per_s > 0)) return 0;
+    if (!(worker.samples_per_s > 0) || !std::isfinite(worker.samples_per_s)) return 0;
     global += worker.batch_size;
     speed += worker.samples_per_s;
   }
   const double noise = measured_noise_scale(window);
   const double overhead = window.iteration_s - global / speed;
-  if (window.workers.empty() || !(noise > 0) || !(overhead > 0)) return 0;
-  return std::sqrt(noise * overhead * speed);
+  const double optimum = std::sqrt(noise * overhead * speed);
+  return noise > 0 && overhead > 0 && std::isfinite(optimum) ? optimum : 0;
 }
 
 }  // namespace dynamix

@@ -55,9 +55,12 @@ double measured_noise_scale(const WindowMetrics& window);
 /// The global batch that maximizes goodput, samples per second × statistical efficiency
 /// G/(T(G)·(B_noise + G)) (Pollux; sim/training/dynamics.h), when an iteration at a speed-balanced
 /// split takes T(G) = G/S + c: S the workers' summed samples per second of compute, c the rest of
-/// the window's iteration time at its global batch. Setting the derivative to 0 gives
-/// G* = √(B_noise·c·S): the geometric mean of the noise scale and the batch whose compute takes as
-/// long as the overhead. 0 when the window lacks a speed, a noise scale or an overhead.
+/// the window's iteration time at its own global batch (communication, barrier wait, and any
+/// imbalance of the window's split). Setting the derivative to 0 gives G* = √(B_noise·c·S): the
+/// geometric mean of the noise scale and the batch whose compute takes as long as the overhead.
+/// A one-window estimate: S includes each GPU's fixed per-iteration cost, which a fit over many
+/// batches would count in c. 0 when the window lacks workers, a speed, a noise scale or an
+/// overhead, or the product overflows.
 double goodput_optimal_batch(const WindowMetrics& window);
 
 /// Folds a TrainingRun's iteration records into WindowMetrics.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/training/dynamics.h"
@@ -167,6 +168,13 @@ std::vector<int> SchedulePolicy::decide(const BatchSizeEnv& env, const Observati
   }
   const int global = per_worker * static_cast<int>(env.workers());
   return model_.proportional_split(global, env.options().min_batch, memory_limits(env));
+}
+
+AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
+    : base_(base), percent_(percent) {
+  DYNAMIX_CHECK(base == ActionBase::kNoise || base == ActionBase::kGoodput,
+                "no anchor for the " << action_base_name(base) << " base");
+  DYNAMIX_CHECK(percent >= 1, "percent " << percent);
 }
 
 std::vector<int> AnchorRatioPolicy::decide(const BatchSizeEnv& env, const Observation&) {

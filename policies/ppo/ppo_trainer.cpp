@@ -310,9 +310,8 @@ struct PpoTrainer::Impl {
     RolloutBuffer& buffer = collected.buffer;
     const std::int64_t offset =
         buffer.append(batch.normalized, group.first_row, group.workers, features);
-    const float exponent = options.discount_by_time && result.info.time_scale_s > 0
-                               ? static_cast<float>(result.info.window_s / result.info.time_scale_s)
-                               : 1.0f;
+    const auto exponent = static_cast<float>(discount_exponent(
+        options.discount_by_time, result.info.window_s, result.info.time_scale_s));
     for (std::size_t w = 0; w < group.workers; ++w) {
       const std::size_t row = group.first_row + w;
       const std::size_t sample = static_cast<std::size_t>(offset) + w;

@@ -52,8 +52,8 @@ TEST_CASE("A seeded short training run keeps its reward curve inside the stored 
   }
   // The band itself must say something: returns lie between about -1.4 and -1.7 (k = 20,
   // the randomized start of each update's episodes); the stored bins, the range of seeds 1-4
-  // plus margins, are 0.18-0.27 wide, and a bin of 0.5 would admit nearly any curve.
-  for (const auto& row : band.rows) CHECK(std::stod(row[3]) - std::stod(row[2]) < 0.5);
+  // plus margins, are 0.18-0.27 wide, and a bin of 0.4 would admit most curves.
+  for (const auto& row : band.rows) CHECK(std::stod(row[3]) - std::stod(row[2]) < 0.4);
 
   {  // Proof of learning: the trained policy departs from the untrained one's neutral action
      // (which a 1-update policy still takes everywhere) and so evaluates differently.

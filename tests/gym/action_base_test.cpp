@@ -135,6 +135,21 @@ TEST_CASE("goodput: the global batch is a percentage of G* = sqrt(B_noise c S), 
         std::vector<long long>{32, 96});
   CHECK(goodput_optimal_batch(window_with_noise({100, 300}, {64, 64}, 0)) == 0);
   CHECK(invalid_action(ActionBase::kGoodput, std::vector<int>{100, 0}) == 0);
+  // The neutral action of a custom set is its 100%, wherever it stands, else the middle.
+  CHECK(neutral_action(ActionBase::kGoodput, std::vector<int>{100, 141, 200}) == 0u);
+  CHECK(neutral_action(ActionBase::kGoodput, std::vector<int>{50, 90, 120}) == 1u);
+  // An optimum whose product overflows is unmeasured.
+  WindowMetrics huge = window_with_noise({100, 300}, {64, 64}, 1e300);
+  huge.iteration_s = 1e300;
+  CHECK(goodput_optimal_batch(huge) == 0);
+}
+
+TEST_CASE("A target too large to round asks for 2^40 samples in all, split by speed") {
+  std::vector<long long> asked;
+  const std::vector<int> current = {64, 64}, chosen = {0, 0}, percent = {100};
+  requested_batches(ActionBase::kNoise, percent, window_with_noise({1, 1}, {64, 64}, 1e18), current,
+                    chosen, asked);
+  CHECK(asked == std::vector<long long>(2, 1LL << 39));
 }
 
 TEST_CASE("global: a change of -100% or less is refused, by the environment and in policy files") {

@@ -179,6 +179,11 @@ TEST_CASE("Invalid options are an EnvError naming the option") {
   EnvOptions bad_scale;
   bad_scale.reward.time_scale_s = -1;
   CHECK(make(bad_scale).starts_with("reward.time_scale_s"));
+  for (const double discount : {0.0, 1.5, std::nan("")}) {
+    EnvOptions bad_discount;
+    bad_discount.reward.shaping_discount = discount;
+    CHECK(make(bad_discount).starts_with("reward.shaping_discount: expected a number in (0, 1]"));
+  }
   CHECK(env_error([] {
           BatchSizeEnv env(nullptr);
         }).starts_with("BatchSizeEnv: expected a scenario"));
