@@ -104,6 +104,7 @@ struct EvaluateArgs {
   std::string out;
   int seeds = 5;
   std::int64_t first_seed = 1000;
+  int family = 0;
   int decision_interval = 10;
   int initial_batch = kEvaluationInitialBatch;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -126,6 +127,9 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
       ("policies", po::value(&a.policy_list),
        ("comma-separated policies, each POLICY or LABEL=POLICY: " + policy_names() +
         " (default: " + default_policies + "); ppo:PATH is labelled by the file's stem").c_str())
+      ("family", po::value(&a.family)->default_value(a.family),
+       "evaluate on this many samples (1, 2, ...) of each scenario's randomized family, the one "
+       "train --randomize trains on, instead of the scenario itself")
       ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds per scenario and policy")
       ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
       ("decision-interval", po::value(&a.decision_interval),
@@ -147,6 +151,7 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   if (parse_command_line(args, options, values)) return false;
   a.interval_given = values.count("decision-interval") > 0;
   require_in_range("--seeds", a.seeds, 1);
+  require_in_range("--family", a.family, 0, 100000);
   require_in_range("--seed", a.first_seed, 0);
   require_in_range("--decision-interval", a.decision_interval, 1);
   require_in_range("--initial-batch", a.initial_batch, 1);
@@ -264,8 +269,15 @@ Evaluation load_evaluation(const EvaluateArgs& a) {
   e.entries = parse_entries(a.policy_list);
   resolve_env_options(e.entries, e.base, a.interval_given);
   for (const std::string& path : a.scenario_paths) {
-    e.scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+    if (a.family == 0) {
+      e.scenarios.push_back(
+          std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+      continue;
+    }
+    const ScenarioSampler sampler(training_family(resolve_scenario(path), a.overrides));
+    for (int sample = 1; sample <= a.family; ++sample) {
+      e.scenarios.push_back(sampler.scenario_for(static_cast<std::uint64_t>(sample)));
+    }
   }
   return e;
 }

@@ -345,15 +345,7 @@ void check(TrainOptions& o) {
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
-  if (o.randomize) {
-    o.sampler.base = o.scenario_path;
-    o.sampler.overrides = o.overrides;
-    const WorkloadCatalog catalog = WorkloadCatalog::builtin();
-    for (const Workload& workload : catalog.all()) {
-      o.sampler.workloads.push_back(workload.name);
-    }
-    o.sampler.optimizers = {"sgd", "adam"};
-  }
+  if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides);
   std::vector<std::string> select_on;
   for (const std::string& name : o.select_on) {
     if (name != "validation") {

@@ -182,6 +182,16 @@ void draw_workload(Rng& rng, const std::vector<Workload>& workloads,
 
 }  // namespace
 
+SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides) {
+  SamplerOptions family;
+  family.base = base;
+  family.overrides = overrides;
+  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+  for (const Workload& workload : catalog.all()) family.workloads.push_back(workload.name);
+  family.optimizers = {"sgd", "adam"};
+  return family;
+}
+
 std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed) const {
   Rng rng(seed, stream_id("scenario-sampler"));
   ScenarioSpec spec = base_->spec();

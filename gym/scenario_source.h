@@ -64,6 +64,10 @@ struct SamplerOptions {
   std::vector<std::string> optimizers = {};
 };
 
+/// The family `dynamix train --randomize` trains on and `dynamix evaluate --family` samples:
+/// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam.
+SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides);
+
 /// Domain randomization over cluster size, fabric, GPU mix, bandwidth, loss, background,
 /// synchronization, starting batch, workload and optimizer. Each sample is a fabric of
 /// single-GPU workers with identical NICs that keeps the base's network options, variability

@@ -454,6 +454,35 @@ TEST_CASE("evaluate labels its entries and reports a static batch memory cannot 
   CHECK(run.stdout_text.find("| huge | infeasible |") != std::string::npos);
 }
 
+TEST_CASE("evaluate --family N evaluates N samples of the scenario's training family") {
+  TempDirectory work;
+  const Outcome run =
+      dynamix("evaluate --family 3 --seeds 1 --quiet --policies static:64,goodput:100 --out " +
+              quoted(work / "e"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  const Csv results = read_csv(work.path() / "e" / "results.csv");
+  REQUIRE(results.rows.size() == 6);
+  std::set<std::string> scenarios;
+  for (const auto& row : results.rows) scenarios.insert(row[results.column("scenario")]);
+  CHECK(scenarios ==
+        std::set<std::string>{"quickstart-sample-1", "quickstart-sample-2", "quickstart-sample-3"});
+  // The samples are train --randomize's clusters, not the base's 8 workers: static:64's global
+  // batch is 64 × their workers (5, 5 and 137).
+  std::set<std::string> globals;
+  for (const auto& row : results.rows) {
+    if (row[results.column("policy")] == "static:64")
+      globals.insert(row[results.column("min_global_batch")]);
+  }
+  CHECK(globals == std::set<std::string>{"320", "8768"});
+  CHECK(contents(work.path() / "e" / "summary.md").find("## quickstart-sample-2") !=
+        std::string::npos);
+  const Outcome refused =
+      dynamix("evaluate --family -1 --seeds 1 --out " + quoted(work / "refused"));
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text.find("--family") != std::string::npos);
+  CHECK_FALSE(fs::exists(work.path() / "refused"));
+}
+
 TEST_CASE("The oracle's best schedule runs in evaluate as written, and evaluate --oracle adds it") {
   TempDirectory work;
   const std::string easy =
