@@ -25,7 +25,6 @@
 #include "policies/ppo/ppo_trainer.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/training/workload.h"
 
 namespace dynamix {
 namespace {

@@ -27,16 +27,17 @@ struct FitSubset {
 };
 
 /// The documented split of docs/calibration.md: the knobs are fitted on all-reduces of the
-/// powers of 4 from 64 KiB to 64 MiB at every rank count; the powers of 2 between them and every
-/// DDP iteration are held out. Single-rank compute rows are the device's time points
-/// (in-sample).
+/// powers of 4 from 64 KiB to 64 MiB at every rank count and on DDP iterations at the smallest
+/// and largest measured batch; the powers of 2 between them and the iterations at the batches
+/// between are held out. Single-rank compute rows are the device's time points (in-sample).
 inline constexpr const char* kDefaultFitKinds = "allreduce,iteration,compute";
 inline constexpr const char* kDefaultFitSizes = "65536,262144,1048576,4194304,16777216,67108864";
 /// The smallest and largest batch scripts/measure_cluster.py runs DDP iterations at.
 inline constexpr const char* kDefaultFitBatches = "16,128";
 
-/// A fit subset from comma-separated kinds (allreduce, iteration, compute), rank counts and
-/// message sizes (empty: all); an InputError naming --fit-kinds, --fit-ranks or --fit-sizes.
+/// A fit subset from comma-separated kinds (allreduce, iteration, compute), rank counts, message
+/// sizes and per-rank batches (empty: all); an InputError naming --fit-kinds, --fit-ranks,
+/// --fit-sizes or --fit-batches.
 FitSubset parse_fit_subset(const std::string& kinds, const std::string& ranks,
                            const std::string& sizes, const std::string& batches = "");
 
