@@ -105,6 +105,7 @@ struct EvaluateArgs {
   int seeds = 5;
   std::int64_t first_seed = 1000;
   int family = 0;
+  int family_budget = 0;
   int decision_interval = 10;
   int initial_batch = kEvaluationInitialBatch;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -130,6 +131,8 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
       ("family", po::value(&a.family)->default_value(a.family),
        "evaluate on this many samples (1, 2, ...) of each scenario's randomized family, the one "
        "train --randomize trains on, instead of the scenario itself")
+      ("family-budget", po::value(&a.family_budget)->default_value(a.family_budget),
+       kFamilyBudgetHelp)
       ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds per scenario and policy")
       ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
       ("decision-interval", po::value(&a.decision_interval),
@@ -152,6 +155,7 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   a.interval_given = values.count("decision-interval") > 0;
   require_in_range("--seeds", a.seeds, 1);
   require_in_range("--family", a.family, 0, 100000);
+  require_in_range("--family-budget", a.family_budget, 0, kMaxFamilyBudget);
   require_in_range("--seed", a.first_seed, 0);
   require_in_range("--decision-interval", a.decision_interval, 1);
   require_in_range("--initial-batch", a.initial_batch, 1);
@@ -274,7 +278,9 @@ Evaluation load_evaluation(const EvaluateArgs& a) {
           std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
       continue;
     }
-    const ScenarioSampler sampler(training_family(resolve_scenario(path), a.overrides));
+    SamplerOptions family = training_family(resolve_scenario(path), a.overrides);
+    family.reference_budget_factor = a.family_budget;
+    const ScenarioSampler sampler(std::move(family));
     for (int sample = 1; sample <= a.family; ++sample) {
       e.scenarios.push_back(sampler.scenario_for(static_cast<std::uint64_t>(sample)));
     }

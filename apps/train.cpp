@@ -128,6 +128,9 @@ struct TrainOptions {
   int eval_seeds = 2;
   int checkpoint_every = 10;
   bool randomize = false;
+  /// With --randomize: each sample's time budget as this multiple of a reference job's time to
+  /// its target (SamplerOptions::reference_budget_factor); 0 keeps the base's.
+  int family_budget = 0;
   bool resume = false;
   bool quiet = false;
   /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
@@ -188,6 +191,17 @@ void write_randomization(JsonWriter& json, const SamplerOptions& sampler) {
   write_string_list(json, sampler.workloads);
   json.key("optimizers");
   write_string_list(json, sampler.optimizers);
+  json.key("reference");  // each sample's target and time budget (SamplerOptions)
+  json.begin_object();
+  json.key("budget_factor");
+  json.value(sampler.reference_budget_factor);
+  json.key("batch");
+  json.value(sampler.reference_batch);
+  json.key("max_iterations");
+  json.value(sampler.reference_max_iterations);
+  json.key("share");
+  json.value(sampler.reference_share);
+  json.end_object();
   json.end_object();
 }
 
@@ -277,6 +291,8 @@ po::options_description describe(TrainOptions& o) {
       ("randomize", po::bool_switch(&o.randomize),
        "train on the scenario's randomized family (4-256 workers, fabric, GPU mix, network, "
        "ring or parameter servers, starting batch, every catalog workload, SGD and Adam)")
+      ("family-budget", po::value(&o.family_budget)->default_value(o.family_budget),
+       kFamilyBudgetHelp)
       ("seed", po::value(&o.seed)->default_value(o.seed), "root seed")
       ("steps", po::value(&o.steps)->default_value(o.steps),
        "environment decisions to train on, all environments together")
@@ -344,7 +360,11 @@ void check(TrainOptions& o) {
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
-  if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides);
+  require_in_range("--family-budget", o.family_budget, 0, kMaxFamilyBudget);
+  if (o.randomize) {
+    o.sampler = training_family(o.scenario_path, o.overrides);
+    o.sampler.reference_budget_factor = o.family_budget;
+  }
   std::vector<std::string> select_on;
   for (const std::string& name : o.select_on) {
     if (name != "validation") {
@@ -363,6 +383,7 @@ RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
   return {{"scenario", scenario.name},
           {"set", "resolved configuration " + fingerprint(scenario.resolved)},
           {"randomize", o.randomize ? "true" : "false"},
+          {"family_budget", std::to_string(o.family_budget)},
           {"steps", std::to_string(o.steps)}};
 }
 

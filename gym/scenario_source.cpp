@@ -11,6 +11,7 @@
 #include "sim/core/random.h"
 #include "sim/io/config_node.h"
 #include "sim/io/config_tree.h"
+#include "sim/scenario/training_run.h"
 #include "sim/training/training_options.h"
 
 namespace dynamix {
@@ -74,10 +75,8 @@ std::vector<GpuShare> gpu_mix(Rng& rng, const std::vector<GpuSpec>& gpus) {
   return mix;
 }
 
-}  // namespace
-
-ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(options)) {
-  const SamplerOptions& o = options_;
+/// EnvError unless `o`'s ranges and probabilities are consistent.
+void check_ranges(const SamplerOptions& o) {
   if (o.min_workers < 1 || o.max_workers < o.min_workers) {
     throw EnvError("sampler: expected 1 <= min_workers <= max_workers, found " +
                    std::to_string(o.min_workers) + " and " + std::to_string(o.max_workers));
@@ -115,6 +114,20 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
         "found " +
         std::to_string(o.min_start_batch) + " and " + std::to_string(o.max_start_batch));
   }
+  if (!(o.reference_budget_factor >= 0) || !std::isfinite(o.reference_budget_factor) ||
+      o.reference_batch < 1 || o.reference_max_iterations < 1 ||
+      !(o.reference_share > 0 && o.reference_share <= 1)) {
+    throw EnvError(
+        "sampler: expected reference_budget_factor >= 0, reference_batch >= 1, "
+        "reference_max_iterations >= 1 and reference_share in (0, 1]");
+  }
+}
+
+}  // namespace
+
+ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(options)) {
+  const SamplerOptions& o = options_;
+  check_ranges(o);
   const GpuCatalog catalog = GpuCatalog::builtin();
   for (const std::string& name : o.gpu_types) {
     const GpuSpec* gpu = catalog.find(name);
@@ -180,6 +193,40 @@ void draw_workload(Rng& rng, const std::vector<Workload>& workloads,
   }
 }
 
+/// Sets `spec`'s target and time budget from a reference job on it (SamplerOptions'
+/// reference_* fields) and records them with the reference's time to that target in
+/// `spec.resolved`; leaves `spec` as it is where the reference completed no epoch.
+void fit_to_reference(const SamplerOptions& options, std::uint64_t seed, ScenarioSpec& spec) {
+  ScenarioSpec probe = spec;
+  probe.training.budget_time_s.reset();
+  const Scenario scenario(std::move(probe));
+  TrainingRun run(scenario, seed);
+  std::vector<int> batches(run.workers());
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    batches[w] = std::min(options.reference_batch, run.max_batch(w));
+  }
+  // The noise-free accuracy at each completed epoch, and when.
+  std::vector<std::pair<double, double>> epochs;
+  const double target = spec.training.target_accuracy;
+  while (!run.budget_exhausted()) {
+    if (!run.step(batches).validation_accuracy) continue;
+    epochs.emplace_back(to_seconds(run.now()), run.expected_accuracy());
+    if (epochs.back().second >= target) break;
+    if (run.iterations() >= options.reference_max_iterations && epochs.size() >= 2) break;
+  }
+  if (epochs.empty()) return;
+  double best = 0;
+  for (const auto& [time_s, accuracy] : epochs) best = std::max(best, accuracy);
+  const double reachable = best >= target ? target : options.reference_share * best;
+  const auto first = std::find_if(epochs.begin(), epochs.end(),
+                                  [&](const auto& epoch) { return epoch.second >= reachable; });
+  spec.training.target_accuracy = reachable;
+  spec.training.budget_time_s = options.reference_budget_factor * first->first;
+  spec.resolved = spec.resolved.with("reference_time_s", first->first)
+                      .with("target_accuracy", reachable)
+                      .with("budget_time_s", *spec.training.budget_time_s);
+}
+
 }  // namespace
 
 SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides) {
@@ -243,6 +290,7 @@ std::shared_ptr<const Scenario> ScenarioSampler::scenario_for(std::uint64_t seed
           .with("background", background)
           .with("workload", spec.workload.name)
           .with("optimizer", to_string(spec.training.optimizer));
+  if (options_.reference_budget_factor > 0) fit_to_reference(options_, seed, spec);
   return std::make_shared<const Scenario>(std::move(spec));
 }
 

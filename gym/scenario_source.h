@@ -62,16 +62,29 @@ struct SamplerOptions {
   /// base's).
   std::vector<std::string> workloads = {};
   std::vector<std::string> optimizers = {};
+  /// Reachable samples: when > 0, each sample's target and time budget come from a reference
+  /// job on it (every worker at `reference_batch`, or the most its memory holds) run without a
+  /// time budget. The target stays the sample's where the reference reaches it within
+  /// `reference_max_iterations` (or the epoch budget), and is otherwise `reference_share` of the
+  /// best accuracy the reference measured (the catalog's targets are about 97% of a workload's
+  /// final accuracy, catalog/workloads.yaml); the time budget is this factor times the
+  /// reference's time to that target. 0 keeps the base's budget and the workload's target.
+  double reference_budget_factor = 0;
+  int reference_batch = 64;
+  std::int64_t reference_max_iterations = 20000;
+  double reference_share = 0.97;
 };
 
 /// The family `dynamix train --randomize` trains on and `dynamix evaluate --family` samples:
-/// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam.
+/// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam
+/// (with no reference job: `--family-budget` sets one).
 SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides);
 
 /// Domain randomization over cluster size, fabric, GPU mix, bandwidth, loss, background,
 /// synchronization, starting batch, workload and optimizer. Each sample is a fabric of
 /// single-GPU workers with identical NICs that keeps the base's network options, variability
-/// and budget. Safe to call from many threads.
+/// and epoch budget (and, without a reference job, its time budget). Safe to call from many
+/// threads.
 class ScenarioSampler : public ScenarioSource {
  public:
   /// Loads the base scenario; EnvError for inconsistent ranges or unknown GPU types, workloads

@@ -483,6 +483,28 @@ TEST_CASE("evaluate --family N evaluates N samples of the scenario's training fa
   CHECK_FALSE(fs::exists(work.path() / "refused"));
 }
 
+TEST_CASE("evaluate --family-budget makes every family sample reachable by its reference job") {
+  TempDirectory work;
+  const auto reached = [&](const std::string& budget) {
+    const std::string out = quoted(work / ("b" + budget));
+    const Outcome run = dynamix("evaluate --family 3 --family-budget " + budget +
+                                " --seeds 1 --quiet --policies static:64 --out " + out);
+    REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+    const Csv results = read_csv(work.path() / ("b" + budget) / "results.csv");
+    std::size_t count = 0;
+    for (const auto& row : results.rows) count += row[results.column("reached")] == "1";
+    return count;
+  };
+  // 137 workers at 64 each cannot reach sample 3's workload target (ResNet-50 on CIFAR-100,
+  // 73%) within 200 epochs; its reference lowers the target to 97% of what it reaches.
+  CHECK(reached("0") == 2);
+  CHECK(reached("2") == 3);
+  const Outcome refused =
+      dynamix("evaluate --family 2 --family-budget 101 --out " + quoted(work / "refused"));
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text.find("--family-budget") != std::string::npos);
+}
+
 TEST_CASE("The oracle's best schedule runs in evaluate as written, and evaluate --oracle adds it") {
   TempDirectory work;
   const std::string easy =

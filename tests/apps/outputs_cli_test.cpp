@@ -217,8 +217,9 @@ TEST_CASE("train's run.json records every PPO option, the environment and the ra
   CHECK_FALSE(run["randomize"].as<bool>());
   CHECK_FALSE(run["randomization"].IsDefined());
 
-  const Outcome randomized = dynamix(kTinyTrain + " --randomize --coordinated-exploration --out " +
-                                     quoted(work / "randomized"));
+  const Outcome randomized =
+      dynamix(kTinyTrain + " --randomize --family-budget 3 --coordinated-exploration --out " +
+              quoted(work / "randomized"));
   REQUIRE_MESSAGE(randomized.status == 0, randomized.stderr_text);
   const YAML::Node other = YAML::LoadFile(work / "randomized/run.json");
   CHECK(other["ppo"]["coordinated-exploration"].as<bool>());
@@ -229,6 +230,8 @@ TEST_CASE("train's run.json records every PPO option, the environment and the ra
   CHECK(ranges["bandwidth_gbps"].size() == 2);
   CHECK(ranges["gpu_types"].size() >= 1);
   CHECK(ranges["background_probability"].IsDefined());
+  CHECK(ranges["reference"]["budget_factor"].as<double>() == 3);
+  CHECK(ranges["reference"]["batch"].as<int>() == 64);
 }
 
 TEST_CASE("--coordinated-exploration is a flag, and a resume must repeat it") {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gym/batch_size_env.h"
+#include "sim/scenario/training_run.h"
 
 namespace dynamix {
 namespace {
@@ -106,6 +107,36 @@ TEST_CASE("An environment over the sampler runs episodes of different cluster si
   CHECK(sizes.size() > 1);
 }
 
+TEST_CASE("A family sample's target and time budget come from a reference job that reaches it") {
+  SamplerOptions options = training_family(std::string(kDefaultScenario), {});
+  options.reference_budget_factor = 2;
+  options.min_workers = 2;
+  options.max_workers = 8;
+  options.workloads = {"resnet18-cifar10", "resnet50-imagenet"};
+  const ScenarioSampler sampler(options);
+  std::size_t lowered = 0, reached = 0;
+  constexpr std::uint64_t kSamples = 8;
+  for (std::uint64_t seed = 1; seed <= kSamples; ++seed) {
+    const auto scenario = sampler.scenario_for(seed);
+    CAPTURE(scenario->resolved.to_yaml());
+    const std::optional<std::string> reference_s = scenario->resolved.text("reference_time_s");
+    REQUIRE(reference_s);
+    REQUIRE(scenario->training.budget_time_s);
+    CHECK(*scenario->training.budget_time_s == doctest::Approx(2 * std::stod(*reference_s)));
+    CHECK(scenario->training.target_accuracy <= scenario->workload.statistics.target_accuracy);
+    lowered += scenario->training.target_accuracy < scenario->workload.statistics.target_accuracy;
+    // The reference job itself (64 per worker), with the validation set's noise, reaches the
+    // target inside the budget.
+    TrainingRun run(*scenario, seed);
+    std::vector<int> batches(run.workers());
+    for (std::size_t w = 0; w < batches.size(); ++w) batches[w] = std::min(64, run.max_batch(w));
+    while (!run.budget_exhausted() && !run.reached_target()) run.step(batches);
+    reached += run.reached_target();
+  }
+  CHECK(lowered > 0);  // ImageNet on 2-8 workers cannot reach 76% in 20,000 iterations
+  CHECK(reached == kSamples);
+}
+
 TEST_CASE("The sampler applies overrides to its base scenario") {
   const ScenarioSampler sampler({.overrides = {"training.budget_epochs=3"}});
   CHECK(sampler.scenario_for(1)->training.budget_epochs == 3);
@@ -119,6 +150,8 @@ TEST_CASE("Sampler options out of range are an EnvError") {
   CHECK_THROWS_AS(ScenarioSampler({.workloads = {"nope"}}), EnvError);
   CHECK_THROWS_AS(ScenarioSampler({.optimizers = {"lion"}}), EnvError);
   CHECK_THROWS_AS(ScenarioSampler({.max_loss_rate = 1}), EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.reference_budget_factor = -1}), EnvError);
+  CHECK_THROWS_AS(ScenarioSampler({.reference_share = 0}), EnvError);
 }
 
 }  // namespace
