@@ -76,8 +76,8 @@ struct SamplerOptions {
 };
 
 /// The family `dynamix train --randomize` trains on and `dynamix evaluate --family` samples:
-/// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam
-/// (with no reference job: `--family-budget` sets one).
+/// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam,
+/// without a reference job (`--family-budget` adds one).
 SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides);
 
 /// Domain randomization over cluster size, fabric, GPU mix, bandwidth, loss, background,
