@@ -385,7 +385,7 @@ RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
   return {{"scenario", scenario.name},
           {"set", "resolved configuration " + fingerprint(scenario.resolved)},
           {"randomize", o.randomize ? "true" : "false"},
-          {"family_budget", std::to_string(o.family_budget)},
+          {"family-budget", std::to_string(o.family_budget)},
           {"steps", std::to_string(o.steps)}};
 }
 

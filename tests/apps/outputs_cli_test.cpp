@@ -252,5 +252,19 @@ TEST_CASE("--coordinated-exploration is a flag, and a resume must repeat it") {
   CHECK_MESSAGE(with.status == 0, with.stderr_text);
 }
 
+TEST_CASE("A resume of a randomized run must repeat its --family-budget") {
+  TempDirectory work;
+  const std::string randomized = kTinyTrain + " --randomize --family-budget 2";
+  const Outcome run = dynamix(randomized + " --out " + quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  fs::copy(work.path() / "train", work.path() / "train.partial");
+  const Outcome other =
+      dynamix(kTinyTrain + " --randomize --resume --out " + quoted(work / "train"));
+  CHECK(other.status == 2);
+  CHECK(other.stderr_text.find("--family-budget: expected '2'") != std::string::npos);
+  const Outcome same = dynamix(randomized + " --resume --out " + quoted(work / "train"));
+  CHECK_MESSAGE(same.status == 0, same.stderr_text);
+}
+
 }  // namespace
 }  // namespace dynamix
