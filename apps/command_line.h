@@ -33,9 +33,9 @@ void require_in_range(const std::string& option, std::int64_t value, std::int64_
 /// (SamplerOptions::reference_budget_factor).
 inline constexpr std::int64_t kMaxFamilyBudget = 100;
 inline constexpr const char* kFamilyBudgetHelp =
-    "reachable family samples: each sample's time budget is this many times a reference job's "
-    "time to its target (64 per worker; a target it does not reach in 20,000 iterations "
-    "becomes 97% of its best accuracy); 0 keeps the base's budget and the workloads' targets";
+    "reachable family samples: a reference job on each sample sets its target and a time "
+    "budget of this many times its time to that target (docs/evaluation.md); 0 keeps the "
+    "base's budget and the workloads' targets";
 
 /// `value` rounded to 4 significant digits for people to read (stdout, stderr, --help);
 /// output files keep full precision through format_number.

@@ -278,9 +278,8 @@ Evaluation load_evaluation(const EvaluateArgs& a) {
           std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
       continue;
     }
-    SamplerOptions family = training_family(resolve_scenario(path), a.overrides);
-    family.reference_budget_factor = a.family_budget;
-    const ScenarioSampler sampler(std::move(family));
+    const ScenarioSampler sampler(
+        training_family(resolve_scenario(path), a.overrides, a.family_budget));
     for (int sample = 1; sample <= a.family; ++sample) {
       e.scenarios.push_back(sampler.scenario_for(static_cast<std::uint64_t>(sample)));
     }

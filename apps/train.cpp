@@ -363,10 +363,7 @@ void check(TrainOptions& o) {
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
   require_in_range("--family-budget", o.family_budget, 0, kMaxFamilyBudget);
-  if (o.randomize) {
-    o.sampler = training_family(o.scenario_path, o.overrides);
-    o.sampler.reference_budget_factor = o.family_budget;
-  }
+  if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides, o.family_budget);
   std::vector<std::string> select_on;
   for (const std::string& name : o.select_on) {
     if (name != "validation") {

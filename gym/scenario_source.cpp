@@ -229,13 +229,15 @@ void fit_to_reference(const SamplerOptions& options, std::uint64_t seed, Scenari
 
 }  // namespace
 
-SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides) {
+SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides,
+                               double reference_budget_factor) {
   SamplerOptions family;
   family.base = base;
   family.overrides = overrides;
   const WorkloadCatalog catalog = WorkloadCatalog::builtin();
   for (const Workload& workload : catalog.all()) family.workloads.push_back(workload.name);
   family.optimizers = {"sgd", "adam"};
+  family.reference_budget_factor = reference_budget_factor;
   return family;
 }
 

@@ -77,8 +77,9 @@ struct SamplerOptions {
 
 /// The family `dynamix train --randomize` trains on and `dynamix evaluate --family` samples:
 /// SamplerOptions' ranges around `base` (with `overrides`), every catalog workload, SGD and Adam,
-/// without a reference job (`--family-budget` adds one).
-SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides);
+/// and `reference_budget_factor` (`--family-budget`; 0: no reference job).
+SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides,
+                               double reference_budget_factor = 0);
 
 /// Domain randomization over cluster size, fabric, GPU mix, bandwidth, loss, background,
 /// synchronization, starting batch, workload and optimizer. Each sample is a fabric of

@@ -108,8 +108,7 @@ TEST_CASE("An environment over the sampler runs episodes of different cluster si
 }
 
 TEST_CASE("A family sample's target and time budget come from a reference job that reaches it") {
-  SamplerOptions options = training_family(std::string(kDefaultScenario), {});
-  options.reference_budget_factor = 2;
+  SamplerOptions options = training_family(std::string(kDefaultScenario), {}, 2);
   options.min_workers = 2;
   options.max_workers = 8;
   options.workloads = {"resnet18-cifar10", "resnet50-imagenet"};
