@@ -134,20 +134,22 @@ void print_trace(std::ostream& out, const wire::LogRecord& record, const Arbitra
 int run_replay(const std::vector<std::string>& args) {
   std::string policy;
   std::string log_directory;
+  std::string policy_sha256;
   std::int64_t show_window = -1;
   po::options_description options(
       "dynamix replay: recompute a dynamix serve log's decisions and compare them");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "the policy.pt the arbitrator served")
+      ("policy", po::value(&policy)->required(), "the policy.pt the arbitrator served (a program: replay only files you trust)")
+      ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
       ("log", po::value(&log_directory)->required(), "the directory given to dynamix serve --log")
       ("show-window", po::value(&show_window), "print this window's trace: report, observation, logits, batches");
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (values.count("show-window")) require_in_range("--show-window", show_window, 0);
-  const DecisionLog log = read_decision_log(fs::path(log_directory) / kDecisionLogName);
+  const DecisionLog log = read_decision_log_directory(log_directory);
   std::optional<Arbitrator> arbitrator;
   int decisions = 0, refusals = 0, near_ties = 0;
   double max_difference = 0;
@@ -159,12 +161,17 @@ int run_replay(const std::vector<std::string>& args) {
       continue;
     }
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());
-    if (!arbitrator || arbitrator->workers() != workers) arbitrator.emplace(policy, workers);
+    if (!arbitrator || arbitrator->workers() != workers) {
+      arbitrator.emplace(policy,
+                         ArbitratorOptions{.workers = workers, .policy_sha256 = policy_sha256});
+    }
+    const GuardRails rails =
+        record.has_guard_rails() ? from_wire(record.guard_rails()) : GuardRails{};
     const std::size_t actions = arbitrator->policy().metadata().actions.size();
     const std::int64_t window = record.report().window_index();
     std::string difference;
     try {
-      arbitrator->decide(record.report(), replayed, trace);
+      arbitrator->decide(record.report(), replayed, trace, &rails);
     } catch (const ReportError& error) {
       difference = std::string("the report is now refused: ") + error.what();
     }

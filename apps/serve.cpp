@@ -1,8 +1,13 @@
 // `dynamix serve`: loads policy.pt, listens (loopback by default) and logs every decision.
 #include "apps/serve.h"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -13,6 +18,7 @@
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
 #include "apps/run_directory.h"
+#include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -22,6 +28,8 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr std::string_view kCommand = "serve";
+/// Loading is allowed ten decision deadlines, and never less than this.
+constexpr std::chrono::milliseconds kMinLoadDeadline{5000};
 
 std::string marker_text(const fs::path& directory) {
   std::ifstream in(directory / RunDirectory::kMarker);
@@ -52,10 +60,11 @@ fs::path prepare_log_directory(const fs::path& directory) {
       refuse_log(directory, "exists and was not written by dynamix");
     }
   }
-  const fs::path log = directory / kDecisionLogName;
-  if (fs::exists(fs::symlink_status(log, error)) &&
-      !fs::is_regular_file(fs::symlink_status(log, error))) {
-    refuse_log(directory, "holds a " + std::string(kDecisionLogName) + " that is not a file");
+  for (const std::string_view name : {kDecisionLogName, kDecisionLogLock}) {
+    const fs::file_status file = fs::symlink_status(directory / name, error);
+    if (fs::exists(file) && !fs::is_regular_file(file)) {
+      refuse_log(directory, "holds a " + std::string(name) + " that is not a file");
+    }
   }
   fs::create_directories(directory, error);
   if (error) refuse_log(directory, "cannot be created (" + error.message() + ")");
@@ -64,38 +73,207 @@ fs::path prepare_log_directory(const fs::path& directory) {
     marker << "dynamix " << kDynamixVersion << ' ' << kCommand << '\n';
     if (!marker.flush()) refuse_log(directory, "is not writable");
   }
-  return log;
+  return directory;
 }
+
+bool ListenAddress::loopback() const {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr address{};
+  return ::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
+}
+
+ListenAddress parse_listen_address(const std::string& address) {
+  const auto refuse = [&] {
+    return InputError("--listen", 0, "",
+                      "host:port with a port in [0, 65535] (0 picks a free one; [::1]:port for "
+                      "IPv6)",
+                      "'" + excerpt(address) + "'");
+  };
+  const std::size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw refuse();
+  const std::string port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    throw refuse();
+  }
+  ListenAddress parsed{address.substr(0, colon), std::stoi(port)};
+  if (parsed.port > 65535) throw refuse();
+  if (parsed.host.size() >= 2 && parsed.host.front() == '[' && parsed.host.back() == ']') {
+    parsed.host = parsed.host.substr(1, parsed.host.size() - 2);
+  } else if (parsed.host.find(':') != std::string::npos) {
+    throw refuse();
+  }
+  return parsed;
+}
+
+namespace {
+
+/// A secret or certificate file, whole; InputError naming `option` if unreadable, empty or over
+/// `max_bytes`.
+std::string read_small_file(const std::string& option, const std::string& file,
+                            std::size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (!in.eof() || text.size() > max_bytes || text.empty()) {
+    throw InputError(option, 0, "",
+                     "a readable file of 1 to " + std::to_string(max_bytes) + " bytes",
+                     "'" + file + "'");
+  }
+  return text;
+}
+
+std::string read_token(const std::string& file) {
+  std::string token = read_small_file("--token-file", file, 4096);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (token.empty() ||
+      !std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 127; })) {
+    throw InputError("--token-file", 0, "",
+                     "one line of printable ASCII without spaces (the bearer token)",
+                     "'" + file + "'");
+  }
+  return token;
+}
+
+/// Ends the process at once when a decision is still inside the policy: its thread cannot be
+/// joined, and tearing LibTorch down under it would crash.
+void exit_if_wedged(const DecisionRunner& runner, int status) {
+  if (!runner.wedged()) return;
+  std::cerr << "dynamix serve: a decision is still running inside the policy; exiting without it"
+            << std::endl;
+  std::cout.flush();
+  std::_Exit(status);
+}
+
+/// The arbitrator, loaded on a thread of its own: loading runs the archive's code (a module's
+/// __setstate__, the forward check_module calls), which may never return. Past `deadline` the
+/// process ends with status 2, since that thread cannot be stopped.
+std::unique_ptr<Arbitrator> load_arbitrator(const std::string& policy,
+                                            const ArbitratorOptions& options,
+                                            std::chrono::milliseconds deadline) {
+  auto promise = std::make_shared<std::promise<std::unique_ptr<Arbitrator>>>();
+  std::future<std::unique_ptr<Arbitrator>> loaded = promise->get_future();
+  std::thread([promise, policy, options] {
+    try {
+      promise->set_value(std::make_unique<Arbitrator>(policy, options));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (loaded.wait_for(deadline) != std::future_status::ready) {
+    std::cerr << "dynamix: "
+              << PolicyFileError(
+                     policy, 0, "",
+                     "a policy that loads within " + std::to_string(deadline.count()) + " ms",
+                     "a load that did not return")
+                     .what()
+              << std::endl;
+    std::_Exit(2);
+  }
+  return loaded.get();
+}
+
+}  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
   std::string policy;
+  std::string policy_sha256;
   std::string log_directory;
-  std::string listen = "127.0.0.1:50051";
+  std::string token_file;
+  std::string tls_certificate;
+  std::string tls_key;
+  std::string tls_client_ca;
+  ServerOptions server_options;
+  GuardRails rails;
   std::int64_t workers = 0;
+  std::int64_t deadline_ms = 1000;
+  std::int64_t log_max_mb = 256;
+  std::int64_t log_keep = 4;
   po::options_description options(
-      "dynamix serve: answer real workers' window reports with a policy.pt's decisions");
+      "dynamix serve: answer real workers' window reports with a policy.pt's decisions.\n"
+      "A TorchScript policy.pt is a program: it runs with serve's rights. Serve only files you\n"
+      "trust, and pin them with --policy-sha256");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
       ("policy", po::value(&policy)->required(), "TorchScript policy.pt (dynamix train or export)")
+      ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex); checked on the bytes that are loaded")
       ("workers", po::value(&workers)->required(), "workers of the job (every report must have as many)")
-      ("log", po::value(&log_directory)->required(), "directory for decisions.jsonl (appended; dynamix replay reads it)")
-      ("listen", po::value(&listen)->default_value(listen), "host:port to listen on; port 0 picks a free one; loopback unless told otherwise");
+      ("log", po::value(&log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
+      ("log-max-mb", po::value(&log_max_mb)->default_value(log_max_mb), "rotate decisions.jsonl at this size, MiB")
+      ("log-keep", po::value(&log_keep)->default_value(log_keep), "rotated files kept (decisions.1.jsonl is the newest)")
+      ("listen", po::value(&server_options.address)->default_value(server_options.address), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
+      ("token-file", po::value(&token_file), "file holding the job's bearer token; every call must carry 'authorization: Bearer TOKEN'")
+      ("tls-cert", po::value(&tls_certificate), "PEM server certificate chain: serve over TLS (with --tls-key)")
+      ("tls-key", po::value(&tls_key), "PEM private key of --tls-cert")
+      ("tls-client-ca", po::value(&tls_client_ca), "PEM CA bundle: require client certificates it signed")
+      ("insecure", "allow an address other than loopback without credentials")
+      ("max-batch-change", po::value(&rails.max_batch_change)->default_value(rails.max_batch_change), "largest factor one decision may change the global batch by")
+      ("max-lr-change", po::value(&rails.max_lr_change)->default_value(rails.max_lr_change), "largest factor one decision may change the LR factor by")
+      ("max-lr-factor", po::value(&rails.max_lr_factor)->default_value(rails.max_lr_factor), "largest LR factor a decision may give")
+      ("decision-deadline-ms", po::value(&deadline_ms)->default_value(deadline_ms), "a decision (policy forward included) that takes longer is refused, and so is every later one");
   // clang-format on
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   require_in_range("--workers", workers, 1, 1 << 16);
-  const Arbitrator arbitrator(policy, static_cast<std::size_t>(workers));
-  DecisionLogWriter log(prepare_log_directory(log_directory));
+  require_in_range("--decision-deadline-ms", deadline_ms, 1, 600'000);
+  require_in_range("--log-max-mb", log_max_mb, 1, 1 << 20);
+  require_in_range("--log-keep", log_keep, 0, 1000);
+  check_guard_rails(rails);
+  const ListenAddress listen = parse_listen_address(server_options.address);
+  if (!token_file.empty()) server_options.token = read_token(token_file);
+  if (tls_certificate.empty() != tls_key.empty() ||
+      (!tls_client_ca.empty() && tls_certificate.empty())) {
+    throw InputError("--tls-cert", 0, "",
+                     "--tls-cert and --tls-key together (and --tls-client-ca only with them)");
+  }
+  if (!tls_certificate.empty()) {
+    server_options.tls_certificate = read_small_file("--tls-cert", tls_certificate, 1 << 20);
+    server_options.tls_key = read_small_file("--tls-key", tls_key, 1 << 20);
+  }
+  if (!tls_client_ca.empty()) {
+    server_options.tls_client_ca = read_small_file("--tls-client-ca", tls_client_ca, 1 << 20);
+  }
+  if (!listen.loopback() && server_options.token.empty() &&
+      server_options.tls_certificate.empty() && !values.count("insecure")) {
+    throw InputError("--listen", 0, "",
+                     "a loopback address, or credentials for any other (--token-file, --tls-cert "
+                     "with --tls-key), or --insecure",
+                     "'" + server_options.address + "' without credentials");
+  }
+  const std::unique_ptr<Arbitrator> loaded =
+      load_arbitrator(policy,
+                      {.workers = static_cast<std::size_t>(workers),
+                       .guard_rails = rails,
+                       .policy_sha256 = policy_sha256},
+                      std::max(kMinLoadDeadline, 10 * std::chrono::milliseconds(deadline_ms)));
+  const Arbitrator& arbitrator = *loaded;
+  DecisionRunner runner(arbitrator, std::chrono::milliseconds(deadline_ms));
+  try {
+    runner.warm_up();
+  } catch (const InputError& error) {
+    std::cerr << "dynamix: " << error.what() << std::endl;
+    exit_if_wedged(runner, 2);
+    throw;
+  }
+  DecisionLogWriter log(prepare_log_directory(log_directory),
+                        {.max_bytes = static_cast<std::uint64_t>(log_max_mb) << 20,
+                         .keep = static_cast<int>(log_keep)});
+  if (log.repaired_bytes() > 0) {
+    std::cerr << "dynamix serve: cut a torn last record of " << log.repaired_bytes()
+              << " bytes from " << log.file().string() << std::endl;
+  }
   const InterruptScope interrupt;
-  ArbitratorServer server(arbitrator, log, listen, std::cerr);
-  std::cout << "dynamix serve: listening on " << listen.substr(0, listen.rfind(':')) << ':'
+  ArbitratorServer server(arbitrator, runner, log, server_options, std::cerr);
+  std::cout << "dynamix serve: listening on "
+            << server_options.address.substr(0, server_options.address.rfind(':')) << ':'
             << server.port() << " for " << workers << " workers, policy "
             << arbitrator.identity().sha256().substr(0, 12) << " ("
-            << arbitrator.identity().action_base() << "), log "
-            << (fs::path(log_directory) / kDecisionLogName).string() << std::endl;
+            << arbitrator.identity().action_base() << "), log " << log.file().string() << std::endl;
   while (!interrupt.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.shutdown();
+  exit_if_wedged(runner, 0);
   return 0;
 }
 

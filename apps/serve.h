@@ -10,9 +10,19 @@ namespace dynamix {
 /// Runs the subcommand on its arguments (after "serve") until SIGINT or SIGTERM.
 int run_serve(const std::vector<std::string>& args);
 
-/// The log file inside --log DIR, creating DIR (with the run-directory marker) when it is new
-/// or empty. InputError on --log, before anything is written, when DIR exists and was not
+/// --log DIR ready for a DecisionLogWriter, created (with the run-directory marker) when it is
+/// new or empty. InputError on --log, before anything is written, when DIR exists and was not
 /// written by `dynamix serve` (a user's folder, a file, another command's run directory).
 std::filesystem::path prepare_log_directory(const std::filesystem::path& directory);
+
+/// A --listen address split and checked: host (brackets of an IPv6 host removed) and a port in
+/// [0, 65535] written in decimal digits; InputError naming --listen otherwise.
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+  /// 127.0.0.0/8, ::1 or localhost.
+  bool loopback() const;
+};
+ListenAddress parse_listen_address(const std::string& address);
 
 }  // namespace dynamix

@@ -84,10 +84,11 @@ void BM_ArbitratorDecision(benchmark::State& state) {
   const fs::path directory = fs::temp_directory_path() / name.str();
   fs::create_directories(directory);
   {
-    const Arbitrator arbitrator(write_policy(directory), workers);
-    DecisionLogWriter log(directory / "decisions.jsonl");
+    const Arbitrator arbitrator(write_policy(directory), {.workers = workers});
+    DecisionRunner runner(arbitrator, std::chrono::seconds(10));
+    DecisionLogWriter log(directory, {});
     std::ostringstream messages;
-    ArbitratorServer server(arbitrator, log, "127.0.0.1:0", messages);
+    ArbitratorServer server(arbitrator, runner, log, {.address = "127.0.0.1:0"}, messages);
     auto stub = wire::Arbitrator::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
     const wire::WindowReport report = report_for(workers);

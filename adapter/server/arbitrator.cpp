@@ -4,15 +4,18 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "gym/batch_size_env.h"
 #include "policies/export/policy_metadata.h"
+#include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/training/dynamics.h"
 
@@ -23,24 +26,60 @@ namespace pb = ::google::protobuf;
 
 std::string number_text(double value) {
   std::ostringstream text;
-  text << value;
+  text << std::setprecision(12) << value;
   return text.str();
 }
 
-/// Every double field of `message` finite, and non-negative unless named in `signed_fields`.
+/// The range of one double field of the protocol.
+struct Range {
+  std::string_view field;
+  double low;
+  double high;
+};
+
+// Upper bounds far beyond any real job, low enough that every product a decision forms (noise
+// scale times batch, goodput terms) stays finite.
+constexpr double kMaxSeconds = 1e6;
+constexpr double kMaxMagnitude = 1e12;
+constexpr Range kWindowRanges[] = {
+    {"time_s", 0, 1e9},
+    {"iteration_s", 0, kMaxSeconds},
+    {"train_loss", -1e9, 1e9},
+    {"train_accuracy", 0, 1},
+    {"train_accuracy_change", -1, 1},
+    {"validation_accuracy", 0, 1},
+    {"progress", 0, 1},
+    {"epochs", 0, 1e9},
+};
+constexpr Range kWorkerRanges[] = {
+    {"batch_size", 1, kMaxPolicyBatch},
+    {"compute_s", 0, kMaxSeconds},
+    {"comm_s", 0, kMaxSeconds},
+    {"wait_s", 0, kMaxSeconds},
+    {"throughput_gbps", 0, 1e6},
+    {"retransmit_rate", 0, 1},
+    {"cpu_time_ratio", 0, 1},
+    {"memory_util", 0, 1},
+    {"samples_per_s", 0, kMaxMagnitude},
+    {"grad_std_norm", 0, kMaxMagnitude},
+    {"grad_var_norm", 0, kMaxMagnitude},
+};
+
+/// Every double field of `message` within its range in `ranges`.
 void check_numbers(const pb::Message& message, const std::string& where,
-                   std::initializer_list<std::string_view> signed_fields = {}) {
+                   std::span<const Range> ranges) {
   const pb::Descriptor* descriptor = message.GetDescriptor();
   const pb::Reflection* reflection = message.GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const pb::FieldDescriptor* field = descriptor->field(i);
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_DOUBLE || field->is_repeated()) continue;
+    const auto range = std::find_if(ranges.begin(), ranges.end(),
+                                    [&](const Range& r) { return r.field == field->name(); });
+    DYNAMIX_CHECK(range != ranges.end(), "no range for " << field->full_name());
     const double value = reflection->GetDouble(message, field);
-    const bool may_be_negative =
-        std::find(signed_fields.begin(), signed_fields.end(), field->name()) != signed_fields.end();
-    if (std::isfinite(value) && (may_be_negative || value >= 0)) continue;
-    throw ReportError(where + field->name() + ": expected a finite number" +
-                      (may_be_negative ? "" : " >= 0") + ", found " + number_text(value));
+    if (value >= range->low && value <= range->high) continue;
+    throw ReportError(where + field->name() + ": expected a number in [" + number_text(range->low) +
+                      ", " + number_text(range->high) + "], found " + number_text(value));
   }
 }
 
@@ -63,9 +102,13 @@ void check_header(const wire::WindowReport& report) {
                       std::to_string(report.iteration()));
   }
   to_lr_rule(report.lr_rule());
-  if (!(report.reference_batch() >= 1) || !std::isfinite(report.reference_batch())) {
-    throw ReportError("reference_batch: expected a finite number >= 1, found " +
-                      number_text(report.reference_batch()));
+  if (!(report.reference_batch() >= 1 && report.reference_batch() <= kMaxMagnitude)) {
+    throw ReportError("reference_batch: expected a number in [1, " + number_text(kMaxMagnitude) +
+                      "], found " + number_text(report.reference_batch()));
+  }
+  if (report.has_lr_factor() && !(report.lr_factor() > 0 && report.lr_factor() <= kMaxMagnitude)) {
+    throw ReportError("lr_factor: expected a number in (0, " + number_text(kMaxMagnitude) +
+                      "], found " + number_text(report.lr_factor()));
   }
 }
 
@@ -87,16 +130,22 @@ void check_report(const wire::WindowReport& report, std::size_t workers) {
     throw ReportError("metrics.iterations: expected an integer >= 1, found " +
                       std::to_string(metrics.iterations()));
   }
-  check_numbers(metrics, "metrics.", {"train_accuracy_change"});
+  check_numbers(metrics, "metrics.", kWindowRanges);
   for (int w = 0; w < metrics.workers_size(); ++w) {
     const std::string where = "metrics.workers[" + std::to_string(w) + "].";
     const wire::WorkerWindow& worker = metrics.workers(w);
     check_text(worker.gpu_type(), where + "gpu_type", false);
-    check_numbers(worker, where);
-    if (!(worker.batch_size() >= 1 && worker.batch_size() <= kMaxPolicyBatch)) {
-      throw ReportError(where + "batch_size: expected a number in [1, " +
-                        std::to_string(kMaxPolicyBatch) + "], found " +
-                        number_text(worker.batch_size()));
+    check_numbers(worker, where, kWorkerRanges);
+  }
+  if (report.max_batches_size() != 0 &&
+      static_cast<std::size_t>(report.max_batches_size()) != workers) {
+    throw ReportError("max_batches: expected none or " + std::to_string(workers) +
+                      " entries, found " + std::to_string(report.max_batches_size()));
+  }
+  for (int w = 0; w < report.max_batches_size(); ++w) {
+    if (report.max_batches(w) < 0) {
+      throw ReportError("max_batches[" + std::to_string(w) + "]: expected 0 (not declared) or a " +
+                        "batch >= 1, found " + std::to_string(report.max_batches(w)));
     }
   }
 }
@@ -212,6 +261,120 @@ double lr_factor(LrRule rule, double global_batch, double reference_batch,
   return adascale_gain(global_batch, reference_batch, noise_scale);
 }
 
+namespace {
+
+std::string hex_digest(const unsigned char* digest, unsigned int length) {
+  std::ostringstream hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(digest[i]);
+  }
+  return hex.str();
+}
+
+/// Policy archives are a few hundred kB; anything far larger is refused before it is read.
+constexpr std::uintmax_t kMaxPolicyBytes = 64ull << 20;
+
+std::string read_policy_bytes(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
+  }
+  if (std::filesystem::file_size(file, error) > kMaxPolicyBytes) {
+    throw PolicyFileError(file.string(), 0, "", "a policy file of at most 64 MiB",
+                          std::to_string(std::filesystem::file_size(file, error)) + " bytes");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) throw PolicyFileError(file.string(), 0, "", "a readable file", "a read error");
+  return std::move(bytes).str();
+}
+
+/// `hex` in lower case; InputError naming --policy-sha256 unless it is 64 hexadecimal digits.
+std::string checked_sha256(std::string hex) {
+  std::transform(hex.begin(), hex.end(), hex.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (hex.size() != 64 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      })) {
+    throw InputError("--policy-sha256", 0, "", "64 hexadecimal digits", "'" + excerpt(hex) + "'");
+  }
+  return hex;
+}
+
+wire::PolicyIdentity pinned_identity(const std::string& bytes, const std::filesystem::path& file,
+                                     std::string pin) {
+  if (!pin.empty()) pin = checked_sha256(pin);
+  wire::PolicyIdentity identity;
+  identity.set_sha256(sha256_of(bytes));
+  if (!pin.empty() && identity.sha256() != pin) {
+    throw PolicyFileError(file.string(), 0, "", "the file --policy-sha256 pins (" + pin + ")",
+                          "a file of sha256 " + identity.sha256());
+  }
+  return identity;
+}
+
+TorchScriptPolicy load_policy(const std::string& bytes, const std::filesystem::path& file) {
+  std::istringstream archive(bytes);
+  return TorchScriptPolicy(archive, file);
+}
+
+void check_bound(double value, const char* option) {
+  if (!(value >= 1 && std::isfinite(value))) {
+    throw InputError(option, 0, "", "a finite number >= 1", number_text(value));
+  }
+}
+
+}  // namespace
+
+void check_guard_rails(const GuardRails& rails) {
+  check_bound(rails.max_batch_change, "--max-batch-change");
+  check_bound(rails.max_lr_change, "--max-lr-change");
+  check_bound(rails.max_lr_factor, "--max-lr-factor");
+}
+
+GuardRails from_wire(const wire::GuardRails& rails) {
+  return {.max_batch_change = rails.max_batch_change(),
+          .max_lr_change = rails.max_lr_change(),
+          .max_lr_factor = rails.max_lr_factor()};
+}
+
+wire::GuardRails to_wire(const GuardRails& rails) {
+  wire::GuardRails out;
+  out.set_max_batch_change(rails.max_batch_change);
+  out.set_max_lr_change(rails.max_lr_change);
+  out.set_max_lr_factor(rails.max_lr_factor);
+  return out;
+}
+
+std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
+                                     const std::vector<int>& caps) {
+  const double total = std::accumulate(batches.begin(), batches.end(), 0.0);
+  const double target = std::clamp(total, static_cast<double>(reported) / change,
+                                   static_cast<double>(reported) * change);
+  if (target == total) return batches;
+  const double scale = target / total;
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    const double scaled =
+        scale > 1 ? std::ceil(batches[w] * scale) : std::floor(batches[w] * scale);
+    batches[w] = static_cast<int>(std::clamp(scaled, 1.0, static_cast<double>(caps[w])));
+  }
+  return batches;
+}
+
+double bound_lr_factor(double factor, double previous, const GuardRails& rails) {
+  const double bounded =
+      std::clamp(factor, previous / rails.max_lr_change, previous * rails.max_lr_change);
+  return std::min(bounded, rails.max_lr_factor);
+}
+
+std::string sha256_of(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return hex_digest(digest, length);
+}
+
 std::string sha256_of_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw PolicyFileError(file.string(), 0, "", "a readable file", "none");
@@ -225,20 +388,53 @@ std::string sha256_of_file(const std::filesystem::path& file) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(context.get(), digest, &length);
-  std::ostringstream hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(digest[i]);
-  }
-  return hex.str();
+  return hex_digest(digest, length);
 }
 
-Arbitrator::Arbitrator(const std::filesystem::path& policy, std::size_t workers)
-    : policy_(policy), workers_(workers) {
+Arbitrator::Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options)
+    : Arbitrator(read_policy_bytes(policy), policy, options) {}
+
+Arbitrator::Arbitrator(std::string bytes, const std::filesystem::path& policy,
+                       const ArbitratorOptions& options)
+    : identity_(pinned_identity(bytes, policy, options.policy_sha256)),
+      policy_(load_policy(bytes, policy)),
+      options_(options) {
+  check_guard_rails(options_.guard_rails);
   require_compatible(policy_.metadata(), builder_.schema().to_json(),
                      default_actions(policy_.metadata().action_base), policy.string());
-  identity_.set_sha256(sha256_of_file(policy));
   identity_.set_format_version(policy_.metadata().version);
   identity_.set_action_base(std::string(action_base_name(policy_.metadata().action_base)));
+}
+
+wire::WindowReport Arbitrator::sample_report(std::size_t workers) {
+  WindowMetrics window{.iterations = 10,
+                       .time_s = 10,
+                       .iteration_s = 0.1,
+                       .train_loss = 1,
+                       .train_accuracy = 0.5,
+                       .validation_accuracy = 0.5,
+                       .progress = 0.1,
+                       .epochs = 0.1,
+                       .workers = {}};
+  window.workers.assign(workers, {.gpu_type = "warm-up",
+                                  .batch_size = 64,
+                                  .compute_s = 0.08,
+                                  .comm_s = 0.01,
+                                  .wait_s = 0.01,
+                                  .throughput_gbps = 1,
+                                  .cpu_time_ratio = 0.1,
+                                  .memory_util = 0.5,
+                                  .samples_per_s = 800,
+                                  .grad_std_norm = 1,
+                                  .grad_var_norm = 1});
+  wire::WindowReport report;
+  report.set_protocol_version(wire::PROTOCOL_VERSION_1);
+  report.set_job_id("warm-up");
+  report.set_iteration(window.iterations);
+  *report.mutable_metrics() = to_wire_metrics(window);
+  report.set_lr_rule(wire::LR_RULE_LINEAR);
+  report.set_reference_batch(64.0 * static_cast<double>(workers));
+  return report;
 }
 
 void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& record) const {
@@ -246,14 +442,18 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
   decide(report, record, trace);
 }
 
-void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& record,
-                        Trace& trace) const {
-  check_report(report, workers_);
+void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& record, Trace& trace,
+                        const GuardRails* given_rails) const {
+  check_report(report, options_.workers);
   const PolicyMetadata& metadata = policy_.metadata();
   trace.window = to_window_metrics(report.metrics());
   builder_.build(trace.window, trace.observation);
   decide_greedy(policy_, trace.window, reported_batches(report.metrics()), trace.observation,
                 metadata.min_batch, trace.greedy);
+  if (!std::all_of(trace.greedy.logits.begin(), trace.greedy.logits.end(),
+                   [](float logit) { return std::isfinite(logit); })) {
+    throw PolicyOutputError("the policy's logits are not all finite");
+  }
   *record.mutable_report() = report;
   record.clear_refusal();
   wire::Decision& decision = *record.mutable_decision();
@@ -261,22 +461,40 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
   decision.set_protocol_version(wire::PROTOCOL_VERSION_1);
   decision.set_job_id(report.job_id());
   decision.set_window_index(report.window_index());
-  std::int64_t global = 0;
-  for (int w = 0; w < report.metrics().workers_size(); ++w) {
-    const wire::WorkerWindow& worker = report.metrics().workers(w);
-    int& batch = trace.greedy.batches[static_cast<std::size_t>(w)];
-    batch = std::min(
-        std::clamp(batch, metadata.min_batch, metadata.max_batch),
-        memory_cap(static_cast<int>(std::lround(worker.batch_size())), worker.memory_util()));
-    decision.add_batches(batch);
-    global += batch;
+  const std::vector<int> reported = reported_batches(report.metrics());
+  std::vector<int> caps(reported.size());
+  for (std::size_t w = 0; w < caps.size(); ++w) {
+    const int w_index = static_cast<int>(w);
+    const int declared = w_index < report.max_batches_size() && report.max_batches(w_index) > 0
+                             ? report.max_batches(w_index)
+                             : metadata.max_batch;
+    caps[w] = std::min({metadata.max_batch, declared,
+                        memory_cap(reported[w], report.metrics().workers(w_index).memory_util())});
+    int& batch = trace.greedy.batches[w];
+    batch = std::min(std::max(batch, metadata.min_batch), caps[w]);
   }
+  const GuardRails& rails = given_rails ? *given_rails : options_.guard_rails;
+  trace.greedy.batches =
+      bound_global_change(std::move(trace.greedy.batches),
+                          std::accumulate(reported.begin(), reported.end(), std::int64_t{0}),
+                          rails.max_batch_change, caps);
+  const std::int64_t global =
+      std::accumulate(trace.greedy.batches.begin(), trace.greedy.batches.end(), std::int64_t{0});
+  decision.mutable_batches()->Assign(trace.greedy.batches.begin(), trace.greedy.batches.end());
   decision.set_global_batch(global);
-  decision.set_lr_factor(lr_factor(to_lr_rule(report.lr_rule()), static_cast<double>(global),
-                                   report.reference_batch(), trace.window));
-  decision.set_apply_at_iteration(report.iteration());
+  const double factor =
+      bound_lr_factor(lr_factor(to_lr_rule(report.lr_rule()), static_cast<double>(global),
+                                report.reference_batch(), trace.window),
+                      report.has_lr_factor() ? report.lr_factor() : 1.0, rails);
+  if (!std::isfinite(factor)) {
+    throw ReportError("the decision's lr_factor is not finite (" + number_text(factor) +
+                      "): the report's gradient statistics or reference_batch are out of reach");
+  }
+  decision.set_lr_factor(factor);
+  decision.set_apply_at_iteration(report.iteration() + report.metrics().iterations());
   *decision.mutable_policy() = identity_;
   record.mutable_logits()->Assign(trace.greedy.logits.begin(), trace.greedy.logits.end());
+  *record.mutable_guard_rails() = to_wire(rails);
 }
 
 }  // namespace dynamix

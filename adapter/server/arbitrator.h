@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "adapter/proto/dynamix.pb.h"
 #include "gym/observation.h"
@@ -24,13 +27,20 @@ class ReportError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// A policy output the arbitrator refuses to act on (logits that are not finite).
+class PolicyOutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Longest job id and GPU type a report may carry, characters.
 inline constexpr std::size_t kMaxReportText = 256;
 /// Largest report, bytes, for `workers` workers (gRPC refuses longer messages).
 std::size_t max_report_bytes(std::size_t workers);
 
 /// ReportError unless `report` is version 1, names a job, has `workers` workers, and every metric
-/// is finite and non-negative (train_accuracy_change may be negative) with batches >= 1.
+/// lies in its range (kMetricRanges: finite; shares and accuracies in [0, 1], times, rates and
+/// norms below physical bounds) with batches in [1, kMaxPolicyBatch].
 void check_report(const wire::WindowReport& report, std::size_t workers);
 /// The report's metrics in the environment's own type.
 WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics);
@@ -56,12 +66,44 @@ LrRule to_lr_rule(wire::LrRule rule);
 
 /// SHA-256 of a file, lower-case hex; PolicyFileError if unreadable.
 std::string sha256_of_file(const std::filesystem::path& file);
+/// SHA-256 of bytes, lower-case hex.
+std::string sha256_of(std::string_view bytes);
+
+/// The bounds every decision is held to, on the arbitrator and (with the same defaults) in the
+/// worker: a policy, or whoever answers in its place, cannot swing a job.
+struct GuardRails {
+  /// Largest factor by which one decision may change the reported window's global batch.
+  double max_batch_change = 2.0;
+  /// Largest factor by which one decision may change the LR factor in force.
+  double max_lr_change = 2.0;
+  /// Largest LR factor a decision may give.
+  double max_lr_factor = 64.0;
+};
+/// InputError naming the option unless every bound is finite and >= 1.
+void check_guard_rails(const GuardRails& rails);
+GuardRails from_wire(const wire::GuardRails& rails);
+wire::GuardRails to_wire(const GuardRails& rails);
+/// `batches` scaled so that their sum lies within [reported / change, reported * change], each
+/// kept within [1, caps[w]] (caps win over the lower bound).
+std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
+                                     const std::vector<int>& caps);
+/// `factor` within [previous / change, previous * change] and (0, rails.max_lr_factor].
+double bound_lr_factor(double factor, double previous, const GuardRails& rails);
+
+struct ArbitratorOptions {
+  /// Workers of the job; every report must have as many.
+  std::size_t workers = 1;
+  GuardRails guard_rails{};
+  /// The policy file's SHA-256 (hex); when set, any other file is refused before it is loaded.
+  std::string policy_sha256{};
+};
 
 class Arbitrator {
  public:
-  /// Loads policy.pt for `workers` workers; PolicyFileError unless its observation schema and
-  /// action set are the ones this build's environment uses.
-  Arbitrator(const std::filesystem::path& policy, std::size_t workers);
+  /// Loads policy.pt; PolicyFileError unless its SHA-256 is the pinned one (checked on the bytes
+  /// that are then loaded) and its observation schema and action set are the ones this build's
+  /// environment uses.
+  Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options);
 
   /// Checks `report` (ReportError) and decides: the record gets the report, the decision and the
   /// logits. Thread-safe.
@@ -72,17 +114,25 @@ class Arbitrator {
     Observation observation;
     GreedyDecision greedy;
   };
-  void decide(const wire::WindowReport& report, wire::LogRecord& record, Trace& trace) const;
+  /// `rails` replaces the arbitrator's own guard rails when given (replay: the logged ones).
+  void decide(const wire::WindowReport& report, wire::LogRecord& record, Trace& trace,
+              const GuardRails* rails = nullptr) const;
 
   const wire::PolicyIdentity& identity() const { return identity_; }
   const TorchScriptPolicy& policy() const { return policy_; }
-  std::size_t workers() const { return workers_; }
+  std::size_t workers() const { return options_.workers; }
+  const GuardRails& guard_rails() const { return options_.guard_rails; }
+  /// A report of `workers` plausible windows, for a warm-up decision.
+  static wire::WindowReport sample_report(std::size_t workers);
 
  private:
+  Arbitrator(std::string bytes, const std::filesystem::path& policy,
+             const ArbitratorOptions& options);
+
+  wire::PolicyIdentity identity_;
   TorchScriptPolicy policy_;
   ObservationBuilder builder_;
-  wire::PolicyIdentity identity_;
-  std::size_t workers_;
+  ArbitratorOptions options_;
 };
 
 }  // namespace dynamix

@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,16 +19,98 @@ namespace dynamix {
 
 namespace pb_util = ::google::protobuf::util;
 
-DecisionLogWriter::DecisionLogWriter(const std::filesystem::path& file) : file_(file) {
-  descriptor_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (descriptor_ < 0) {
-    throw InputError("--log", 0, "", "a writable log file",
-                     "'" + file.string() + "' (" + std::strerror(errno) + ")");
+namespace {
+
+std::filesystem::path rotated_file(const std::filesystem::path& directory, int index) {
+  return directory / ("decisions." + std::to_string(index) + ".jsonl");
+}
+
+InputError log_error(const std::filesystem::path& path, const std::string& expected) {
+  return InputError("--log", 0, "", expected,
+                    "'" + path.string() + "' (" + std::strerror(errno) + ")");
+}
+
+/// Length of `descriptor`'s file up to and including its last newline.
+std::uint64_t complete_length(int descriptor, std::uint64_t size) {
+  char buffer[4096];
+  std::uint64_t end = size;
+  while (end > 0) {
+    const std::uint64_t start = end > sizeof buffer ? end - sizeof buffer : 0;
+    const ssize_t got = ::pread(descriptor, buffer, end - start, static_cast<off_t>(start));
+    if (got != static_cast<ssize_t>(end - start)) return size;
+    for (std::uint64_t i = end - start; i > 0; --i) {
+      if (buffer[i - 1] == '\n') return start + i;
+    }
+    end = start;
   }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (int index = 1; std::filesystem::exists(rotated_file(directory, index), error); ++index) {
+    files.insert(files.begin(), rotated_file(directory, index));
+  }
+  if (std::filesystem::exists(directory / kDecisionLogName, error)) {
+    files.push_back(directory / kDecisionLogName);
+  }
+  return files;
+}
+
+DecisionLogWriter::DecisionLogWriter(const std::filesystem::path& directory,
+                                     const DecisionLogOptions& options)
+    : directory_(directory), file_(directory / kDecisionLogName), options_(options) {
+  const std::filesystem::path lock = directory / kDecisionLogLock;
+  lock_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (lock_ < 0) throw log_error(lock, "a writable log directory");
+  if (::flock(lock_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_);
+    throw InputError("--log", 0, "", "a log directory no other dynamix serve is writing",
+                     "'" + directory.string() + "', which another dynamix serve holds");
+  }
+  open_live();
+  struct stat status {};
+  ::fstat(descriptor_, &status);
+  size_ = static_cast<std::uint64_t>(status.st_size);
+  const std::uint64_t complete = complete_length(descriptor_, size_);
+  if (complete < size_) {
+    if (::ftruncate(descriptor_, static_cast<off_t>(complete)) != 0) {
+      throw log_error(file_, "a log whose torn last line can be cut");
+    }
+    repaired_bytes_ = size_ - complete;
+    size_ = complete;
+  }
+}
+
+void DecisionLogWriter::open_live() {
+  descriptor_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (descriptor_ < 0) throw log_error(file_, "a writable log file");
+}
+
+void DecisionLogWriter::rotate() {
+  ::close(descriptor_);
+  descriptor_ = -1;
+  std::error_code error;
+  std::filesystem::remove(rotated_file(directory_, options_.keep), error);
+  for (int index = options_.keep - 1; index >= 1; --index) {
+    std::filesystem::rename(rotated_file(directory_, index), rotated_file(directory_, index + 1),
+                            error);
+  }
+  if (options_.keep >= 1) {
+    std::filesystem::rename(file_, rotated_file(directory_, 1), error);
+  } else {
+    std::filesystem::remove(file_, error);
+  }
+  open_live();
+  size_ = 0;
 }
 
 DecisionLogWriter::~DecisionLogWriter() {
   if (descriptor_ >= 0) ::close(descriptor_);
+  if (lock_ >= 0) ::close(lock_);
 }
 
 void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) {
@@ -37,6 +121,7 @@ void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) 
     throw std::runtime_error(file_.string() + ": a record could not be written as JSON");
   }
   line += '\n';
+  if (size_ > 0 && size_ + line.size() > options_.max_bytes) rotate();
   std::size_t written = 0;
   while (written < line.size()) {
     const ssize_t result = ::write(descriptor_, line.data() + written, line.size() - written);
@@ -46,6 +131,7 @@ void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) 
     }
     written += static_cast<std::size_t>(result);
   }
+  size_ += written;
 }
 
 DecisionLog read_decision_log(const std::filesystem::path& file) {
@@ -67,6 +153,21 @@ DecisionLog read_decision_log(const std::filesystem::path& file) {
                        excerpt(line) + " (" + std::string(status.message()) + ")");
     }
     log.records.push_back(std::move(record));
+  }
+  return log;
+}
+
+DecisionLog read_decision_log_directory(const std::filesystem::path& directory) {
+  const std::vector<std::filesystem::path> files = decision_log_files(directory);
+  if (files.empty()) {
+    throw InputError((directory / kDecisionLogName).string(), 0, "", "a dynamix serve decision log",
+                     "no such file");
+  }
+  DecisionLog log;
+  for (const std::filesystem::path& file : files) {
+    DecisionLog part = read_decision_log(file);
+    for (auto& record : part.records) log.records.push_back(std::move(record));
+    log.truncated_tail = part.truncated_tail;
   }
   return log;
 }

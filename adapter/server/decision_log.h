@@ -2,6 +2,7 @@
 // written so that a killed arbitrator leaves every answered report on disk.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -12,24 +13,51 @@ namespace dynamix {
 
 /// The log's file name inside `dynamix serve --log DIR`.
 inline constexpr std::string_view kDecisionLogName = "decisions.jsonl";
+/// The lock file a running `dynamix serve` holds in its log directory.
+inline constexpr std::string_view kDecisionLogLock = "serve.lock";
+
+struct DecisionLogOptions {
+  /// Size at which the log is rotated: decisions.jsonl becomes decisions.1.jsonl, .1 becomes .2,
+  /// and so on.
+  std::uint64_t max_bytes = 256ull << 20;
+  /// Rotated files kept beside the live one; the oldest beyond them is removed.
+  int keep = 4;
+};
+
+/// The log's files in `directory`, oldest first: decisions.K.jsonl ... decisions.1.jsonl,
+/// decisions.jsonl (those that exist).
+std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory);
 
 /// Appends LogRecords as protobuf JSON (the fields that were set, named as in dynamix.proto), one
 /// line each, with one write(2) per record: what was answered is on disk even if the process is
-/// killed.
+/// killed. One writer per directory: a second is refused while the first lives.
 class DecisionLogWriter {
  public:
-  /// Opens (creating if needed) `file` for appending; InputError naming it if it cannot.
-  explicit DecisionLogWriter(const std::filesystem::path& file);
+  /// Locks `directory` (InputError naming --log if another writer holds it), opens (creating if
+  /// needed) its decisions.jsonl for appending, and cuts a torn last line (a record a kill or a
+  /// full disk interrupted), so that new records never follow a partial one.
+  DecisionLogWriter(const std::filesystem::path& directory, const DecisionLogOptions& options);
   ~DecisionLogWriter();
   DecisionLogWriter(const DecisionLogWriter&) = delete;
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;
 
   /// Throws std::runtime_error naming the file when the write fails.
   void append(const ::dynamix::adapter::v1::LogRecord& record);
+  /// Bytes of a torn last line cut when the log was opened (0: none).
+  std::uint64_t repaired_bytes() const { return repaired_bytes_; }
+  const std::filesystem::path& file() const { return file_; }
 
  private:
+  void open_live();
+  void rotate();
+
+  std::filesystem::path directory_;
   std::filesystem::path file_;
+  DecisionLogOptions options_;
+  int lock_ = -1;
   int descriptor_ = -1;
+  std::uint64_t size_ = 0;
+  std::uint64_t repaired_bytes_ = 0;
 };
 
 struct DecisionLog {
@@ -38,7 +66,9 @@ struct DecisionLog {
   bool truncated_tail = false;
 };
 
-/// Reads a log; InputError naming the file and line of a malformed record.
+/// Reads a log file; InputError naming the file and line of a malformed record.
 DecisionLog read_decision_log(const std::filesystem::path& file);
+/// Reads every file of a log directory, oldest first (decision_log_files).
+DecisionLog read_decision_log_directory(const std::filesystem::path& directory);
 
 }  // namespace dynamix

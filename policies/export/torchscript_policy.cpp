@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "policies/export/torch_error.h"
@@ -116,14 +117,24 @@ struct TorchScriptPolicy::Impl {
 
 TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
     : impl_(std::make_unique<Impl>()) {
-  impl_->file = file;
   if (!std::filesystem::is_regular_file(file)) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
   }
+  std::ifstream archive(file, std::ios::binary);
+  load(archive, file);
+}
+
+TorchScriptPolicy::TorchScriptPolicy(std::istream& archive, const std::filesystem::path& file)
+    : impl_(std::make_unique<Impl>()) {
+  load(archive, file);
+}
+
+void TorchScriptPolicy::load(std::istream& archive, const std::filesystem::path& file) {
+  impl_->file = file;
   torch::jit::ExtraFilesMap extra_files;
   for (const std::string& name : extra_file_names()) extra_files[name] = "";
   try {
-    impl_->module = torch::jit::load(file.string(), torch::kCPU, extra_files);
+    impl_->module = torch::jit::load(archive, torch::kCPU, extra_files);
   } catch (const std::exception& error) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy archive",
                           "an unreadable file (" + torch_error_line(error) + ")");

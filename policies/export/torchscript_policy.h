@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <istream>
 #include <memory>
 #include <span>
 #include <vector>
@@ -26,6 +27,9 @@ class TorchScriptPolicy {
   /// PolicyFileError if the file is missing, is not a TorchScript archive, or lacks metadata.
   /// Sets LibTorch to one intra-op thread (process-wide), the fastest for this network.
   explicit TorchScriptPolicy(const std::filesystem::path& file);
+  /// The same from an archive already read (for a caller that checked its bytes first), named
+  /// `file` in errors.
+  TorchScriptPolicy(std::istream& archive, const std::filesystem::path& file);
   ~TorchScriptPolicy();
   TorchScriptPolicy(TorchScriptPolicy&&) noexcept;
   TorchScriptPolicy& operator=(TorchScriptPolicy&&) noexcept;
@@ -38,6 +42,8 @@ class TorchScriptPolicy {
   std::vector<int> greedy_actions(const Observation& observation) const;
 
  private:
+  void load(std::istream& archive, const std::filesystem::path& file);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

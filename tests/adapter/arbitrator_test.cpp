@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "adapter/server/decision_log.h"
@@ -22,6 +23,9 @@ namespace {
 
 namespace pb = ::google::protobuf;
 using testing::TempDirectory;
+
+constexpr GuardRails kUnbounded{
+    .max_batch_change = 1e9, .max_lr_change = 1e9, .max_lr_factor = 1e9};
 
 std::vector<std::string> field_names(const pb::Descriptor* descriptor) {
   std::vector<std::string> names;
@@ -100,10 +104,11 @@ TEST_CASE("check_report names the field of a malformed report and what it expect
   CHECK(refusal(bad) == "metrics.workers: expected 4 workers (dynamix serve --workers), found 3");
   bad = good;
   bad.mutable_metrics()->mutable_workers(1)->set_wait_s(-1);
-  CHECK(refusal(bad) == "metrics.workers[1].wait_s: expected a finite number >= 0, found -1");
+  CHECK(refusal(bad) == "metrics.workers[1].wait_s: expected a number in [0, 1000000], found -1");
   bad = good;
   bad.mutable_metrics()->set_train_loss(INFINITY);
-  CHECK(refusal(bad) == "metrics.train_loss: expected a finite number >= 0, found inf");
+  CHECK(refusal(bad) ==
+        "metrics.train_loss: expected a number in [-1000000000, 1000000000], found inf");
   bad = good;
   bad.mutable_metrics()->set_train_accuracy_change(-0.1);
   CHECK(refusal(bad) == "accepted");
@@ -145,7 +150,8 @@ TEST_CASE(
     BatchSizeEnv env(scenario, {.action_base = base});
     PpoPolicy policy(file, env.schema(), env.options());
     ResetResult reset = env.reset(3);
-    const Arbitrator arbitrator(file, env.workers());
+    // Unbounded guard rails: the simulation clamps only to its batch bounds.
+    const Arbitrator arbitrator(file, {.workers = env.workers(), .guard_rails = kUnbounded});
     Observation observation = reset.observation;
     wire::LogRecord record;
     Arbitrator::Trace trace;
@@ -177,7 +183,7 @@ TEST_CASE("A decision never gives a worker more than its measured memory holds")
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, {})));
   BatchSizeEnv env(scenario, {.action_base = ActionBase::kNoise});
   env.reset(3, {.initial_batch = 32});
-  const Arbitrator arbitrator(file, env.workers());
+  const Arbitrator arbitrator(file, {.workers = env.workers(), .guard_rails = kUnbounded});
   wire::WindowReport report = report_of(env.window(), 0);
   wire::LogRecord record;
   for (int w = 0; w < report.metrics().workers_size(); ++w) {
@@ -209,14 +215,14 @@ TEST_CASE("Arbitrator refuses a policy of another schema, naming the difference"
                          3, 1);
   save_torchscript_policy(snapshot, directory / "other.pt");
   try {
-    Arbitrator arbitrator(directory / "other.pt", 4);
+    Arbitrator arbitrator(directory / "other.pt", {.workers = 4});
     FAIL("accepted a policy of another schema");
   } catch (const PolicyFileError& error) {
     CHECK(std::string(error.what()).find("schema.json") != std::string::npos);
   }
 }
 
-TEST_CASE("The decision log reads back every record, and ignores a tail cut short by a kill") {
+TEST_CASE("The decision log reads back every record, and cuts a tail cut short by a kill") {
   const TempDirectory directory;
   const std::filesystem::path file = directory / "decisions.jsonl";
   WindowMetrics window;
@@ -230,7 +236,7 @@ TEST_CASE("The decision log reads back every record, and ignores a tail cut shor
   }
   records[1].set_refusal("report refused: because");
   {
-    DecisionLogWriter log(file);
+    DecisionLogWriter log(directory.path(), {});
     for (const wire::LogRecord& record : records) log.append(record);
   }
   std::ofstream(file, std::ios::app) << R"({"report":{"job_id":"cut)";
@@ -240,8 +246,146 @@ TEST_CASE("The decision log reads back every record, and ignores a tail cut shor
   for (int i = 0; i < 3; ++i) {
     CHECK(pb::util::MessageDifferencer::Equals(log.records[i], records[i]));
   }
-  std::ofstream(file, std::ios::app) << "\nnot json\n";
+  {
+    DecisionLogWriter reopened(directory.path(), {});
+    CHECK(reopened.repaired_bytes() == std::string(R"({"report":{"job_id":"cut)").size());
+    reopened.append(records[0]);
+  }
+  const DecisionLog repaired = read_decision_log(file);
+  CHECK_FALSE(repaired.truncated_tail);
+  CHECK(repaired.records.size() == 4);
+  std::ofstream(file, std::ios::app) << "not json\n";
   CHECK_THROWS_AS(read_decision_log(file), InputError);
+}
+
+TEST_CASE("The decision log rotates at its size cap, keeps its last files, and reads in order") {
+  const TempDirectory directory;
+  WindowMetrics window;
+  window.iterations = 5;
+  window.workers.assign(2, {.gpu_type = "cpu", .batch_size = 64});
+  {
+    DecisionLogWriter log(directory.path(), {.max_bytes = 4000, .keep = 2});
+    for (int i = 0; i < 40; ++i)
+      log.append([&] {
+        wire::LogRecord record;
+        *record.mutable_report() = report_of(window, i);
+        return record;
+      }());
+  }
+  const std::vector<std::filesystem::path> files = decision_log_files(directory.path());
+  REQUIRE(files.size() == 3);
+  CHECK(files.front().filename() == "decisions.2.jsonl");
+  CHECK(files.back().filename() == "decisions.jsonl");
+  CHECK_FALSE(std::filesystem::exists(directory / "decisions.3.jsonl"));
+  std::uintmax_t bytes = 0;
+  for (const auto& file : files) bytes += std::filesystem::file_size(file);
+  CHECK(bytes <= 3 * 4000);
+  const DecisionLog log = read_decision_log_directory(directory.path());
+  REQUIRE(log.records.size() > 3);
+  for (std::size_t i = 1; i < log.records.size(); ++i) {
+    CHECK(log.records[i].report().window_index() == log.records[i - 1].report().window_index() + 1);
+  }
+  CHECK(log.records.back().report().window_index() == 39);
+}
+
+TEST_CASE("A second writer on a log directory is refused while the first holds it") {
+  const TempDirectory directory;
+  std::optional<DecisionLogWriter> first(std::in_place, directory.path(), DecisionLogOptions{});
+  CHECK_THROWS_AS(DecisionLogWriter(directory.path(), {}), InputError);
+  first.reset();
+  CHECK_NOTHROW(DecisionLogWriter(directory.path(), {}));
+}
+
+TEST_CASE("Reports out of range are refused, naming the field and the range") {
+  WindowMetrics window;
+  window.iterations = 5;
+  window.workers.assign(2, {.gpu_type = "cpu", .batch_size = 64, .compute_s = 0.1});
+  const wire::WindowReport good = report_of(window, 0);
+  const auto refusal = [](const wire::WindowReport& report) -> std::string {
+    try {
+      check_report(report, 2);
+      return "";
+    } catch (const ReportError& error) {
+      return error.what();
+    }
+  };
+  CHECK(refusal(good).empty());
+  wire::WindowReport bad = good;
+  bad.mutable_metrics()->set_validation_accuracy(1.5);
+  CHECK(refusal(bad) == "metrics.validation_accuracy: expected a number in [0, 1], found 1.5");
+  bad = good;
+  bad.mutable_metrics()->set_progress(-0.1);
+  CHECK(refusal(bad).starts_with("metrics.progress: expected a number in [0, 1]"));
+  bad = good;
+  bad.mutable_metrics()->mutable_workers(1)->set_memory_util(50);
+  CHECK(refusal(bad) == "metrics.workers[1].memory_util: expected a number in [0, 1], found 50");
+  bad = good;
+  bad.mutable_metrics()->mutable_workers(0)->set_grad_var_norm(1e308);
+  CHECK(refusal(bad).starts_with("metrics.workers[0].grad_var_norm: expected a number in [0, "));
+  bad = good;
+  bad.set_reference_batch(0.5);
+  CHECK(refusal(bad).starts_with("reference_batch: expected a number in [1, "));
+  bad = good;
+  bad.set_lr_factor(0);
+  CHECK(refusal(bad).starts_with("lr_factor: expected a number in (0, "));
+  bad = good;
+  bad.add_max_batches(64);
+  CHECK(refusal(bad) == "max_batches: expected none or 2 entries, found 1");
+}
+
+TEST_CASE("Guard rails bound a decision's change of the global batch and of the LR factor") {
+  CHECK(bound_global_change({400, 400}, 200, 2.0, {1000, 1000}) == std::vector<int>{200, 200});
+  CHECK(bound_global_change({10, 10}, 200, 2.0, {1000, 1000}) == std::vector<int>{50, 50});
+  CHECK(bound_global_change({10, 10}, 200, 2.0, {1000, 20}) == std::vector<int>{50, 20});
+  CHECK(bound_global_change({150, 150}, 200, 2.0, {1000, 1000}) == std::vector<int>{150, 150});
+  const GuardRails rails;
+  CHECK(bound_lr_factor(8.0, 1.0, rails) == 2.0);
+  CHECK(bound_lr_factor(0.1, 1.0, rails) == 0.5);
+  CHECK(bound_lr_factor(100.0, 60.0, rails) == 64.0);
+  CHECK_THROWS_AS(check_guard_rails({.max_batch_change = 0.5}), InputError);
+  CHECK_THROWS_AS(check_guard_rails({.max_lr_factor = std::nan("")}), InputError);
+}
+
+TEST_CASE("The arbitrator holds a policy's decision to the guard rails and declared batches") {
+  const TempDirectory directory;
+  const std::filesystem::path file = write_policy(directory, ActionBase::kBalanced);
+  const Arbitrator arbitrator(file, {.workers = 2});
+  WindowMetrics window;
+  window.iterations = 10;
+  window.iteration_s = 0.1;
+  window.workers.assign(2, {.gpu_type = "cpu",
+                            .batch_size = 64,
+                            .compute_s = 0.05,
+                            .samples_per_s = 1280,
+                            .grad_std_norm = 1,
+                            .grad_var_norm = 1});
+  wire::WindowReport report = report_of(window, 4);
+  report.set_reference_batch(1);  // a careless report: linear LR would be x128
+  report.set_lr_factor(3);
+  report.add_max_batches(40);
+  report.add_max_batches(0);
+  wire::LogRecord record;
+  arbitrator.decide(report, record);
+  const wire::Decision& decision = record.decision();
+  CHECK(decision.batches(0) <= 40);
+  CHECK(decision.global_batch() >= 64);
+  CHECK(decision.global_batch() <= 256);
+  CHECK(decision.lr_factor() == 6.0);  // the report's 3, at most doubled
+  CHECK(decision.apply_at_iteration() == report.iteration() + 10);  // one window of lag
+  CHECK(record.guard_rails().max_lr_change() == 2.0);
+}
+
+TEST_CASE("A pinned policy is loaded only when its bytes have the pinned SHA-256") {
+  const TempDirectory directory;
+  const std::filesystem::path file = write_policy(directory, ActionBase::kBalanced);
+  const std::string digest = sha256_of_file(file);
+  std::string upper = digest;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  CHECK(Arbitrator(file, {.workers = 2, .policy_sha256 = upper}).identity().sha256() == digest);
+  std::string other = digest;
+  other[0] = other[0] == '0' ? '1' : '0';
+  CHECK_THROWS_AS(Arbitrator(file, {.workers = 2, .policy_sha256 = other}), PolicyFileError);
+  CHECK_THROWS_AS(Arbitrator(file, {.workers = 2, .policy_sha256 = "abc"}), InputError);
 }
 
 }  // namespace dynamix
