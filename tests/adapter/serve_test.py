@@ -1,0 +1,365 @@
+"""dynamix serve against hostile and careless clients, on loopback only: a half-open-stream
+flood, a second server on the same port or log, addresses and credentials, pinned and
+misbehaving policies, oversized reports, a torn log tail. Every server is stopped and reaped.
+
+usage: serve_test.py DYNAMIX_BINARY PROTO_PYTHON_DIR"""
+import os
+import pathlib
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKERS = 2
+# ServerLimits::kMaxThreads in adapter/server/arbitrator_server.h: sync-server threads.
+MAX_SERVER_THREADS = 16
+SERVERS = []
+
+
+def fail(message):
+    print(f"FAIL: {message}", flush=True)
+    for server in SERVERS:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def start(binary, policy, log, *extra, listen="127.0.0.1:0"):
+    """A serve process and the address it printed; fails the test if it does not start."""
+    process = subprocess.Popen(
+        [binary, "serve", "--policy", str(policy), "--workers", str(WORKERS), "--log", str(log),
+         "--listen", listen, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    SERVERS.append(process)
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    line = process.stdout.readline() if ready else ""
+    if "listening on" not in line:
+        process.kill()
+        process.wait()
+        fail(f"serve did not start: {line!r} {process.stderr.read()}")
+    return process, line.split("listening on ")[1].split()[0]
+
+
+def stop(process, sig=signal.SIGTERM, timeout=10):
+    """Stops a server; returns (exit status, seconds it took, stderr)."""
+    started = time.monotonic()
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        fail(f"serve did not stop within {timeout} s of {sig!r}")
+    return process.returncode, time.monotonic() - started, process.stderr.read()
+
+
+def refused_start(binary, policy, log, *extra, listen="127.0.0.1:0", timeout=30):
+    """Runs a serve that must refuse to start: (exit status, stderr, seconds)."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [binary, "serve", "--policy", str(policy), "--workers", str(WORKERS), "--log", str(log),
+         "--listen", listen, *extra], capture_output=True, text=True, timeout=timeout)
+    return result.returncode, result.stderr, time.monotonic() - started
+
+
+def report(pb2, window=0, job_id="hostile"):
+    workers = [pb2.WorkerWindow(gpu_type="cpu", batch_size=64, compute_s=0.05, comm_s=0.01,
+                                wait_s=0.0, throughput_gbps=0.5, retransmit_rate=0.0,
+                                cpu_time_ratio=0.1, memory_util=0.2, samples_per_s=1280,
+                                grad_std_norm=1.0, grad_var_norm=0.5) for _ in range(WORKERS)]
+    metrics = pb2.WindowMetrics(iterations=5, time_s=1.0 + window, iteration_s=0.07,
+                                train_loss=1.0, train_accuracy=0.5, validation_accuracy=0.4,
+                                progress=0.1, epochs=0.2, workers=workers)
+    return pb2.WindowReport(protocol_version=pb2.PROTOCOL_VERSION_1, job_id=job_id,
+                            window_index=window, iteration=5 * (window + 1), metrics=metrics,
+                            lr_rule=pb2.LR_RULE_LINEAR, reference_batch=128, lr_factor=1.0)
+
+
+def threads_of(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    return 0
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+def http2_frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(
+        ">I", stream) + payload
+
+
+def literal_header(name, value):
+    """HPACK literal header field without indexing, new name, no Huffman (RFC 7541 6.2.2)."""
+    name, value = name.encode(), value.encode()
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def half_open_connection(port, streams):
+    """One connection that opens `streams` Decide calls, each with a gRPC message header that
+    announces 1,000 bytes and only 10 of them: every stream waits for the rest for ever."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    headers = b"".join(literal_header(name, value) for name, value in [
+        (":method", "POST"), (":scheme", "http"),
+        (":path", "/dynamix.adapter.v1.Arbitrator/Decide"), (":authority", "127.0.0.1"),
+        ("content-type", "application/grpc"), ("te", "trailers")])
+    out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + http2_frame(0x4, 0, 0)
+    for index in range(streams):
+        stream = 2 * index + 1
+        out += http2_frame(0x1, 0x4, stream, headers)  # HEADERS, END_HEADERS, no END_STREAM
+        out += http2_frame(0x0, 0, stream, b"\x00" + struct.pack(">I", 1000) + b"x" * 5)
+    sock.setblocking(False)
+    try:
+        sock.send(out)
+    except (BlockingIOError, ConnectionError):
+        pass
+    return sock
+
+
+def answered_within(stub, pb2, window, limit_s):
+    started = time.monotonic()
+    decision = stub.Decide(report(pb2, window), timeout=limit_s)
+    elapsed = time.monotonic() - started
+    check(len(decision.batches) == WORKERS and elapsed < limit_s,
+          f"a valid report took {elapsed:.2f} s")
+    return elapsed
+
+
+def check_flood(binary, policy, work, grpc, pb2, pb2_grpc):
+    """50 connections x 100 half-sent streams: threads stay under the cap, valid reports are
+    answered within 1 s during and after."""
+    server, address = start(binary, policy, work / "flood-log")
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    answered_within(stub, pb2, 0, 5)
+    before_threads, before_rss = threads_of(server.pid), rss_mb(server.pid)
+    port = int(address.rsplit(":", 1)[1])
+    sockets = [half_open_connection(port, 100) for _ in range(50)]
+    time.sleep(1)
+    peak_threads, peak_rss, latencies = 0, 0, []
+    for window in range(1, 6):
+        latencies.append(answered_within(stub, pb2, window, 1.0))
+        peak_threads = max(peak_threads, threads_of(server.pid))
+        peak_rss = max(peak_rss, rss_mb(server.pid))
+        time.sleep(0.2)
+    for sock in sockets:
+        sock.close()
+    time.sleep(0.5)
+    latencies.append(answered_within(stub, pb2, 6, 1.0))
+    check(peak_threads <= before_threads + MAX_SERVER_THREADS,
+          f"serve grew from {before_threads} to {peak_threads} threads under the flood")
+    check(peak_rss < before_rss + 200, f"serve grew from {before_rss:.0f} to {peak_rss:.0f} MB")
+    status, _, _ = stop(server)
+    check(status == 0, f"serve exited {status} after the flood")
+    print(f"flood 50x100 half-open streams: threads {before_threads} -> {peak_threads}, "
+          f"RSS {before_rss:.0f} -> {peak_rss:.0f} MB, valid reports answered in "
+          f"{max(latencies) * 1000:.0f} ms at most")
+
+
+def check_exclusive(binary, policy, work):
+    server, address = start(binary, policy, work / "first-log")
+    status, stderr, _ = refused_start(binary, policy, work / "second-log", listen=address)
+    check(status == 2 and "--listen" in stderr, f"a second serve on {address}: {status} {stderr}")
+    status, stderr, _ = refused_start(binary, policy, work / "first-log")
+    check(status == 2 and "another dynamix serve holds" in stderr,
+          f"a second serve on the same log: {status} {stderr}")
+    stop(server)
+
+
+def check_addresses(binary, policy, work):
+    for listen, text in [("0.0.0.0:0", "without credentials"), ("127.0.0.1:99999", "65535"),
+                         ("127.0.0.1", "host:port"), ("127.0.0.1:", "host:port"),
+                         ("[::1:0", "host:port")]:
+        status, stderr, _ = refused_start(binary, policy, work / "address-log", listen=listen)
+        check(status == 2 and text in stderr and stderr.count("\n") == 1,
+              f"--listen {listen}: {status} {stderr!r}")
+    check(not (work / "address-log").exists(), "a refused serve created its log")
+
+
+def check_token(binary, policy, work, grpc, pb2, pb2_grpc):
+    token = work / "token"
+    token.write_text("s3cret-token\n")
+    server, address = start(binary, policy, work / "token-log", "--token-file", str(token))
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    for metadata in [None, [("authorization", "Bearer wrong")], [("authorization", "s3cret-token")]]:
+        try:
+            stub.Decide(report(pb2), timeout=5, metadata=metadata)
+            fail(f"answered a call with metadata {metadata}")
+        except grpc.RpcError as error:
+            check(error.code() == grpc.StatusCode.UNAUTHENTICATED, f"{error.code()} for {metadata}")
+    decision = stub.Decide(report(pb2), timeout=5,
+                           metadata=[("authorization", "Bearer s3cret-token")])
+    check(len(decision.batches) == WORKERS, "the token's holder got no decision")
+    stop(server)
+    lines = (work / "token-log" / "decisions.jsonl").read_text().splitlines()
+    check(len(lines) == 1, f"unauthenticated calls reached the log: {len(lines)} lines")
+
+
+def check_pin(binary, policy, work):
+    import hashlib
+    digest = hashlib.sha256(policy.read_bytes()).hexdigest()
+    status, stderr, _ = refused_start(binary, policy, work / "pin-log", "--policy-sha256",
+                                      "0" * 64)
+    check(status == 2 and digest in stderr and "--policy-sha256" in stderr,
+          f"a policy of another sha256: {status} {stderr}")
+    server, _ = start(binary, policy, work / "pin-log", "--policy-sha256", digest.upper())
+    stop(server)
+
+
+def misbehaving_policy(policy, out, behaviour, from_call):
+    """policy.pt's metadata around a forward that, from its `from_call`-th call, loops for ever
+    ("loop") or answers NaN ("nan")."""
+    import torch
+    files = {"schema.json": "", "actions.json": "", "version": "", "action_base": "",
+             "bounds.json": "", "decision_interval": ""}
+    original = torch.jit.load(str(policy), _extra_files=files)
+    actions = len(original.forward(torch.zeros(1, original.observation_mean.numel()))[0])
+
+    class Misbehaving(torch.nn.Module):
+        calls: int
+        loop: bool
+
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("observation_mean", original.observation_mean.clone())
+            self.register_buffer("observation_std", original.observation_std.clone())
+            self.calls = 0
+            self.from_call = from_call
+            self.actions = actions
+            self.loop = behaviour == "loop"
+
+        def forward(self, obs):
+            self.calls += 1
+            logits = torch.zeros(obs.shape[0], self.actions)
+            if self.calls >= self.from_call:
+                if self.loop:
+                    while self.calls > 0:
+                        logits = logits + 1.0
+                else:
+                    logits = logits * float("nan")
+            return logits
+
+    torch.jit.save(torch.jit.script(Misbehaving()), str(out), _extra_files=files)
+    return out
+
+
+def check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc):
+    looping = misbehaving_policy(policy, work / "loop-at-once.pt", "loop", 1)
+    status, stderr, seconds = refused_start(binary, looping, work / "loop-log",
+                                            "--decision-deadline-ms", "200")
+    check(status == 2 and "loads within" in stderr and seconds < 20,
+          f"a policy that loops at load: {status} after {seconds:.1f} s: {stderr}")
+    warm = misbehaving_policy(policy, work / "loop-at-warm-up.pt", "loop", 2)
+    status, stderr, seconds = refused_start(binary, warm, work / "loop-log",
+                                            "--decision-deadline-ms", "200")
+    check(status == 2 and "decides within" in stderr,
+          f"a policy that loops at warm-up: {status} after {seconds:.1f} s: {stderr}")
+
+    later = misbehaving_policy(policy, work / "loop-later.pt", "loop", 3)
+    server, address = start(binary, later, work / "loop-later-log", "--decision-deadline-ms", "300")
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    for window, limit in [(0, 2.0), (1, 0.5)]:
+        started = time.monotonic()
+        try:
+            stub.Decide(report(pb2, window), timeout=5)
+            fail("a looping policy's decision was answered")
+        except grpc.RpcError as error:
+            elapsed = time.monotonic() - started
+            check(error.code() == grpc.StatusCode.UNAVAILABLE and elapsed < limit,
+                  f"window {window}: {error.code()} after {elapsed:.2f} s")
+    status, seconds, stderr = stop(server)
+    check(status == 0 and seconds < 5 and "still running inside the policy" in stderr,
+          f"SIGTERM with a wedged policy: {status} after {seconds:.1f} s: {stderr}")
+
+    nan = misbehaving_policy(policy, work / "nan-later.pt", "nan", 3)
+    server, address = start(binary, nan, work / "nan-log")
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    try:
+        stub.Decide(report(pb2), timeout=5)
+        fail("NaN logits were acted on")
+    except grpc.RpcError as error:
+        check(error.code() == grpc.StatusCode.INTERNAL and "not all finite" in error.details(),
+              f"NaN logits: {error.code()} {error.details()}")
+    stop(server)
+    log = (work / "nan-log" / "decisions.jsonl").read_text()
+    check('"refusal"' in log and "not all finite" in log, "the NaN refusal was not logged")
+
+
+def check_oversized_and_torn_log(binary, policy, work, grpc, pb2, pb2_grpc):
+    log = work / "torn-log"
+    server, address = start(binary, policy, log)
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    for window in range(3):
+        stub.Decide(report(pb2, window), timeout=5)
+    huge = report(pb2, 3, job_id="x" * 8000)
+    try:
+        stub.Decide(huge, timeout=5)
+        fail("an oversized report was answered")
+    except grpc.RpcError as error:
+        check(error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "byte limit" in
+              error.details(), f"oversized: {error.code()} {error.details()}")
+    stop(server, signal.SIGKILL)
+    text = (log / "decisions.jsonl").read_text()
+    check("byte limit" in text and "x" * 8000 not in text, "the oversized refusal's log line")
+    with open(log / "decisions.jsonl", "a") as out:
+        out.write('{"report": {"job_id": "torn')
+    server, address = start(binary, policy, log)
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    for window in range(4, 6):
+        stub.Decide(report(pb2, window), timeout=5)
+    _, _, stderr = stop(server)
+    check("cut a torn last record of 27 bytes" in stderr, f"no repair reported: {stderr}")
+    replay = subprocess.run([binary, "replay", "--policy", str(policy), "--log", str(log)],
+                            capture_output=True, text=True, timeout=60)
+    check(replay.returncode == 0 and "replay: 5 decisions match" in replay.stdout,
+          f"replay after the repair: {replay.stdout} {replay.stderr}")
+
+
+def main():
+    binary, proto_dir = sys.argv[1:3]
+    sys.path.insert(0, proto_dir)
+    import grpc
+    import dynamix_pb2 as pb2
+    import dynamix_pb2_grpc as pb2_grpc
+    with tempfile.TemporaryDirectory() as directory:
+        work = pathlib.Path(directory)
+        trained = subprocess.run(
+            [binary, "train", "--steps", "16", "--envs", "2", "--rollout-steps", "4",
+             "--eval-every", "100", "--set", "training.budget_epochs=1", "--quiet", "--out",
+             str(work / "train")], capture_output=True, text=True, timeout=120)
+        check(trained.returncode == 0, trained.stderr)
+        policy = work / "train" / "policy.pt"
+        try:
+            check_addresses(binary, policy, work)
+            check_exclusive(binary, policy, work)
+            check_pin(binary, policy, work)
+            check_token(binary, policy, work, grpc, pb2, pb2_grpc)
+            check_oversized_and_torn_log(binary, policy, work, grpc, pb2, pb2_grpc)
+            check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc)
+            check_flood(binary, policy, work, grpc, pb2, pb2_grpc)
+        finally:
+            for server in SERVERS:
+                if server.poll() is None:
+                    server.kill()
+                    server.wait()
+    print("serve_test: passed")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    main()
