@@ -10,6 +10,7 @@
 #include "adapter/server/arbitrator.h"
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
+#include "apps/serve.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -38,6 +39,10 @@ double top_two_gap(std::span<const float> row) {
   return sorted[0] - sorted[1];
 }
 
+std::string policy_label(const wire::PolicyIdentity& identity) {
+  return identity.has_spec() ? "'" + identity.spec() + "'" : "sha256 " + identity.sha256();
+}
+
 struct Comparison {
   /// What differs, empty when the decision matches.
   std::string difference;
@@ -50,9 +55,10 @@ Comparison compare(const wire::LogRecord& logged, const wire::LogRecord& replaye
   Comparison result;
   const wire::Decision& was = logged.decision();
   const wire::Decision& now = replayed.decision();
-  if (was.policy().sha256() != now.policy().sha256()) {
-    result.difference = "policy sha256: logged " + was.policy().sha256() + ", replayed with " +
-                        now.policy().sha256();
+  if (was.policy().sha256() != now.policy().sha256() ||
+      was.policy().spec() != now.policy().spec()) {
+    result.difference = "policy: logged " + policy_label(was.policy()) + ", replayed with " +
+                        policy_label(now.policy());
     return result;
   }
   if (logged.logits_size() != replayed.logits_size()) {
@@ -75,7 +81,7 @@ Comparison compare(const wire::LogRecord& logged, const wire::LogRecord& replaye
   bool all_differences_tied = true;
   for (int w = 0; w < now.batches_size(); ++w) {
     const std::span<const float> row(replayed.logits().data() + w * actions, actions);
-    const bool tied = top_two_gap(row) < kNearTie;
+    const bool tied = actions >= 2 && top_two_gap(row) < kNearTie;
     result.near_ties += tied;
     if (w >= was.batches_size() || was.batches(w) != now.batches(w)) {
       all_differences_tied = all_differences_tied && tied;
@@ -141,7 +147,7 @@ int run_replay(const std::vector<std::string>& args) {
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "the policy.pt the arbitrator served (a program: replay only files you trust)")
+      ("policy", po::value(&policy)->required(), "the policy serve was given (a policy.pt is a program: replay only files you trust)")
       ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
       ("log", po::value(&log_directory)->required(), "the directory given to dynamix serve --log")
       ("show-window", po::value(&show_window), "print this window's trace: report, observation, logits, batches");
@@ -150,7 +156,7 @@ int run_replay(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   if (values.count("show-window")) require_in_range("--show-window", show_window, 0);
   const DecisionLog log = read_decision_log_directory(log_directory);
-  std::optional<Arbitrator> arbitrator;
+  std::unique_ptr<const Arbitrator> arbitrator;
   int decisions = 0, refusals = 0, near_ties = 0;
   double max_difference = 0;
   wire::LogRecord replayed;
@@ -162,12 +168,12 @@ int run_replay(const std::vector<std::string>& args) {
     }
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());
     if (!arbitrator || arbitrator->workers() != workers) {
-      arbitrator.emplace(policy,
-                         ArbitratorOptions{.workers = workers, .policy_sha256 = policy_sha256});
+      arbitrator = make_arbitrator(policy, {.workers = workers, .policy_sha256 = policy_sha256});
     }
+    if (record.episode_start()) arbitrator->begin_next_episode();
     const GuardRails rails =
         record.has_guard_rails() ? from_wire(record.guard_rails()) : GuardRails{};
-    const std::size_t actions = arbitrator->policy().metadata().actions.size();
+    const std::size_t actions = arbitrator->actions();
     const std::int64_t window = record.report().window_index();
     std::string difference;
     try {

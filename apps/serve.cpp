@@ -17,6 +17,7 @@
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
+#include "apps/policy_factory.h"
 #include "apps/run_directory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
@@ -74,6 +75,17 @@ fs::path prepare_log_directory(const fs::path& directory) {
     if (!marker.flush()) refuse_log(directory, "is not writable");
   }
   return directory;
+}
+
+std::unique_ptr<Arbitrator> make_arbitrator(const std::string& spec,
+                                            const ArbitratorOptions& options) {
+  std::error_code error;
+  if (spec.starts_with("ppo:")) return std::make_unique<Arbitrator>(spec.substr(4), options);
+  if (spec.ends_with(".pt") || fs::is_regular_file(spec, error)) {
+    return std::make_unique<Arbitrator>(spec, options);
+  }
+  return std::make_unique<Arbitrator>(make_policy(spec, 1, EnvOptions{}, "--policy"), spec,
+                                      options);
 }
 
 bool ListenAddress::loopback() const {
@@ -156,7 +168,7 @@ std::unique_ptr<Arbitrator> load_arbitrator(const std::string& policy,
   std::future<std::unique_ptr<Arbitrator>> loaded = promise->get_future();
   std::thread([promise, policy, options] {
     try {
-      promise->set_value(std::make_unique<Arbitrator>(policy, options));
+      promise->set_value(make_arbitrator(policy, options));
     } catch (...) {
       promise->set_exception(std::current_exception());
     }
@@ -197,7 +209,7 @@ int run_serve(const std::vector<std::string>& args) {
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "TorchScript policy.pt (dynamix train or export)")
+      ("policy", po::value(&policy)->required(), "what decides: a policy.pt (dynamix train or export; ppo:FILE also works) or any policy simulate --policy takes that chooses batches itself (goodput:100, goodput+proportional, static:64, ...)")
       ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex); checked on the bytes that are loaded")
       ("workers", po::value(&workers)->required(), "workers of the job (every report must have as many)")
       ("log", po::value(&log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
@@ -251,7 +263,7 @@ int run_serve(const std::vector<std::string>& args) {
   const Arbitrator& arbitrator = *loaded;
   DecisionRunner runner(arbitrator, std::chrono::milliseconds(deadline_ms));
   try {
-    runner.warm_up();
+    if (arbitrator.policy()) runner.warm_up();
   } catch (const InputError& error) {
     std::cerr << "dynamix: " << error.what() << std::endl;
     exit_if_wedged(runner, 2);
@@ -269,8 +281,10 @@ int run_serve(const std::vector<std::string>& args) {
   std::cout << "dynamix serve: listening on "
             << server_options.address.substr(0, server_options.address.rfind(':')) << ':'
             << server.port() << " for " << workers << " workers, policy "
-            << arbitrator.identity().sha256().substr(0, 12) << " ("
-            << arbitrator.identity().action_base() << "), log " << log.file().string() << std::endl;
+            << (arbitrator.policy() ? arbitrator.identity().sha256().substr(0, 12) + " (" +
+                                          arbitrator.identity().action_base() + ")"
+                                    : "'" + arbitrator.identity().spec() + "'")
+            << ", log " << log.file().string() << std::endl;
   while (!interrupt.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.shutdown();
   exit_if_wedged(runner, 0);

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "adapter/server/arbitrator.h"
 
 namespace dynamix {
 
@@ -14,6 +17,12 @@ int run_serve(const std::vector<std::string>& args);
 /// new or empty. InputError on --log, before anything is written, when DIR exists and was not
 /// written by `dynamix serve` (a user's folder, a file, another command's run directory).
 std::filesystem::path prepare_log_directory(const std::filesystem::path& directory);
+
+/// The arbitrator of --policy SPEC: a policy.pt (a file, or ppo:FILE), or any policy that
+/// `simulate --policy` takes and that chooses batches itself (goodput:100,
+/// goodput+proportional, static:64, ...). InputError naming --policy for an unknown spec.
+std::unique_ptr<Arbitrator> make_arbitrator(const std::string& spec,
+                                            const ArbitratorOptions& options);
 
 /// A --listen address split and checked: host (brackets of an IPv6 host removed) and a port in
 /// [0, 65535] written in decimal digits; InputError naming --listen otherwise.

@@ -78,6 +78,15 @@ BatchSizeEnv::BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvO
   validate(options_);
 }
 
+DecisionContext BatchSizeEnv::decision_context() const {
+  return {.options = options_,
+          .window = window_,
+          .batches = batches_,
+          .max_batches = max_batches_,
+          .reference_batch = scenario_->workload.statistics.reference_batch,
+          .epochs = run_->epochs()};
+}
+
 std::size_t BatchSizeEnv::workers() const { return run_ ? run_->workers() : 0; }
 
 ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_options) {
@@ -90,7 +99,9 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   run_.reset();
   run_ = std::make_unique<TrainingRun>(*scenario_, seed);
   const std::size_t p = run_->workers();
+  max_batches_.resize(p);
   for (std::size_t w = 0; w < p; ++w) {
+    max_batches_[w] = run_->max_batch(w);
     if (run_->max_batch(w) < 1) {
       throw EnvError("scenario " + scenario_->name + ": worker " + run_->node(w).name + " (" +
                      run_->node(w).gpu + ") cannot hold one sample of " + scenario_->workload.name +

@@ -83,6 +83,24 @@ struct ResetResult {
 /// Sees every simulated iteration (e.g. to write iterations.csv); must not throw.
 using IterationObserver = std::function<void(const TrainingRun&, const IterationRecord&)>;
 
+/// What a policy reads when it decides: the environment's state in the simulator, a real job's
+/// report in deployment (adapter/server/arbitrator.h builds it from one).
+struct DecisionContext {
+  const EnvOptions& options;
+  /// The latest raw window.
+  const WindowMetrics& window;
+  /// Every worker's batch during that window.
+  std::span<const int> batches;
+  /// The largest batch each worker's memory holds.
+  std::span<const int> max_batches;
+  /// The batch the job's learning rate was tuned for (statistical efficiency's M0).
+  double reference_batch = 0;
+  /// Epochs completed.
+  double epochs = 0;
+
+  std::size_t workers() const { return batches.size(); }
+};
+
 class BatchSizeEnv {
  public:
   /// Throws EnvError for invalid options (k < 1, an action set the base cannot take, bounds out
@@ -117,6 +135,8 @@ class BatchSizeEnv {
   bool episode_over() const { return done_; }
   /// The latest raw window, before normalization (for baselines).
   const WindowMetrics& window() const { return window_; }
+  /// What a policy deciding now reads.
+  DecisionContext decision_context() const;
 
  private:
   void check_can_step(std::size_t size, const char* what) const;
@@ -135,6 +155,8 @@ class BatchSizeEnv {
   std::shared_ptr<const Scenario> scenario_;
   std::unique_ptr<TrainingRun> run_;
   std::vector<int> batches_;
+  /// The episode's memory limits, run().max_batch(w) per worker.
+  std::vector<int> max_batches_;
   /// Scratch: the batches this step's actions ask for.
   std::vector<long long> requested_;
   WindowAccumulator accumulator_;

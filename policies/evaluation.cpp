@@ -127,7 +127,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
     result.feasible = false;
     return result;
   }
-  policy.begin_episode(env);
+  policy.begin_episode(env.decision_context());
   StepResult step;
   step.observation = std::move(reset.observation);
   BatchAverage average;
@@ -138,7 +138,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   std::vector<int> before;
   std::vector<int> actions;
   while (!env.episode_over()) {
-    const std::vector<int> batches = policy.decide(env, step.observation);
+    const std::vector<int> batches = policy.decide(env.decision_context(), step.observation);
     if (log) log->request(env.batches(), batches);
     const std::span<const int> taken = policy.last_actions();
     actions.assign(taken.begin(), taken.end());

@@ -36,11 +36,13 @@ class Policy {
   /// The index among last_actions() that leaves things as they are, when the policy has its own
   /// action set (a learned policy: its file's); nullopt to count against the environment's.
   virtual std::optional<int> neutral_action() const { return std::nullopt; }
-  /// Called after env.reset(); policies with per-episode state clear it here.
-  virtual void begin_episode(const BatchSizeEnv& env) { (void)env; }
-  /// The batch each worker should run next, from the environment's current observation and
-  /// raw window (env.window()); the environment clamps to bounds and memory.
-  virtual std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) = 0;
+  /// Called at the start of an episode (after env.reset(), or at a served job's first report);
+  /// policies with per-episode state clear it here.
+  virtual void begin_episode(const DecisionContext& context) { (void)context; }
+  /// The batch each worker should run next, from the current observation and raw window
+  /// (context.window); the caller clamps to bounds and memory.
+  virtual std::vector<int> decide(const DecisionContext& context,
+                                  const Observation& observation) = 0;
 };
 
 }  // namespace dynamix

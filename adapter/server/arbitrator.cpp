@@ -400,11 +400,24 @@ Arbitrator::Arbitrator(std::string bytes, const std::filesystem::path& policy,
       policy_(load_policy(bytes, policy)),
       options_(options) {
   check_guard_rails(options_.guard_rails);
-  require_compatible(policy_.metadata(), builder_.schema().to_json(),
-                     default_actions(policy_.metadata().action_base), policy.string());
-  identity_.set_format_version(policy_.metadata().version);
-  identity_.set_action_base(std::string(action_base_name(policy_.metadata().action_base)));
+  require_compatible(policy_->metadata(), builder_.schema().to_json(),
+                     default_actions(policy_->metadata().action_base), policy.string());
+  identity_.set_format_version(policy_->metadata().version);
+  identity_.set_action_base(std::string(action_base_name(policy_->metadata().action_base)));
 }
+
+Arbitrator::Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
+                       const ArbitratorOptions& options, const EnvOptions& env_options)
+    : rule_(std::move(rule)), env_options_(env_options), options_(options) {
+  check_guard_rails(options_.guard_rails);
+  if (!options_.policy_sha256.empty()) {
+    throw InputError("--policy-sha256", 0, "", "a policy.pt file to pin",
+                     "the policy '" + spec + "', which is dynamix's own code");
+  }
+  identity_.set_spec(spec);
+}
+
+std::size_t Arbitrator::actions() const { return policy_ ? policy_->metadata().actions.size() : 0; }
 
 wire::WindowReport Arbitrator::sample_report(std::size_t workers) {
   WindowMetrics window{.iterations = 10,
@@ -442,37 +455,64 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
   decide(report, record, trace);
 }
 
+void Arbitrator::ask_policy(const wire::WindowReport& report, std::span<const int> reported,
+                            std::span<const int> caps, Trace& trace) const {
+  if (policy_) {
+    decide_greedy(*policy_, trace.window, reported, trace.observation,
+                  policy_->metadata().min_batch, trace.greedy);
+    return;
+  }
+  const DecisionContext context{.options = env_options_,
+                                .window = trace.window,
+                                .batches = reported,
+                                .max_batches = caps,
+                                .reference_batch = report.reference_batch(),
+                                .epochs = report.metrics().epochs()};
+  if (!begun_) rule_->begin_episode(context);
+  trace.greedy.batches = rule_->decide(context, trace.observation);
+  trace.greedy.logits.clear();
+  trace.greedy.actions.clear();
+  DYNAMIX_CHECK(trace.greedy.batches.size() == reported.size(),
+                rule_->name() << " gave " << trace.greedy.batches.size() << " batches for "
+                              << reported.size() << " workers");
+}
+
 void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& record, Trace& trace,
                         const GuardRails* given_rails) const {
   check_report(report, options_.workers);
-  const PolicyMetadata& metadata = policy_.metadata();
   trace.window = to_window_metrics(report.metrics());
   builder_.build(trace.window, trace.observation);
-  decide_greedy(policy_, trace.window, reported_batches(report.metrics()), trace.observation,
-                metadata.min_batch, trace.greedy);
-  if (!std::all_of(trace.greedy.logits.begin(), trace.greedy.logits.end(),
-                   [](float logit) { return std::isfinite(logit); })) {
-    throw PolicyOutputError("the policy's logits are not all finite");
-  }
-  *record.mutable_report() = report;
-  record.clear_refusal();
-  wire::Decision& decision = *record.mutable_decision();
-  decision.Clear();
-  decision.set_protocol_version(wire::PROTOCOL_VERSION_1);
-  decision.set_job_id(report.job_id());
-  decision.set_window_index(report.window_index());
   const std::vector<int> reported = reported_batches(report.metrics());
+  const int min_batch = policy_ ? policy_->metadata().min_batch : env_options_.min_batch;
+  const int max_batch = policy_ ? policy_->metadata().max_batch : env_options_.max_batch;
   std::vector<int> caps(reported.size());
   for (std::size_t w = 0; w < caps.size(); ++w) {
     const int w_index = static_cast<int>(w);
     const int declared = w_index < report.max_batches_size() && report.max_batches(w_index) > 0
                              ? report.max_batches(w_index)
-                             : metadata.max_batch;
-    caps[w] = std::min({metadata.max_batch, declared,
+                             : max_batch;
+    caps[w] = std::min({max_batch, declared,
                         memory_cap(reported[w], report.metrics().workers(w_index).memory_util())});
-    int& batch = trace.greedy.batches[w];
-    batch = std::min(std::max(batch, metadata.min_batch), caps[w]);
   }
+  ask_policy(report, reported, caps, trace);
+  if (!std::all_of(trace.greedy.logits.begin(), trace.greedy.logits.end(),
+                   [](float logit) { return std::isfinite(logit); })) {
+    throw PolicyOutputError("the policy's logits are not all finite");
+  }
+  for (std::size_t w = 0; w < caps.size(); ++w) {
+    int& batch = trace.greedy.batches[w];
+    batch = std::min(std::max(batch, min_batch), caps[w]);
+  }
+  *record.mutable_report() = report;
+  record.clear_refusal();
+  record.clear_episode_start();
+  if (!begun_) record.set_episode_start(true);
+  begun_ = true;
+  wire::Decision& decision = *record.mutable_decision();
+  decision.Clear();
+  decision.set_protocol_version(wire::PROTOCOL_VERSION_1);
+  decision.set_job_id(report.job_id());
+  decision.set_window_index(report.window_index());
   const GuardRails& rails = given_rails ? *given_rails : options_.guard_rails;
   trace.greedy.batches =
       bound_global_change(std::move(trace.greedy.batches),

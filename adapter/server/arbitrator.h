@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -14,6 +17,7 @@
 #include "gym/observation.h"
 #include "gym/window_metrics.h"
 #include "policies/export/torchscript_policy.h"
+#include "policies/policy.h"
 #include "policies/ppo/greedy_decision.h"
 #include "sim/training/workload.h"
 
@@ -104,6 +108,11 @@ class Arbitrator {
   /// that are then loaded) and its observation schema and action set are the ones this build's
   /// environment uses.
   Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options);
+  /// Serves a policy that chooses batches itself (a baseline: goodput:100, static:64, ...),
+  /// named `spec` in the log; it sees each report as a DecisionContext under `env_options`'
+  /// batch bounds. InputError if a policy is pinned (only policy.pt files have a SHA-256).
+  Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
+             const ArbitratorOptions& options, const EnvOptions& env_options = {});
 
   /// Checks `report` (ReportError) and decides: the record gets the report, the decision and the
   /// logits. Thread-safe.
@@ -119,7 +128,13 @@ class Arbitrator {
               const GuardRails* rails = nullptr) const;
 
   const wire::PolicyIdentity& identity() const { return identity_; }
-  const TorchScriptPolicy& policy() const { return policy_; }
+  /// The policy.pt served; nullptr for a rule.
+  const TorchScriptPolicy* policy() const { return policy_ ? &*policy_ : nullptr; }
+  /// Actions per worker in the logits (0 for a rule, which has none).
+  std::size_t actions() const;
+  /// The next decision starts a new episode of a stateful rule (replay, at a logged
+  /// episode_start).
+  void begin_next_episode() const { begun_ = false; }
   std::size_t workers() const { return options_.workers; }
   const GuardRails& guard_rails() const { return options_.guard_rails; }
   /// A report of `workers` plausible windows, for a warm-up decision.
@@ -129,10 +144,17 @@ class Arbitrator {
   Arbitrator(std::string bytes, const std::filesystem::path& policy,
              const ArbitratorOptions& options);
 
+  /// The batches the policy asks for, into trace.greedy (logits only for a policy.pt).
+  void ask_policy(const wire::WindowReport& report, std::span<const int> reported,
+                  std::span<const int> caps, Trace& trace) const;
+
   wire::PolicyIdentity identity_;
-  TorchScriptPolicy policy_;
+  std::optional<TorchScriptPolicy> policy_;
+  std::unique_ptr<Policy> rule_;
+  EnvOptions env_options_;
   ObservationBuilder builder_;
   ArbitratorOptions options_;
+  mutable bool begun_ = false;
 };
 
 }  // namespace dynamix

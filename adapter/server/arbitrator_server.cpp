@@ -105,7 +105,7 @@ void DecisionRunner::warm_up() {
   try {
     decide(Arbitrator::sample_report(state_->arbitrator.workers()), record);
   } catch (const PolicyTimeout&) {
-    throw PolicyFileError(state_->arbitrator.policy().file().string(), 0, "",
+    throw PolicyFileError(state_->arbitrator.policy()->file().string(), 0, "",
                           "a policy that decides within --decision-deadline-ms (" +
                               std::to_string(state_->deadline.count()) + " ms)",
                           "a warm-up decision that did not return in time");

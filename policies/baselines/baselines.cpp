@@ -13,18 +13,19 @@
 namespace dynamix {
 namespace {
 
-std::vector<int> memory_limits(const BatchSizeEnv& env) {
-  std::vector<int> limits(env.workers());
-  for (std::size_t w = 0; w < env.workers(); ++w) {
-    limits[w] = std::min(env.options().max_batch, env.run().max_batch(w));
+std::vector<int> memory_limits(const DecisionContext& context) {
+  std::vector<int> limits(context.workers());
+  for (std::size_t w = 0; w < context.workers(); ++w) {
+    limits[w] = std::min(context.options.max_batch, context.max_batches[w]);
   }
   return limits;
 }
 
-std::vector<int> uniform(const BatchSizeEnv& env, int batch, const std::vector<int>& limits) {
-  std::vector<int> batches(env.workers());
+std::vector<int> uniform(const DecisionContext& context, int batch,
+                         const std::vector<int>& limits) {
+  std::vector<int> batches(context.workers());
   for (std::size_t w = 0; w < batches.size(); ++w) {
-    batches[w] = std::clamp(batch, env.options().min_batch, limits[w]);
+    batches[w] = std::clamp(batch, context.options.min_batch, limits[w]);
   }
   return batches;
 }
@@ -48,54 +49,55 @@ bool parse_whole(const std::string& text, Number& value) {
 
 }  // namespace
 
-std::vector<int> StaticPolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  return std::vector<int>(env.workers(), batch_);
+std::vector<int> StaticPolicy::decide(const DecisionContext& context, const Observation&) {
+  return std::vector<int>(context.workers(), batch_);
 }
 
-std::vector<int> RandomPolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  const auto& actions = env.options().actions;
-  std::vector<int> batches = env.batches();
+std::vector<int> RandomPolicy::decide(const DecisionContext& context, const Observation&) {
+  const auto& actions = context.options.actions;
+  std::vector<int> batches(context.batches.begin(), context.batches.end());
   actions_.resize(batches.size());
   for (std::size_t w = 0; w < batches.size(); ++w) {
     actions_[w] = static_cast<int>(rng_.below(actions.size()));
-    batches[w] = std::max(env.options().min_batch,
+    batches[w] = std::max(context.options.min_batch,
                           batches[w] + actions[static_cast<std::size_t>(actions_[w])]);
   }
   return batches;
 }
 
-void ProportionalPolicy::begin_episode(const BatchSizeEnv& env) {
-  model_.reset(env.workers());
+void ProportionalPolicy::begin_episode(const DecisionContext& context) {
+  model_.reset(context.workers());
   global_batch_ = 0;
-  for (int b : env.batches()) global_batch_ += b;
+  for (int b : context.batches) global_batch_ += b;
 }
 
-std::vector<int> ProportionalPolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  model_.observe(env.window());
-  return model_.proportional_split(global_batch_, env.options().min_batch, memory_limits(env));
+std::vector<int> ProportionalPolicy::decide(const DecisionContext& context, const Observation&) {
+  model_.observe(context.window);
+  return model_.proportional_split(global_batch_, context.options.min_batch,
+                                   memory_limits(context));
 }
 
-void GoodputPolicy::begin_episode(const BatchSizeEnv& env) {
-  model_.reset(env.workers());
-  current_ = env.batches();
+void GoodputPolicy::begin_episode(const DecisionContext& context) {
+  model_.reset(context.workers());
+  current_.assign(context.batches.begin(), context.batches.end());
 }
 
-std::vector<int> GoodputPolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  const WindowMetrics& window = env.window();
+std::vector<int> GoodputPolicy::decide(const DecisionContext& context, const Observation&) {
+  const WindowMetrics& window = context.window;
   model_.observe(window);
   const double noise = measured_noise_scale(window);
-  const double reference = env.scenario().workload.statistics.reference_batch;
-  const std::vector<int> limits = memory_limits(env);
-  const int p = static_cast<int>(env.workers());
+  const double reference = context.reference_batch;
+  const std::vector<int> limits = memory_limits(context);
+  const int p = static_cast<int>(context.workers());
   auto candidate = [&](int per_worker) {
-    return split_ ? model_.proportional_split(per_worker * p, env.options().min_batch, limits)
-                  : uniform(env, per_worker, limits);
+    return split_ ? model_.proportional_split(per_worker * p, context.options.min_batch, limits)
+                  : uniform(context, per_worker, limits);
   };
   std::vector<int> best = current_;
   double best_goodput = goodput(model_, current_, reference, noise);
   const double incumbent = best_goodput;
-  const int step = std::max(1, env.options().min_batch / 4);
-  for (int b = env.options().min_batch; b <= env.options().max_batch; b += step) {
+  const int step = std::max(1, context.options.min_batch / 4);
+  for (int b = context.options.min_batch; b <= context.options.max_batch; b += step) {
     std::vector<int> batches = candidate(b);
     const double value = goodput(model_, batches, reference, noise);
     if (value > best_goodput) {
@@ -107,13 +109,14 @@ std::vector<int> GoodputPolicy::decide(const BatchSizeEnv& env, const Observatio
   return current_;
 }
 
-std::vector<int> GnsPolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  const double noise = measured_noise_scale(env.window());
-  std::vector<int> batches = env.batches();
+std::vector<int> GnsPolicy::decide(const DecisionContext& context, const Observation&) {
+  const double noise = measured_noise_scale(context.window);
+  std::vector<int> batches(context.batches.begin(), context.batches.end());
   double global = 0;
   for (int b : batches) global += b;
   if (global < noise) {
-    const int grow = *std::max_element(env.options().actions.begin(), env.options().actions.end());
+    const int grow =
+        *std::max_element(context.options.actions.begin(), context.options.actions.end());
     for (int& b : batches) b += std::max(1, grow / 4);
   }
   return batches;
@@ -157,17 +160,19 @@ std::string SchedulePolicy::name() const {
   return text;
 }
 
-void SchedulePolicy::begin_episode(const BatchSizeEnv& env) { model_.reset(env.workers()); }
+void SchedulePolicy::begin_episode(const DecisionContext& context) {
+  model_.reset(context.workers());
+}
 
-std::vector<int> SchedulePolicy::decide(const BatchSizeEnv& env, const Observation&) {
-  model_.observe(env.window());
-  const double epochs = env.run().epochs();
+std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Observation&) {
+  model_.observe(context.window);
+  const double epochs = context.epochs;
   int per_worker = phases_.front().per_worker;
   for (const Phase& phase : phases_) {
     if (epochs >= phase.from_epoch) per_worker = phase.per_worker;
   }
-  const int global = per_worker * static_cast<int>(env.workers());
-  return model_.proportional_split(global, env.options().min_batch, memory_limits(env));
+  const int global = per_worker * static_cast<int>(context.workers());
+  return model_.proportional_split(global, context.options.min_batch, memory_limits(context));
 }
 
 AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
@@ -177,14 +182,14 @@ AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
   DYNAMIX_CHECK(percent >= 1, "percent " << percent);
 }
 
-std::vector<int> AnchorRatioPolicy::decide(const BatchSizeEnv& env, const Observation&) {
+std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const Observation&) {
   const std::vector<int> percent = {percent_};
-  const std::vector<int> chosen(env.workers(), 0);
-  requested_batches(base_, percent, env.window(), env.batches(), chosen, requested_);
+  const std::vector<int> chosen(context.workers(), 0);
+  requested_batches(base_, percent, context.window, context.batches, chosen, requested_);
   std::vector<int> batches(requested_.size());
   for (std::size_t w = 0; w < batches.size(); ++w) {
     batches[w] = static_cast<int>(
-        std::clamp<long long>(requested_[w], env.options().min_batch, env.options().max_batch));
+        std::clamp<long long>(requested_[w], context.options.min_batch, context.options.max_batch));
   }
   return batches;
 }

@@ -19,7 +19,7 @@ class StaticPolicy : public Policy {
   std::string name() const override { return "static:" + std::to_string(batch_); }
   PolicyKind kind() const override { return PolicyKind::kStatic; }
   int initial_batch() const override { return batch_; }
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
   int batch_;
@@ -31,7 +31,7 @@ class RandomPolicy : public Policy {
   explicit RandomPolicy(std::uint64_t seed) : rng_(seed, stream_id("random-policy")) {}
   std::string name() const override { return "random"; }
   PolicyKind kind() const override { return PolicyKind::kOther; }
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
   std::span<const int> last_actions() const override { return actions_; }
 
  private:
@@ -45,8 +45,8 @@ class ProportionalPolicy : public Policy {
  public:
   std::string name() const override { return "proportional"; }
   PolicyKind kind() const override { return PolicyKind::kHeuristic; }
-  void begin_episode(const BatchSizeEnv& env) override;
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  void begin_episode(const DecisionContext& context) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
   ThroughputModel model_;
@@ -61,8 +61,8 @@ class GoodputPolicy : public Policy {
   explicit GoodputPolicy(bool proportional_split = false) : split_(proportional_split) {}
   std::string name() const override { return split_ ? "goodput+proportional" : "goodput"; }
   PolicyKind kind() const override { return PolicyKind::kHeuristic; }
-  void begin_episode(const BatchSizeEnv& env) override;
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  void begin_episode(const DecisionContext& context) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
   bool split_;
@@ -79,7 +79,7 @@ class GnsPolicy : public Policy {
   std::string name() const override { return "gns"; }
   PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   int initial_batch() const override { return initial_batch_; }
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
   int initial_batch_;
@@ -102,8 +102,8 @@ class SchedulePolicy : public Policy {
   std::string name() const override;
   PolicyKind kind() const override { return PolicyKind::kSchedule; }
   int initial_batch() const override { return phases_.front().per_worker; }
-  void begin_episode(const BatchSizeEnv& env) override;
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  void begin_episode(const DecisionContext& context) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
   const std::vector<Phase>& phases() const { return phases_; }
 
  private:
@@ -123,7 +123,7 @@ class AnchorRatioPolicy : public Policy {
     return std::string(action_base_name(base_)) + ":" + std::to_string(percent_);
   }
   PolicyKind kind() const override { return PolicyKind::kOther; }
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
   ActionBase base_;

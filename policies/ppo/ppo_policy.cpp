@@ -20,8 +20,8 @@ std::optional<int> PpoPolicy::neutral_action() const {
   return neutral ? std::optional(static_cast<int>(*neutral)) : std::nullopt;
 }
 
-std::vector<int> PpoPolicy::decide(const BatchSizeEnv& env, const Observation& observation) {
-  decide_greedy(module_, env.window(), env.batches(), observation, env.options().min_batch,
+std::vector<int> PpoPolicy::decide(const DecisionContext& context, const Observation& observation) {
+  decide_greedy(module_, context.window, context.batches, observation, context.options.min_batch,
                 decision_);
   actions_ = decision_.actions;
   return decision_.batches;

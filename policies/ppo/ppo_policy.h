@@ -22,7 +22,7 @@ class PpoPolicy : public Policy {
   PolicyKind kind() const override { return PolicyKind::kLearned; }
   /// Each worker's base (the policy's action_base) plus the change of its most likely action
   /// (decide_greedy, the path the arbitrator and replay take too).
-  std::vector<int> decide(const BatchSizeEnv& env, const Observation& observation) override;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
   int decision_interval() const override { return module_.metadata().decision_interval; }
   std::span<const int> last_actions() const override { return actions_; }
   /// The neutral action of the file's own base and action set.

@@ -14,6 +14,7 @@
 
 #include "adapter/server/decision_log.h"
 #include "gym/batch_size_env.h"
+#include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/ppo_policy.h"
 #include "tests/fixtures.h"
@@ -161,7 +162,7 @@ TEST_CASE(
       CHECK(trace.observation.values == observation.values);
       CHECK(record.logits().size() ==
             static_cast<int>(env.workers() * env.options().actions.size()));
-      std::vector<int> expected = policy.decide(env, observation);
+      std::vector<int> expected = policy.decide(env.decision_context(), observation);
       for (int& batch : expected) {
         batch = std::clamp(batch, env.options().min_batch, env.options().max_batch);
       }
@@ -386,6 +387,41 @@ TEST_CASE("A pinned policy is loaded only when its bytes have the pinned SHA-256
   other[0] = other[0] == '0' ? '1' : '0';
   CHECK_THROWS_AS(Arbitrator(file, {.workers = 2, .policy_sha256 = other}), PolicyFileError);
   CHECK_THROWS_AS(Arbitrator(file, {.workers = 2, .policy_sha256 = "abc"}), InputError);
+}
+
+TEST_CASE("A served rule decides from the report, starts its episode once, and logs its spec") {
+  WindowMetrics window;
+  window.iterations = 10;
+  window.iteration_s = 0.1;
+  window.workers.assign(2, {.gpu_type = "cpu",
+                            .batch_size = 64,
+                            .compute_s = 0.05,
+                            .memory_util = 0.3,
+                            .samples_per_s = 1280,
+                            .grad_std_norm = 1,
+                            .grad_var_norm = 4});
+  wire::WindowReport report = report_of(window, 0);
+  report.add_max_batches(100);
+  report.add_max_batches(0);
+  const Arbitrator arbitrator(make_baseline("static:512", 1, "test"), "static:512",
+                              {.workers = 2, .guard_rails = kUnbounded});
+  CHECK(arbitrator.policy() == nullptr);
+  CHECK(arbitrator.actions() == 0);
+  wire::LogRecord record;
+  arbitrator.decide(report, record);
+  CHECK(record.episode_start());
+  CHECK(record.decision().policy().spec() == "static:512");
+  CHECK(record.logits().empty());
+  CHECK(record.decision().batches(0) == 100);  // declared
+  CHECK(record.decision().batches(1) == 192);  // memory: 64 * 0.9 / 0.3
+  arbitrator.decide(report, record);
+  CHECK_FALSE(record.episode_start());
+  arbitrator.begin_next_episode();
+  arbitrator.decide(report, record);
+  CHECK(record.episode_start());
+  CHECK_THROWS_AS(Arbitrator(make_baseline("goodput", 1, "test"), "goodput",
+                             {.workers = 2, .policy_sha256 = std::string(64, 'a')}),
+                  InputError);
 }
 
 }  // namespace dynamix

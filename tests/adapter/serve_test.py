@@ -210,6 +210,53 @@ def check_token(binary, policy, work, grpc, pb2, pb2_grpc):
     check(len(lines) == 1, f"unauthenticated calls reached the log: {len(lines)} lines")
 
 
+def check_tls(binary, policy, work, grpc, pb2, pb2_grpc):
+    """TLS with a self-signed certificate for 127.0.0.1: a client that trusts it gets decisions,
+    a plaintext client gets none. Skipped (said so) where the openssl command is missing."""
+    import shutil
+    if not shutil.which("openssl"):
+        print("serve_test: no openssl command, TLS not checked")
+        return
+    key, certificate = work / "key.pem", work / "cert.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=dynamix-test", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+         "-out", str(certificate)], capture_output=True, text=True, timeout=60)
+    check(made.returncode == 0, f"openssl: {made.stderr}")
+    server, address = start(binary, policy, work / "tls-log", "--tls-cert", str(certificate),
+                            "--tls-key", str(key))
+    credentials = grpc.ssl_channel_credentials(root_certificates=certificate.read_bytes())
+    stub = pb2_grpc.ArbitratorStub(grpc.secure_channel(address, credentials))
+    check(len(stub.Decide(report(pb2), timeout=10).batches) == WORKERS, "no decision over TLS")
+    plain = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    try:
+        plain.Decide(report(pb2, 1), timeout=3)
+        fail("a plaintext client was answered by a TLS server")
+    except grpc.RpcError as error:
+        check(error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED),
+              f"plaintext against TLS: {error.code()}")
+    stop(server)
+
+
+def check_rule(binary, work, grpc, pb2, pb2_grpc):
+    """serve --policy goodput:100 decides without any policy.pt, and replay agrees."""
+    server, address = start(binary, "goodput:100", work / "rule-log")
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    for window in range(4):
+        decision = stub.Decide(report(pb2, window), timeout=5)
+        check(decision.policy.spec == "goodput:100" and len(decision.batches) == WORKERS,
+              f"goodput:100 answered {decision}")
+    stop(server)
+    replay = subprocess.run([binary, "replay", "--policy", "goodput:100", "--log",
+                             str(work / "rule-log")], capture_output=True, text=True, timeout=60)
+    check(replay.returncode == 0 and "replay: 4 decisions match" in replay.stdout,
+          f"replay of goodput:100: {replay.stdout} {replay.stderr}")
+    other = subprocess.run([binary, "replay", "--policy", "static:64", "--log",
+                            str(work / "rule-log")], capture_output=True, text=True, timeout=60)
+    check(other.returncode == 1 and "policy: logged 'goodput:100'" in other.stdout,
+          f"replay with another rule: {other.stdout} {other.stderr}")
+
+
 def check_pin(binary, policy, work):
     import hashlib
     digest = hashlib.sha256(policy.read_bytes()).hexdigest()
@@ -349,6 +396,8 @@ def main():
             check_exclusive(binary, policy, work)
             check_pin(binary, policy, work)
             check_token(binary, policy, work, grpc, pb2, pb2_grpc)
+            check_tls(binary, policy, work, grpc, pb2, pb2_grpc)
+            check_rule(binary, work, grpc, pb2, pb2_grpc)
             check_oversized_and_torn_log(binary, policy, work, grpc, pb2, pb2_grpc)
             check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc)
             check_flood(binary, policy, work, grpc, pb2, pb2_grpc)

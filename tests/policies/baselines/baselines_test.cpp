@@ -109,7 +109,7 @@ TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, spl
   for (int decision = 0; decision < 5; ++decision) {
     const double noise = measured_noise_scale(env.window());
     REQUIRE(noise > 0);
-    const std::vector<int> batches = policy.decide(env, step.observation);
+    const std::vector<int> batches = policy.decide(env.decision_context(), step.observation);
     int global = 0;
     for (int b : batches) global += b;
     // Within rounding, unless a bound (32 per worker) holds it up.
@@ -130,7 +130,7 @@ TEST_CASE("goodput:R holds the global batch at R% of the goodput-optimal one, sp
   for (int decision = 0; decision < 5; ++decision) {
     const double optimum = goodput_optimal_batch(env.window());
     REQUIRE(optimum > 0);
-    const std::vector<int> batches = policy->decide(env, step.observation);
+    const std::vector<int> batches = policy->decide(env.decision_context(), step.observation);
     int global = 0;
     for (int b : batches) global += b;
     if (1.41 * optimum > 32.0 * static_cast<double>(batches.size())) {

@@ -312,8 +312,8 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
   const TorchScriptPolicy again(reexported);
   CHECK(policy.module().logits(reset.observation) == again.logits(reset.observation));
 
-  policy.begin_episode(env);
-  const std::vector<int> batches = policy.decide(env, reset.observation);
+  policy.begin_episode(env.decision_context());
+  const std::vector<int> batches = policy.decide(env.decision_context(), reset.observation);
   const std::vector<int> greedy = policy.module().greedy_actions(reset.observation);
   REQUIRE(batches.size() == env.workers());
   // The batches are the env's step(greedy) batches before clamping.
@@ -345,9 +345,9 @@ TEST_CASE("A policy trained on balanced bases decides the batches its environmen
   trained.reset(78);
   PpoPolicy policy(exported, evaluated.schema(), evaluated.options());
   CHECK(policy.module().metadata().action_base == ActionBase::kBalanced);
-  policy.begin_episode(evaluated);
+  policy.begin_episode(evaluated.decision_context());
   const std::vector<int> initial = evaluated.batches();
-  const std::vector<int> batches = policy.decide(evaluated, reset.observation);
+  const std::vector<int> batches = policy.decide(evaluated.decision_context(), reset.observation);
   const StepResult step = trained.step(policy.module().greedy_actions(reset.observation));
   CHECK(step.info.batches == evaluated.step_batches(batches).info.batches);
   CHECK(batches != initial);  // rebalanced: the quickstart mixes GPU speeds
