@@ -150,5 +150,11 @@ TEST_CASE("Mutated policy metadata is accepted or refused with an InputError") {
   check_target("policy_metadata");
 }
 
+#ifdef DYNAMIX_FUZZ_REPORT
+TEST_CASE("Mutated window reports are refused, or decided within every bound") {
+  check_target("report");
+}
+#endif
+
 }  // namespace
 }  // namespace dynamix::fuzz

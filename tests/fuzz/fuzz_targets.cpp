@@ -13,6 +13,12 @@
 #include <utility>
 
 #include "apps/batch_plan.h"
+#ifdef DYNAMIX_FUZZ_REPORT
+#include <google/protobuf/util/json_util.h>
+
+#include "adapter/server/report.h"
+#include "policies/baselines/baselines.h"
+#endif
 #include "gym/batch_size_env.h"
 #include "gym/observation.h"
 #include "policies/export/policy_metadata.h"
@@ -122,6 +128,9 @@ constexpr std::array kTargets = {
                 "lines: --batch-size, --batch-sizes, --schedule, worker count"},
     NamedTarget{"overrides", fuzz_overrides,
                 "lines: an embedded scenario name, then --set KEY=VALUE assignments"},
+#ifdef DYNAMIX_FUZZ_REPORT
+    NamedTarget{"report", fuzz_report, "a WindowReport, protobuf JSON or binary"},
+#endif
     NamedTarget{"policy_metadata", fuzz_policy_metadata,
                 "a policy archive's extra files, each opened by a line '== name'"},
 };
@@ -266,6 +275,53 @@ void fuzz_policy_metadata(std::span<const std::uint8_t> input) {
   } catch (const InputError&) {
   }
 }
+
+#ifdef DYNAMIX_FUZZ_REPORT
+void fuzz_report(std::span<const std::uint8_t> input) {
+  wire::WindowReport report;
+  const std::string text = as_text(input);
+  // Protobuf JSON (the decision log's form) lets the text mutations reach every field's range;
+  // anything else is read as the wire's binary form.
+  const bool parsed = text.starts_with("{")
+                          ? google::protobuf::util::JsonStringToMessage(text, &report).ok()
+                          : report.ParseFromArray(input.data(), static_cast<int>(input.size()));
+  if (!parsed) return;
+  const auto workers = static_cast<std::size_t>(report.metrics().workers_size());
+  if (workers == 0 || input.size() > max_report_bytes(workers)) return;
+  try {
+    check_report(report, workers);
+    const WindowMetrics window = to_window_metrics(report.metrics());
+    static const ObservationBuilder builder;
+    Observation observation;
+    builder.build(window, observation);
+    const EnvOptions options;
+    const std::vector<int> reported = reported_batches(report.metrics());
+    const std::vector<int> caps = batch_caps(report, options.max_batch);
+    const DecisionContext context{.options = options,
+                                  .window = window,
+                                  .batches = reported,
+                                  .max_batches = caps,
+                                  .reference_batch = report.reference_batch(),
+                                  .epochs = report.metrics().epochs()};
+    const std::unique_ptr<Policy> rule = make_baseline("goodput:100", 1, "fuzz");
+    rule->begin_episode(context);
+    const GuardRails rails;
+    wire::Decision decision;
+    bounded_decision(report, window, rule->decide(context, observation), caps, options.min_batch,
+                     rails, decision);
+    for (int w = 0; w < decision.batches_size(); ++w) {
+      if (decision.batches(w) < 1 || decision.batches(w) > caps[static_cast<std::size_t>(w)]) {
+        throw AcceptedInvalidInput("decided batch " + std::to_string(decision.batches(w)) +
+                                   " for worker " + std::to_string(w));
+      }
+    }
+    if (!(decision.lr_factor() > 0 && decision.lr_factor() <= rails.max_lr_factor)) {
+      throw AcceptedInvalidInput("decided LR factor " + std::to_string(decision.lr_factor()));
+    }
+  } catch (const ReportError&) {
+  }
+}
+#endif
 
 std::span<const NamedTarget> targets() { return kTargets; }
 

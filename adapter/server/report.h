@@ -1,0 +1,90 @@
+// What the arbitrator does with a report apart from asking a policy: the checks that make it
+// trusted, its conversion to the environment's window, and the bounds every decision is held to.
+// Free of LibTorch, so the sanitizer build fuzzes it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "adapter/proto/dynamix.pb.h"
+#include "gym/window_metrics.h"
+#include "sim/training/workload.h"
+
+namespace dynamix {
+
+namespace wire = ::dynamix::adapter::v1;
+
+/// A report the arbitrator refuses; what() says which field and why, for the gRPC status.
+class ReportError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Longest job id and GPU type a report may carry, characters.
+inline constexpr std::size_t kMaxReportText = 256;
+/// Largest report, bytes, for `workers` workers (gRPC refuses longer messages).
+std::size_t max_report_bytes(std::size_t workers);
+
+/// ReportError unless `report` is version 1, names a job, has `workers` workers, and every metric
+/// lies in its range (kMetricRanges: finite; shares and accuracies in [0, 1], times, rates and
+/// norms below physical bounds) with batches in [1, kMaxPolicyBatch].
+void check_report(const wire::WindowReport& report, std::size_t workers);
+/// The report's metrics in the environment's own type.
+WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics);
+/// The inverse: a simulated window as a real worker would report it.
+wire::WindowMetrics to_wire_metrics(const WindowMetrics& window);
+/// The batch each worker ran in the window (its batch_size, rounded).
+std::vector<int> reported_batches(const wire::WindowMetrics& metrics);
+/// Share of a worker's memory a decision may fill.
+inline constexpr double kMemoryHeadroom = 0.9;
+/// The largest batch a worker that peaked at `memory_util` of its memory running `batch` can
+/// be given without passing kMemoryHeadroom: batch·kMemoryHeadroom/memory_util, at least 1.
+/// Memory grows with the batch at most in proportion (fixed weights and optimizer state plus
+/// activations per sample), so the bound is safe; none (INT_MAX) for an unmeasured 0.
+int memory_cap(int batch, double memory_util);
+
+/// Multiplier of the base LR (tuned at `reference_batch`) for `global_batch` under `rule`:
+/// 1, S, √S or the AdaScale gain S·(φ+M0)/(φ+B) (sim/training/dynamics.h), S = B/M0, with the
+/// noise scale φ = mean over workers of σ²_norm·b_i from the window (B_simple, McCandlish et al.).
+double lr_factor(LrRule rule, double global_batch, double reference_batch,
+                 const WindowMetrics& window);
+/// The LrRule of a wire rule; ReportError for an unspecified one.
+LrRule to_lr_rule(wire::LrRule rule);
+
+/// The bounds every decision is held to, on the arbitrator and (with the same defaults) in the
+/// worker: a policy, or whoever answers in its place, cannot swing a job.
+struct GuardRails {
+  /// Largest factor by which one decision may change the reported window's global batch.
+  double max_batch_change = 2.0;
+  /// Largest factor by which one decision may change the LR factor in force.
+  double max_lr_change = 2.0;
+  /// Largest LR factor a decision may give.
+  double max_lr_factor = 64.0;
+};
+/// InputError naming the option unless every bound is finite and >= 1.
+void check_guard_rails(const GuardRails& rails);
+GuardRails from_wire(const wire::GuardRails& rails);
+wire::GuardRails to_wire(const GuardRails& rails);
+/// `batches` scaled so that their sum lies within [reported / change, reported * change], each
+/// kept within [1, caps[w]] (caps win over the lower bound).
+std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
+                                     const std::vector<int>& caps);
+/// `factor` within [previous / change, previous * change] and (0, rails.max_lr_factor].
+double bound_lr_factor(double factor, double previous, const GuardRails& rails);
+
+/// Each worker's largest batch: `max_batch`, what it declared (report.max_batches) and what its
+/// measured memory holds (memory_cap).
+std::vector<int> batch_caps(const wire::WindowReport& report, int max_batch);
+/// The decision on a checked `report` from the batches a policy asked for: each within
+/// [min_batch, caps[w]] (caps win), the global batch's and the LR factor's change held to
+/// `rails`, applied one window later (report.iteration + metrics.iterations); the policy
+/// identity is left to the caller. ReportError when the LR factor is not finite.
+void bounded_decision(const wire::WindowReport& report, const WindowMetrics& window,
+                      std::vector<int> batches, std::span<const int> caps, int min_batch,
+                      const GuardRails& rails, wire::Decision& decision);
+
+}  // namespace dynamix
