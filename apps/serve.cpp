@@ -197,6 +197,7 @@ int run_serve(const std::vector<std::string>& args) {
   std::string tls_key;
   std::string tls_client_ca;
   ServerOptions server_options;
+  std::string listen_address = "127.0.0.1:50051";
   GuardRails rails;
   std::int64_t workers = 0;
   std::int64_t deadline_ms = 1000;
@@ -215,7 +216,7 @@ int run_serve(const std::vector<std::string>& args) {
       ("log", po::value(&log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
       ("log-max-mb", po::value(&log_max_mb)->default_value(log_max_mb), "rotate decisions.jsonl at this size, MiB")
       ("log-keep", po::value(&log_keep)->default_value(log_keep), "rotated files kept (decisions.1.jsonl is the newest)")
-      ("listen", po::value(&server_options.address)->default_value(server_options.address), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
+      ("listen", po::value(&listen_address)->default_value(listen_address), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
       ("token-file", po::value(&token_file), "file holding the job's bearer token; every call must carry 'authorization: Bearer TOKEN'")
       ("tls-cert", po::value(&tls_certificate), "PEM server certificate chain: serve over TLS (with --tls-key)")
       ("tls-key", po::value(&tls_key), "PEM private key of --tls-cert")
@@ -233,7 +234,9 @@ int run_serve(const std::vector<std::string>& args) {
   require_in_range("--log-max-mb", log_max_mb, 1, 1 << 20);
   require_in_range("--log-keep", log_keep, 0, 1000);
   check_guard_rails(rails);
-  const ListenAddress listen = parse_listen_address(server_options.address);
+  const ListenAddress listen = parse_listen_address(listen_address);
+  server_options.host = listen.host;
+  server_options.port = listen.port;
   if (!token_file.empty()) server_options.token = read_token(token_file);
   if (tls_certificate.empty() != tls_key.empty() ||
       (!tls_client_ca.empty() && tls_certificate.empty())) {
@@ -252,7 +255,7 @@ int run_serve(const std::vector<std::string>& args) {
     throw InputError("--listen", 0, "",
                      "a loopback address, or credentials for any other (--token-file, --tls-cert "
                      "with --tls-key), or --insecure",
-                     "'" + server_options.address + "' without credentials");
+                     "'" + listen_address + "' without credentials");
   }
   const std::unique_ptr<Arbitrator> loaded =
       load_arbitrator(policy,
@@ -278,9 +281,8 @@ int run_serve(const std::vector<std::string>& args) {
   }
   const InterruptScope interrupt;
   ArbitratorServer server(arbitrator, runner, log, server_options, std::cerr);
-  std::cout << "dynamix serve: listening on "
-            << server_options.address.substr(0, server_options.address.rfind(':')) << ':'
-            << server.port() << " for " << workers << " workers, policy "
+  std::cout << "dynamix serve: listening on " << listen_address.substr(0, listen_address.rfind(':'))
+            << ':' << server.port() << " for " << workers << " workers, policy "
             << (arbitrator.policy() ? arbitrator.identity().sha256().substr(0, 12) + " (" +
                                           arbitrator.identity().action_base() + ")"
                                     : "'" + arbitrator.identity().spec() + "'")

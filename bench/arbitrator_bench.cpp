@@ -88,7 +88,7 @@ void BM_ArbitratorDecision(benchmark::State& state) {
     DecisionRunner runner(arbitrator, std::chrono::seconds(10));
     DecisionLogWriter log(directory, {});
     std::ostringstream messages;
-    ArbitratorServer server(arbitrator, runner, log, {.address = "127.0.0.1:0"}, messages);
+    ArbitratorServer server(arbitrator, runner, log, {.host = "127.0.0.1", .port = 0}, messages);
     auto stub = wire::Arbitrator::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
     const wire::WindowReport report = report_for(workers);

@@ -247,6 +247,7 @@ void limit(grpc::ServerBuilder& builder) {
 
 struct ArbitratorServer::Impl {
   DecideService service;
+  std::unique_ptr<ConnectionGate> gate;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 };
@@ -254,9 +255,19 @@ struct ArbitratorServer::Impl {
 ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner& runner,
                                    DecisionLogWriter& log, const ServerOptions& options,
                                    std::ostream& messages)
-    : impl_(new Impl{DecideService(arbitrator, runner, log, options.token, messages), nullptr, 0}) {
+    : impl_(new Impl{DecideService(arbitrator, runner, log, options.token, messages), nullptr,
+                     nullptr, 0}) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.address, credentials_of(options), &impl_->port);
+  const bool tls = !options.tls_certificate.empty();
+  const std::string host =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  const std::string address = host + ":" + std::to_string(options.port);
+  if (tls) {
+    builder.AddListeningPort(address, credentials_of(options), &impl_->port);
+  } else {
+    impl_->gate = std::make_unique<ConnectionGate>(options.host, options.port, GateLimits{});
+    impl_->port = impl_->gate->port();
+  }
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(ServerLimits::kReceiveSlack * max_report_bytes(arbitrator.workers())));
   limit(builder);
@@ -265,15 +276,21 @@ ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner&
   if (!impl_->server || impl_->port == 0) {
     throw InputError("--listen", 0, "",
                      "an address this machine can listen on and no other server holds",
-                     "'" + options.address + "'");
+                     "'" + address + "'");
   }
+  if (impl_->gate) impl_->gate->start(*impl_->server);
 }
 
 ArbitratorServer::~ArbitratorServer() { shutdown(); }
 
 int ArbitratorServer::port() const { return impl_->port; }
 
+GateCounts ArbitratorServer::gate_counts() const {
+  return impl_->gate ? impl_->gate->counts() : GateCounts{};
+}
+
 void ArbitratorServer::shutdown() {
+  if (impl_->gate) impl_->gate->stop();
   if (!impl_->server) return;
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   impl_->server->Wait();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "adapter/server/arbitrator.h"
+#include "adapter/server/connection_gate.h"
 #include "adapter/server/decision_log.h"
 
 namespace dynamix {
@@ -48,8 +49,9 @@ class DecisionRunner {
 
 /// How the server listens and whom it answers.
 struct ServerOptions {
-  /// host:port; port 0 picks a free one.
-  std::string address = "127.0.0.1:50051";
+  /// Host (an IPv6 one without brackets) and port to listen on; port 0 picks a free one.
+  std::string host = "127.0.0.1";
+  int port = 50051;
   /// Every call must carry `authorization: Bearer TOKEN`; empty: no token asked for.
   std::string token{};
   /// PEM server certificate chain and private key: TLS when both are given.
@@ -59,7 +61,8 @@ struct ServerOptions {
   std::string tls_client_ca{};
 };
 
-/// The bounds the server holds to, whatever its clients send (documented in adapter/README.md).
+/// The bounds the server holds to, whatever its clients send (documented in adapter/README.md);
+/// GateLimits (connection_gate.h) bound connections and streams.
 struct ServerLimits {
   static constexpr int kMaxThreads = 16;
   static constexpr int kMaxStreamsPerConnection = 4;
@@ -76,8 +79,10 @@ struct ServerLimits {
 
 class ArbitratorServer {
  public:
-  /// Serves through `runner` on options.address with the limits of ServerLimits; InputError
-  /// naming --listen if it cannot bind (a port another server holds included: no SO_REUSEPORT).
+  /// Serves through `runner` on options.host and port with the limits of ServerLimits, behind a
+  /// ConnectionGate unless TLS is asked for (the gate cannot read encrypted frames; gRPC then
+  /// listens itself); InputError naming --listen if it cannot bind (a port another server holds
+  /// included: no SO_REUSEPORT).
   /// Refusals are written to `log` and, one line each, to `messages`.
   ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner& runner, DecisionLogWriter& log,
                    const ServerOptions& options, std::ostream& messages);
@@ -89,6 +94,8 @@ class ArbitratorServer {
   int port() const;
   /// Finishes the calls in flight and stops.
   void shutdown();
+  /// Connections the gate refused or cut so far (zeros under TLS).
+  GateCounts gate_counts() const;
 
  private:
   struct Impl;

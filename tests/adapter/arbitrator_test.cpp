@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "adapter/server/connection_gate.h"
 #include "adapter/server/decision_log.h"
 #include "gym/batch_size_env.h"
 #include "policies/baselines/baselines.h"
@@ -422,6 +423,36 @@ TEST_CASE("A served rule decides from the report, starts its episode once, and l
   CHECK_THROWS_AS(Arbitrator(make_baseline("goodput", 1, "test"), "goodput",
                              {.workers = 2, .policy_sha256 = std::string(64, 'a')}),
                   InputError);
+}
+
+TEST_CASE("The gate's frame scanner finds every HTTP/2 frame header, however the bytes arrive") {
+  std::vector<std::uint8_t> bytes(FrameScanner::kPrefaceBytes, 'P');
+  const auto frame = [&](std::uint32_t length, std::uint8_t type, std::uint8_t flags,
+                         std::uint32_t stream) {
+    for (const int shift : {16, 8, 0}) bytes.push_back(static_cast<std::uint8_t>(length >> shift));
+    bytes.push_back(type);
+    bytes.push_back(flags);
+    for (const int shift : {24, 16, 8, 0})
+      bytes.push_back(static_cast<std::uint8_t>(stream >> shift));
+    bytes.insert(bytes.end(), length, 0x01);  // a payload that looks like frame headers
+  };
+  frame(0, 0x4, 0, 0);
+  frame(20, 0x1, 0x4, 1);
+  frame(70000, 0x0, 0x1, 1);
+  frame(4, 0x3, 0, 3);
+  for (const std::size_t chunk : {std::size_t{1}, std::size_t{7}, bytes.size()}) {
+    CAPTURE(chunk);
+    FrameScanner scanner(true);
+    std::vector<FrameScanner::Frame> frames;
+    for (std::size_t at = 0; at < bytes.size(); at += chunk) {
+      scanner.feed(bytes.data() + at, std::min(chunk, bytes.size() - at),
+                   [&](const FrameScanner::Frame& found) { frames.push_back(found); });
+    }
+    REQUIRE(frames.size() == 4);
+    CHECK((frames[1].type == 0x1 && frames[1].flags == 0x4 && frames[1].stream == 1));
+    CHECK((frames[2].type == 0x0 && frames[2].flags == 0x1 && frames[2].stream == 1));
+    CHECK((frames[3].type == 0x3 && frames[3].stream == 3));
+  }
 }
 
 }  // namespace dynamix

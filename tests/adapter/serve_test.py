@@ -132,6 +132,22 @@ def half_open_connection(port, streams):
     return sock
 
 
+def closed_by_server(sock, within_s):
+    """Whether the server closes `sock` within `within_s` seconds (what it sent is drained)."""
+    deadline = time.monotonic() + within_s
+    sock.setblocking(True)
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            if not sock.recv(65536):
+                return True
+        except socket.timeout:
+            return False
+        except ConnectionError:
+            return True
+    return False
+
+
 def answered_within(stub, pb2, window, limit_s):
     started = time.monotonic()
     decision = stub.Decide(report(pb2, window), timeout=limit_s)
@@ -157,13 +173,28 @@ def check_flood(binary, policy, work, grpc, pb2, pb2_grpc):
         peak_threads = max(peak_threads, threads_of(server.pid))
         peak_rss = max(peak_rss, rss_mb(server.pid))
         time.sleep(0.2)
+    cut = sum(closed_by_server(sock, 2.0) for sock in sockets)
     for sock in sockets:
         sock.close()
     time.sleep(0.5)
     latencies.append(answered_within(stub, pb2, 6, 1.0))
+    check(cut == len(sockets), f"serve kept {len(sockets) - cut} connections with 100 streams open")
     check(peak_threads <= before_threads + MAX_SERVER_THREADS,
           f"serve grew from {before_threads} to {peak_threads} threads under the flood")
-    check(peak_rss < before_rss + 200, f"serve grew from {before_rss:.0f} to {peak_rss:.0f} MB")
+    check(peak_rss < before_rss + 50, f"serve grew from {before_rss:.0f} to {peak_rss:.0f} MB")
+    slow = half_open_connection(port, 1)
+    started = time.monotonic()
+    check(closed_by_server(slow, 10) and time.monotonic() - started > 3,
+          "a connection with one half-sent stream was not cut after the stream deadline (5 s)")
+    slow.close()
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(70)]
+    for sock in idle:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + http2_frame(0x4, 0, 0))
+    refused = sum(closed_by_server(sock, 0.5) for sock in idle[-10:])
+    latencies.append(answered_within(stub, pb2, 7, 1.0))
+    for sock in idle:
+        sock.close()
+    check(refused >= 6, f"serve held {70 - refused} idle connections (the cap is 64)")
     status, _, _ = stop(server)
     check(status == 0, f"serve exited {status} after the flood")
     print(f"flood 50x100 half-open streams: threads {before_threads} -> {peak_threads}, "
