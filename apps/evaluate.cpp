@@ -107,6 +107,7 @@ struct EvaluateArgs {
   int family = 0;
   int family_budget = 0;
   int decision_interval = 10;
+  int decision_lag = 0;
   int initial_batch = kEvaluationInitialBatch;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool oracle = false;
@@ -137,6 +138,9 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
       ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
       ("decision-interval", po::value(&a.decision_interval),
        "iterations between decisions, k (default: a learned policy's own, else 10)")
+      ("decision-lag", po::value(&a.decision_lag)->default_value(a.decision_lag),
+       "windows between a decision and the window it applies to: 0 (an instant arbitrator) or 1 "
+       "(a job steered by dynamix serve)")
       ("initial-batch", po::value(&a.initial_batch)->default_value(a.initial_batch),
        "per-worker batch every adaptive policy starts from (static and schedule policies "
        "start at their own)")
@@ -158,6 +162,7 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   require_in_range("--family-budget", a.family_budget, 0, kMaxFamilyBudget);
   require_in_range("--seed", a.first_seed, 0);
   require_in_range("--decision-interval", a.decision_interval, 1);
+  require_in_range("--decision-lag", a.decision_lag, 0, 1);
   require_in_range("--initial-batch", a.initial_batch, 1);
   require_in_range("--jobs", a.jobs, 1, 256);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
@@ -268,6 +273,7 @@ struct Evaluation {
 Evaluation load_evaluation(const EvaluateArgs& a) {
   Evaluation e{a, {}, {}, {}};
   e.base.decision_interval = a.decision_interval;
+  e.base.decision_lag = a.decision_lag;
   e.base.initial_batch = a.initial_batch;
   e.base.stop_at_target = false;
   e.entries = parse_entries(a.policy_list);

@@ -20,6 +20,10 @@ void validate(const EnvOptions& options) {
     throw EnvError("actions: expected " + action_rule(options.action_base) + ", found " +
                    std::to_string(*bad));
   }
+  if (options.decision_lag < 0 || options.decision_lag > 1) {
+    throw EnvError("decision_lag: expected 0 or 1 windows, found " +
+                   std::to_string(options.decision_lag));
+  }
   if (options.min_batch < 1) {
     throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
   }
@@ -120,6 +124,7 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   result.info.batches.resize(p);
   result.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
+  pending_ = batches_;
   run_window();
   window_.train_accuracy_change = 0;
   expected_accuracy_ = run_->expected_accuracy();
@@ -209,6 +214,7 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   out.info.clamped.resize(p);
   requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
+  apply_lag();
   advance(out);
 }
 
@@ -224,7 +230,13 @@ void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
   out.info.batches.resize(p);
   out.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, batches[w], out.info);
+  apply_lag();
   advance(out);
+}
+
+void BatchSizeEnv::apply_lag() {
+  if (options_.decision_lag == 0) return;
+  std::swap(batches_, pending_);
 }
 
 int BatchSizeEnv::clamp_batch(std::size_t worker, long long requested) const {

@@ -23,6 +23,10 @@ namespace dynamix {
 struct EnvOptions {
   /// Iterations between decisions (k).
   int decision_interval = 10;
+  /// Windows between a decision and the window it applies to: 0, the next window (an
+  /// instant arbitrator); 1, the window after (a deployed job: dynamix serve's decision on
+  /// window w applies when window w+1 ends, adapter/README.md).
+  int decision_lag = 0;
   /// Change per discrete action: samples for the current and balanced bases, percent of the
   /// global batch for the global base; empty means default_actions(action_base).
   std::vector<int> actions = {};
@@ -145,6 +149,8 @@ class BatchSizeEnv {
   void resolve_reward_scales(std::uint64_t seed, int reference, bool measured);
   bool target_ends_episode() const;
   void run_window();
+  /// Under decision_lag 1, puts the batches just decided aside and the previous ones in force.
+  void apply_lag();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);
 
@@ -155,6 +161,8 @@ class BatchSizeEnv {
   std::shared_ptr<const Scenario> scenario_;
   std::unique_ptr<TrainingRun> run_;
   std::vector<int> batches_;
+  /// With decision_lag 1: the batches decided last step, applied after this step's window.
+  std::vector<int> pending_;
   /// The episode's memory limits, run().max_batch(w) per worker.
   std::vector<int> max_batches_;
   /// Scratch: the batches this step's actions ask for.

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 namespace dynamix {
@@ -72,6 +73,24 @@ TEST_CASE("A decision moves each worker's batch by its action and runs k iterati
   CHECK(step.info.batches[3] == 200);
   CHECK(step.rewards.size() == env.workers());
   CHECK(env.window().workers[1].batch_size == 300);
+}
+
+TEST_CASE("With one window of lag a decision applies to the window after the next") {
+  EnvOptions options;
+  options.decision_lag = 1;
+  BatchSizeEnv env(quickstart(), options);
+  env.reset(1, {.initial_batch = 64});
+  const std::vector<int> first(env.workers(), 128);
+  const std::vector<int> second(env.workers(), 96);
+  env.step_batches(first);
+  CHECK(env.window().workers[0].batch_size == 64);  // the deployed job still ran the old batches
+  env.step_batches(second);
+  CHECK(env.window().workers[0].batch_size == 128);
+  env.step_batches(second);
+  CHECK(env.window().workers[0].batch_size == 96);
+  options.decision_lag = 2;
+  CHECK(env_error([&] { BatchSizeEnv(quickstart(), options); }) ==
+        "decision_lag: expected 0 or 1 windows, found 2");
 }
 
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
