@@ -1,7 +1,13 @@
 // `dynamix calibrate` and `dynamix fidelity`.
 #include "apps/calibrate.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -61,13 +67,17 @@ FitSubset ModelOptions::subset() const {
   return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes, fit_batches);
 }
 
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
+/// `text` split at whitespace: the measurement script's extra arguments, one word each, never
+/// seen by a shell.
+std::vector<std::string> words_of(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
 }
 
-/// Runs the embedded measurement script into `csv`; a failure is an error naming it.
+/// Runs the embedded measurement script into `csv` (posix_spawnp: no shell); a failure is an
+/// error naming the command.
 void measure_machine(const std::filesystem::path& script, const std::filesystem::path& csv,
                      const std::string& python, const std::string& script_options) {
   {
@@ -75,13 +85,26 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
     out << read_text("embedded:/scripts/measure_cluster.py");
     if (!out.flush()) throw std::runtime_error("cannot write " + script.string());
   }
-  const std::string command = shell_quote(python) + ' ' + shell_quote(script.string()) + " --out " +
-                              shell_quote(csv.string()) + ' ' + script_options;
-  std::cerr << "measuring this machine: " << command << '\n';
-  const int status = std::system(command.c_str());
-  if (status != 0) {
+  std::vector<std::string> command = {python, script.string(), "--out", csv.string()};
+  for (std::string& word : words_of(script_options)) command.push_back(std::move(word));
+  std::string shown;
+  for (const std::string& word : command) shown += (shown.empty() ? "" : " ") + word;
+  std::cerr << "measuring this machine: " << shown << '\n';
+  std::vector<char*> argv;
+  for (std::string& word : command) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  pid_t child = 0;
+  const int spawned = ::posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (spawned != 0) {
+    throw InputError("--python", 0, "", "a Python interpreter to run",
+                     "'" + python + "' (" + std::strerror(spawned) + ")");
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw std::runtime_error("the measurement script failed (status " + std::to_string(status) +
-                             "): " + command);
+                             "): " + shown);
   }
 }
 

@@ -89,6 +89,17 @@ TEST_CASE("fidelity reads a dynamix serve log: each answered window is a configu
   CHECK(outcome.stdout_text.find("all iteration (1 configurations)") != std::string::npos);
 }
 
+TEST_CASE("calibrate passes --measure-options to the script as words, never to a shell") {
+  TempDirectory work;
+  const fs::path marker = work.path() / "created-by-a-shell";
+  const Outcome run =
+      dynamix("calibrate --python /bin/echo --measure-options " +
+              quoted("--quick; touch " + marker.string() + " $(touch " + marker.string() + ")") +
+              " --out " + quoted(work / "live"));
+  CHECK(run.status != 0);  // echo measured nothing
+  CHECK_FALSE(fs::exists(marker));
+}
+
 TEST_CASE("calibrate measures this machine with the embedded script (short run)") {
   if (std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") != 0) {
     MESSAGE("skipped: /usr/bin/python3 has no torch");
