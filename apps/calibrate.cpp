@@ -91,6 +91,7 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
   for (const std::string& word : command) shown += (shown.empty() ? "" : " ") + word;
   std::cerr << "measuring this machine: " << shown << '\n';
   std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
   for (std::string& word : command) argv.push_back(word.data());
   argv.push_back(nullptr);
   pid_t child = 0;

@@ -135,6 +135,20 @@ void print_trace(std::ostream& out, const wire::LogRecord& record, const Arbitra
       << decision.apply_at_iteration() << '\n';
 }
 
+/// Decides `record`'s report again, with its guard rails and episode start, and compares.
+Comparison replay_record(const Arbitrator& arbitrator, const wire::LogRecord& record,
+                         wire::LogRecord& replayed, Arbitrator::Trace& trace) {
+  if (record.episode_start()) arbitrator.begin_next_episode();
+  const GuardRails rails =
+      record.has_guard_rails() ? from_wire(record.guard_rails()) : GuardRails{};
+  try {
+    arbitrator.decide(record.report(), replayed, trace, &rails);
+  } catch (const ReportError& error) {
+    return {std::string("the report is now refused: ") + error.what()};
+  }
+  return compare(record, replayed, arbitrator.actions());
+}
+
 }  // namespace
 
 int run_replay(const std::vector<std::string>& args) {
@@ -170,20 +184,9 @@ int run_replay(const std::vector<std::string>& args) {
     if (!arbitrator || arbitrator->workers() != workers) {
       arbitrator = make_arbitrator(policy, {.workers = workers, .policy_sha256 = policy_sha256});
     }
-    if (record.episode_start()) arbitrator->begin_next_episode();
-    const GuardRails rails =
-        record.has_guard_rails() ? from_wire(record.guard_rails()) : GuardRails{};
-    const std::size_t actions = arbitrator->actions();
+    const Comparison comparison = replay_record(*arbitrator, record, replayed, trace);
     const std::int64_t window = record.report().window_index();
-    std::string difference;
-    try {
-      arbitrator->decide(record.report(), replayed, trace, &rails);
-    } catch (const ReportError& error) {
-      difference = std::string("the report is now refused: ") + error.what();
-    }
-    const Comparison comparison =
-        difference.empty() ? compare(record, replayed, actions) : Comparison{difference};
-    if (window == show_window) print_trace(std::cout, replayed, trace, actions);
+    if (window == show_window) print_trace(std::cout, replayed, trace, arbitrator->actions());
     if (!comparison.difference.empty()) {
       std::cout << "replay: window " << window << " (iteration " << record.report().iteration()
                 << ") of job '" << record.report().job_id()

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -188,105 +189,130 @@ std::unique_ptr<Arbitrator> load_arbitrator(const std::string& policy,
 
 }  // namespace
 
-int run_serve(const std::vector<std::string>& args) {
+namespace {
+
+struct ServeArgs {
   std::string policy;
   std::string policy_sha256;
   std::string log_directory;
+  std::string listen = "127.0.0.1:50051";
   std::string token_file;
   std::string tls_certificate;
   std::string tls_key;
   std::string tls_client_ca;
-  ServerOptions server_options;
-  std::string listen_address = "127.0.0.1:50051";
+  bool insecure = false;
   GuardRails rails;
   std::int64_t workers = 0;
   std::int64_t deadline_ms = 1000;
   std::int64_t log_max_mb = 256;
   std::int64_t log_keep = 4;
+};
+
+/// The command line, range-checked; nullopt after --help.
+std::optional<ServeArgs> parse_serve_args(const std::vector<std::string>& args) {
+  ServeArgs a;
   po::options_description options(
-      "dynamix serve: answer real workers' window reports with a policy.pt's decisions.\n"
+      "dynamix serve: answer real workers' window reports with a policy's decisions.\n"
       "A TorchScript policy.pt is a program: it runs with serve's rights. Serve only files you\n"
       "trust, and pin them with --policy-sha256");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "what decides: a policy.pt (dynamix train or export; ppo:FILE also works) or any policy simulate --policy takes that chooses batches itself (goodput:100, goodput+proportional, static:64, ...)")
-      ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex); checked on the bytes that are loaded")
-      ("workers", po::value(&workers)->required(), "workers of the job (every report must have as many)")
-      ("log", po::value(&log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
-      ("log-max-mb", po::value(&log_max_mb)->default_value(log_max_mb), "rotate decisions.jsonl at this size, MiB")
-      ("log-keep", po::value(&log_keep)->default_value(log_keep), "rotated files kept (decisions.1.jsonl is the newest)")
-      ("listen", po::value(&listen_address)->default_value(listen_address), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
-      ("token-file", po::value(&token_file), "file holding the job's bearer token; every call must carry 'authorization: Bearer TOKEN'")
-      ("tls-cert", po::value(&tls_certificate), "PEM server certificate chain: serve over TLS (with --tls-key)")
-      ("tls-key", po::value(&tls_key), "PEM private key of --tls-cert")
-      ("tls-client-ca", po::value(&tls_client_ca), "PEM CA bundle: require client certificates it signed")
-      ("insecure", "allow an address other than loopback without credentials")
-      ("max-batch-change", po::value(&rails.max_batch_change)->default_value(rails.max_batch_change), "largest factor one decision may change the global batch by")
-      ("max-lr-change", po::value(&rails.max_lr_change)->default_value(rails.max_lr_change), "largest factor one decision may change the LR factor by")
-      ("max-lr-factor", po::value(&rails.max_lr_factor)->default_value(rails.max_lr_factor), "largest LR factor a decision may give")
-      ("decision-deadline-ms", po::value(&deadline_ms)->default_value(deadline_ms), "a decision (policy forward included) that takes longer is refused, and so is every later one");
+      ("policy", po::value(&a.policy)->required(), "what decides: a policy.pt (dynamix train or export; ppo:FILE also works) or any policy simulate --policy takes that chooses batches itself (goodput:100, goodput+proportional, static:64, ...)")
+      ("policy-sha256", po::value(&a.policy_sha256), "refuse any policy file whose SHA-256 is not this (hex); checked on the bytes that are loaded")
+      ("workers", po::value(&a.workers)->required(), "workers of the job (every report must have as many)")
+      ("log", po::value(&a.log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
+      ("log-max-mb", po::value(&a.log_max_mb)->default_value(a.log_max_mb), "rotate decisions.jsonl at this size, MiB")
+      ("log-keep", po::value(&a.log_keep)->default_value(a.log_keep), "rotated files kept (decisions.1.jsonl is the newest)")
+      ("listen", po::value(&a.listen)->default_value(a.listen), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
+      ("token-file", po::value(&a.token_file), "file holding the job's bearer token; every call must carry 'authorization: Bearer TOKEN'")
+      ("tls-cert", po::value(&a.tls_certificate), "PEM server certificate chain: serve over TLS (with --tls-key)")
+      ("tls-key", po::value(&a.tls_key), "PEM private key of --tls-cert")
+      ("tls-client-ca", po::value(&a.tls_client_ca), "PEM CA bundle: require client certificates it signed")
+      ("insecure", po::bool_switch(&a.insecure), "allow an address other than loopback without credentials")
+      ("max-batch-change", po::value(&a.rails.max_batch_change)->default_value(a.rails.max_batch_change), "largest factor one decision may change the global batch by")
+      ("max-lr-change", po::value(&a.rails.max_lr_change)->default_value(a.rails.max_lr_change), "largest factor one decision may change the LR factor by")
+      ("max-lr-factor", po::value(&a.rails.max_lr_factor)->default_value(a.rails.max_lr_factor), "largest LR factor a decision may give")
+      ("decision-deadline-ms", po::value(&a.deadline_ms)->default_value(a.deadline_ms), "a decision (policy forward included) that takes longer is refused, and so is every later one");
   // clang-format on
   po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  require_in_range("--workers", workers, 1, 1 << 16);
-  require_in_range("--decision-deadline-ms", deadline_ms, 1, 600'000);
-  require_in_range("--log-max-mb", log_max_mb, 1, 1 << 20);
-  require_in_range("--log-keep", log_keep, 0, 1000);
-  check_guard_rails(rails);
-  const ListenAddress listen = parse_listen_address(listen_address);
-  server_options.host = listen.host;
-  server_options.port = listen.port;
-  if (!token_file.empty()) server_options.token = read_token(token_file);
-  if (tls_certificate.empty() != tls_key.empty() ||
-      (!tls_client_ca.empty() && tls_certificate.empty())) {
+  if (parse_command_line(args, options, values)) return std::nullopt;
+  require_in_range("--workers", a.workers, 1, 1 << 16);
+  require_in_range("--decision-deadline-ms", a.deadline_ms, 1, 600'000);
+  require_in_range("--log-max-mb", a.log_max_mb, 1, 1 << 20);
+  require_in_range("--log-keep", a.log_keep, 0, 1000);
+  check_guard_rails(a.rails);
+  return a;
+}
+
+/// Where and for whom to listen: the address checked, credentials read, and any address other
+/// than loopback refused without them (unless --insecure).
+ServerOptions server_options_of(const ServeArgs& a) {
+  const ListenAddress listen = parse_listen_address(a.listen);
+  ServerOptions server{.host = listen.host, .port = listen.port};
+  if (!a.token_file.empty()) server.token = read_token(a.token_file);
+  if (a.tls_certificate.empty() != a.tls_key.empty() ||
+      (!a.tls_client_ca.empty() && a.tls_certificate.empty())) {
     throw InputError("--tls-cert", 0, "",
                      "--tls-cert and --tls-key together (and --tls-client-ca only with them)");
   }
-  if (!tls_certificate.empty()) {
-    server_options.tls_certificate = read_small_file("--tls-cert", tls_certificate, 1 << 20);
-    server_options.tls_key = read_small_file("--tls-key", tls_key, 1 << 20);
+  if (!a.tls_certificate.empty()) {
+    server.tls_certificate = read_small_file("--tls-cert", a.tls_certificate, 1 << 20);
+    server.tls_key = read_small_file("--tls-key", a.tls_key, 1 << 20);
   }
-  if (!tls_client_ca.empty()) {
-    server_options.tls_client_ca = read_small_file("--tls-client-ca", tls_client_ca, 1 << 20);
+  if (!a.tls_client_ca.empty()) {
+    server.tls_client_ca = read_small_file("--tls-client-ca", a.tls_client_ca, 1 << 20);
   }
-  if (!listen.loopback() && server_options.token.empty() &&
-      server_options.tls_certificate.empty() && !values.count("insecure")) {
+  if (!listen.loopback() && server.token.empty() && server.tls_certificate.empty() && !a.insecure) {
     throw InputError("--listen", 0, "",
                      "a loopback address, or credentials for any other (--token-file, --tls-cert "
                      "with --tls-key), or --insecure",
-                     "'" + listen_address + "' without credentials");
+                     "'" + a.listen + "' without credentials");
   }
+  return server;
+}
+
+std::string policy_label(const Arbitrator& arbitrator) {
+  const wire::PolicyIdentity& identity = arbitrator.identity();
+  return arbitrator.policy() ? identity.sha256().substr(0, 12) + " (" + identity.action_base() + ")"
+                             : "'" + identity.spec() + "'";
+}
+
+}  // namespace
+
+int run_serve(const std::vector<std::string>& args) {
+  const std::optional<ServeArgs> parsed = parse_serve_args(args);
+  if (!parsed) return 0;
+  const ServeArgs& a = *parsed;
+  const ServerOptions server_options = server_options_of(a);
+  const std::chrono::milliseconds deadline(a.deadline_ms);
   const std::unique_ptr<Arbitrator> loaded =
-      load_arbitrator(policy,
-                      {.workers = static_cast<std::size_t>(workers),
-                       .guard_rails = rails,
-                       .policy_sha256 = policy_sha256},
-                      std::max(kMinLoadDeadline, 10 * std::chrono::milliseconds(deadline_ms)));
+      load_arbitrator(a.policy,
+                      {.workers = static_cast<std::size_t>(a.workers),
+                       .guard_rails = a.rails,
+                       .policy_sha256 = a.policy_sha256},
+                      std::max(kMinLoadDeadline, 10 * deadline));
   const Arbitrator& arbitrator = *loaded;
-  DecisionRunner runner(arbitrator, std::chrono::milliseconds(deadline_ms));
+  DecisionRunner runner(arbitrator, deadline);
   try {
     if (arbitrator.policy()) runner.warm_up();
   } catch (const InputError& error) {
+    if (!runner.wedged()) throw;
     std::cerr << "dynamix: " << error.what() << std::endl;
     exit_if_wedged(runner, 2);
-    throw;
   }
-  DecisionLogWriter log(prepare_log_directory(log_directory),
-                        {.max_bytes = static_cast<std::uint64_t>(log_max_mb) << 20,
-                         .keep = static_cast<int>(log_keep)});
+  DecisionLogWriter log(prepare_log_directory(a.log_directory),
+                        {.max_bytes = static_cast<std::uint64_t>(a.log_max_mb) << 20,
+                         .keep = static_cast<int>(a.log_keep)});
   if (log.repaired_bytes() > 0) {
     std::cerr << "dynamix serve: cut a torn last record of " << log.repaired_bytes()
               << " bytes from " << log.file().string() << std::endl;
   }
   const InterruptScope interrupt;
   ArbitratorServer server(arbitrator, runner, log, server_options, std::cerr);
-  std::cout << "dynamix serve: listening on " << listen_address.substr(0, listen_address.rfind(':'))
-            << ':' << server.port() << " for " << workers << " workers, policy "
-            << (arbitrator.policy() ? arbitrator.identity().sha256().substr(0, 12) + " (" +
-                                          arbitrator.identity().action_base() + ")"
-                                    : "'" + arbitrator.identity().spec() + "'")
-            << ", log " << log.file().string() << std::endl;
+  std::cout << "dynamix serve: listening on " << a.listen.substr(0, a.listen.rfind(':')) << ':'
+            << server.port() << " for " << a.workers << " workers, policy "
+            << policy_label(arbitrator) << ", log " << log.file().string() << std::endl;
   while (!interrupt.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.shutdown();
   exit_if_wedged(runner, 0);

@@ -105,7 +105,7 @@ std::string sha256_of_file(const std::filesystem::path& file) {
 Arbitrator::Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options)
     : Arbitrator(read_policy_bytes(policy), policy, options) {}
 
-Arbitrator::Arbitrator(std::string bytes, const std::filesystem::path& policy,
+Arbitrator::Arbitrator(const std::string& bytes, const std::filesystem::path& policy,
                        const ArbitratorOptions& options)
     : identity_(pinned_identity(bytes, policy, options.policy_sha256)),
       policy_(load_policy(bytes, policy)),

@@ -82,7 +82,7 @@ class Arbitrator {
   static wire::WindowReport sample_report(std::size_t workers);
 
  private:
-  Arbitrator(std::string bytes, const std::filesystem::path& policy,
+  Arbitrator(const std::string& bytes, const std::filesystem::path& policy,
              const ArbitratorOptions& options);
 
   /// The batches the policy asks for, into trace.greedy (logits only for a policy.pt).

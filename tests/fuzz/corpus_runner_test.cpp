@@ -20,10 +20,12 @@
 #include "tests/fuzz/supervisor.h"
 
 // Single allocations above 2 GiB are failures (a loader trusting a size from its input).
+// NOLINTNEXTLINE(bugprone-reserved-identifier,readability-identifier-naming): ASan's hook
 extern "C" const char* __asan_default_options() {
   return "max_allocation_size_mb=2048:allocator_may_return_null=0:detect_leaks=0";
 }
 // Undefined behaviour reports carry their stack, for the failure message.
+// NOLINTNEXTLINE(bugprone-reserved-identifier,readability-identifier-naming): UBSan's hook
 extern "C" const char* __ubsan_default_options() { return "print_stacktrace=1"; }
 
 namespace dynamix::fuzz {
