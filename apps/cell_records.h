@@ -30,10 +30,10 @@ class CellRecords {
   void write(std::size_t index, std::string_view text) const;
   /// The record of a finished cell; none when the cell has not finished.
   std::optional<std::string> read(std::size_t index) const;
-
- private:
+  /// The file a finished cell's record is in.
   std::filesystem::path record(std::size_t index) const;
 
+ private:
   std::filesystem::path folder_;
 };
 

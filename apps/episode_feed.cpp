@@ -4,8 +4,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
+
+#include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {
@@ -14,6 +17,22 @@ namespace {
 struct Cancelled {};
 
 }  // namespace
+
+void require_episodes_fit(const std::string& option, std::initializer_list<std::size_t> factors,
+                          const std::string& counted) {
+  std::size_t episodes = 1;
+  for (const std::size_t factor : factors) {
+    episodes = factor != 0 && episodes > std::numeric_limits<std::size_t>::max() / factor
+                   ? std::numeric_limits<std::size_t>::max()
+                   : episodes * factor;
+  }
+  if (episodes <= kMaxEpisodes) return;
+  throw InputError(option, 0, "",
+                   "at most " + std::to_string(kMaxEpisodes) +
+                       " episodes in all (each one's result is kept in memory until the results "
+                       "are written)",
+                   counted);
+}
 
 EpisodeQueue::EpisodeQueue(std::vector<std::size_t> pending, RecordSink sink)
     : pending_(std::move(pending)), sink_(std::move(sink)) {}

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,16 @@ class EpisodeQueue : public EpisodeFeed {
 /// interrupt, another thread's failure), for the episode's simulator to call now and then.
 using EpisodeWork =
     std::function<std::string(std::size_t index, const std::function<void()>& check_stop)>;
+
+/// The most episodes one run holds: every finished episode's record and result stay in memory
+/// (about 1 KB) until the results are written, so the bound keeps a run near 1 GB.
+inline constexpr std::size_t kMaxEpisodes = 1'000'000;
+
+/// InputError on `option` unless the product of `factors` (the run's episodes: scenarios,
+/// policies, seeds, ...) is at most kMaxEpisodes; `counted` says what the factors are
+/// ("2 scenarios × 8 policies × 1000000000 seeds").
+void require_episodes_fit(const std::string& option, std::initializer_list<std::size_t> factors,
+                          const std::string& counted);
 
 /// The threads run_feed starts: min(jobs, expected), at least 1.
 std::size_t feed_threads(int jobs, std::size_t expected);

@@ -18,6 +18,7 @@
 #include "apps/command_line.h"
 #include "apps/episode_feed.h"
 #include "apps/interrupt.h"
+#include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "apps/progress.h"
 #include "apps/ranks.h"
@@ -262,6 +263,18 @@ EpisodeResult parse_episode_text(const std::string& text) {
   return r;
 }
 
+/// InputError on --seeds unless every episode's result fits in memory, checked before any
+/// scenario is loaded.
+void require_fits(const EvaluateArgs& a, std::size_t policies) {
+  const std::size_t scenarios =
+      a.scenario_paths.size() * static_cast<std::size_t>(std::max(1, a.family));
+  const std::size_t rows = policies + (a.oracle ? 1 : 0);
+  require_episodes_fit("--seeds", {scenarios, rows, static_cast<std::size_t>(a.seeds)},
+                       std::to_string(scenarios) + " scenarios × " + std::to_string(rows) +
+                           " policies × " + std::to_string(a.seeds) + " seeds");
+  if (a.oracle) require_search_fits(a.seeds);
+}
+
 /// What an evaluation runs, loaded alike on every rank.
 struct Evaluation {
   EvaluateArgs a;
@@ -277,6 +290,7 @@ Evaluation load_evaluation(const EvaluateArgs& a) {
   e.base.initial_batch = a.initial_batch;
   e.base.stop_at_target = false;
   e.entries = parse_entries(a.policy_list);
+  require_fits(a, e.entries.size());
   resolve_env_options(e.entries, e.base, a.interval_given);
   for (const std::string& path : a.scenario_paths) {
     if (a.family == 0) {

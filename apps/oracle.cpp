@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/episode_feed.h"
 #include "apps/interrupt.h"
 #include "apps/progress.h"
 #include "apps/run_directory.h"
@@ -74,6 +75,7 @@ bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
   po::variables_map values;
   if (parse_command_line(args, options, values)) return false;
   require_in_range("--seeds", a.seeds, 1);
+  require_search_fits(a.seeds);
   require_in_range("--seed", a.first_seed, 0);
   require_in_range("--decision-interval", a.env_options.decision_interval, 1);
   require_in_range("--jobs", a.jobs, 1, 256);
@@ -82,6 +84,13 @@ bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
 }
 
 }  // namespace
+
+void require_search_fits(int seeds) {
+  const int finalists = OracleOptions{}.finalists;
+  require_episodes_fit(
+      "--seeds", {static_cast<std::size_t>(finalists), static_cast<std::size_t>(seeds)},
+      std::to_string(finalists) + " finalists × " + std::to_string(seeds) + " seeds");
+}
 
 int run_oracle(const std::vector<std::string>& args) {
   OracleArgs a;

@@ -8,4 +8,8 @@ namespace dynamix {
 
 int run_oracle(const std::vector<std::string>& args);
 
+/// InputError on --seeds unless a schedule search's confirmation round (every finalist on every
+/// seed) fits kMaxEpisodes.
+void require_search_fits(int seeds);
+
 }  // namespace dynamix

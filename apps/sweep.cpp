@@ -27,11 +27,11 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// The episodes of `plan` that `records` does not hold.
+/// The episodes of `plan` that `records` does not hold; each record it holds is checked.
 std::vector<std::size_t> unrecorded(const SweepPlan& plan, const CellRecords& records) {
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < plan.episodes(); ++i) {
-    if (!records.read(i)) pending.push_back(i);
+    if (!read_record(plan, records, i)) pending.push_back(i);
   }
   return pending;
 }

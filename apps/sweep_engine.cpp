@@ -3,6 +3,7 @@
 #include "apps/sweep_engine.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -122,6 +123,40 @@ std::shared_ptr<const Scenario> load_with(const SweepSpec& spec,
     throw InputError("--grid", 0, cell, "values the scenario " + spec.scenario + " accepts",
                      "the error \"" + std::string(error.what()) + "\"");
   }
+}
+
+/// The grid's cells, saturating instead of overflowing.
+std::size_t cell_count(const std::vector<GridAxis>& grid) {
+  std::size_t cells = 1;
+  for (const GridAxis& axis : grid) {
+    cells = cells > std::numeric_limits<std::size_t>::max() / axis.values.size()
+                ? std::numeric_limits<std::size_t>::max()
+                : cells * axis.values.size();
+  }
+  return cells;
+}
+
+/// A cell's memory (its Scenario and resolved configuration) as measured on quickstart (50 KB)
+/// and a 32-node leaf-spine (95 KB).
+std::size_t cell_bytes(const Scenario& base) {
+  return (40 << 10) + 512 * (base.topology.hosts().size() + base.topology.links().size());
+}
+
+/// Refuses, before any cell is loaded, a grid whose cells or episodes would not fit in memory.
+void require_grid_fits(const SweepSpec& spec, const Scenario& base) {
+  const std::size_t cells = cell_count(spec.grid);
+  require_episodes_fit("--grid",
+                       {cells, spec.policies.size(), static_cast<std::size_t>(spec.seeds)},
+                       std::to_string(cells) + " cells × " + std::to_string(spec.policies.size()) +
+                           " policies × " + std::to_string(spec.seeds) + " seeds");
+  const std::size_t each = cell_bytes(base);
+  if (cells <= kMaxPlanBytes / each) return;
+  throw InputError("--grid", 0, "",
+                   "a grid of at most " + std::to_string(kMaxPlanBytes / each) +
+                       " cells (every cell's scenario is loaded before the first episode, about " +
+                       std::to_string(each >> 10) + " KiB each, within " +
+                       std::to_string(kMaxPlanBytes >> 20) + " MiB)",
+                   std::to_string(cells) + " cells");
 }
 
 /// Each axis value alone first, so a bad key or value is named by itself; then every cell,
@@ -393,6 +428,93 @@ std::vector<std::string> parse_row(const std::string& line) {
   return fields;
 }
 
+bool is_number(const std::string& text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && std::isfinite(value);
+}
+
+/// What is wrong with a record's row for episode `index` of `plan`, as the column at fault, what
+/// it should hold and what it does hold; none when nothing is.
+struct Mismatch {
+  std::string column;
+  std::string expected;
+};
+
+std::optional<Mismatch> mismatch(const SweepPlan& plan, std::size_t index,
+                                 const std::vector<std::string>& fields) {
+  const std::vector<std::string> columns = plan.columns();
+  const auto at = [&](const std::string& column) -> const std::string& {
+    return fields[static_cast<std::size_t>(std::find(columns.begin(), columns.end(), column) -
+                                           columns.begin())];
+  };
+  std::vector<std::string> identity = {std::to_string(plan.cell_of(index))};
+  const std::vector<std::string>& values = plan.cells[plan.cell_of(index)].values;
+  identity.insert(identity.end(), values.begin(), values.end());
+  identity.push_back(plan.policy_labels[plan.policy_of(index)]);
+  identity.push_back(std::to_string(plan.seed_of(index)));
+  for (std::size_t c = 0; c < identity.size(); ++c) {
+    if (fields[c] != identity[c]) {
+      return Mismatch{columns[c], excerpt(identity[c]) + " (episode " + std::to_string(index) +
+                                      " of this sweep)"};
+    }
+  }
+  const std::string& status = at("status");
+  if (status != "ok" && status != "infeasible") return Mismatch{"status", "ok or infeasible"};
+  const bool ok = status == "ok";
+  if (at("reached") != "0" && !(ok && at("reached") == "1")) {
+    return Mismatch{"reached", ok ? "0 or 1" : "0 for an infeasible episode"};
+  }
+  if (ok != at("reason").empty()) {
+    return Mismatch{"reason", ok ? "none for an ok episode" : "why the episode is infeasible"};
+  }
+  const auto first_number = std::find(columns.begin(), columns.end(), "time_to_target_s");
+  for (auto column = first_number; ok && column + 1 != columns.end(); ++column) {
+    const bool absent = *column == "time_to_target_s" && at("reached") == "0";
+    if (absent ? !at(*column).empty() : !is_number(at(*column))) {
+      return Mismatch{*column, absent ? "none for an episode that did not reach the target"
+                                      : "a finite number"};
+    }
+  }
+  if (!is_number(fields.back()) || std::stod(fields.back()) < 0) {
+    return Mismatch{"wall_s", "a number of seconds >= 0"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<EpisodeRecord> read_record(const SweepPlan& plan, const CellRecords& records,
+                                         std::size_t index) {
+  const std::optional<std::string> text = records.read(index);
+  if (!text) return std::nullopt;
+  std::vector<std::string> columns = plan.columns();
+  columns.push_back("wall_s");
+  std::string header = CsvWriter(columns).text();
+  const std::string file = records.record(index).string();
+  if (!text->starts_with(header)) {
+    throw InputError(file, 1, "", "the header of this sweep's records", excerpt(*text));
+  }
+  std::string row = text->substr(header.size());
+  if (!row.ends_with('\n') || std::count(row.begin(), row.end(), '\n') != 1) {
+    throw InputError(file, 2, "", "one row ending with a newline", excerpt(row));
+  }
+  row.pop_back();
+  EpisodeRecord record{row.substr(0, row.rfind(',')), parse_row(row)};
+  if (record.fields.size() != columns.size()) {
+    throw InputError(file, 2, "", std::to_string(columns.size()) + " fields",
+                     std::to_string(record.fields.size()));
+  }
+  if (const auto wrong = mismatch(plan, index, record.fields)) {
+    const auto column = std::find(columns.begin(), columns.end(), wrong->column);
+    throw InputError(file, 2, wrong->column, wrong->expected,
+                     excerpt(record.fields[static_cast<std::size_t>(column - columns.begin())]));
+  }
+  return record;
+}
+
+namespace {
+
 /// Every episode's record, in episode order.
 struct SweepRows {
   std::string header;
@@ -404,26 +526,16 @@ struct SweepRows {
 
 SweepRows read_records(const SweepPlan& plan, const CellRecords& records) {
   SweepRows rows;
-  const std::size_t width = plan.columns().size();
+  rows.header = CsvWriter(plan.columns()).text();
+  rows.header.pop_back();
   for (std::size_t i = 0; i < plan.episodes(); ++i) {
-    const std::optional<std::string> text = records.read(i);
-    DYNAMIX_CHECK(text.has_value(), "episode " << i << " has no record");
-    const std::size_t newline = std::min(text->find('\n'), text->size());
-    const std::string header = text->substr(0, newline);
-    std::string row = text->substr(std::min(newline + 1, text->size()));
-    if (row.ends_with('\n')) row.pop_back();
-    std::vector<std::string> fields = parse_row(row);
-    if (i == 0) rows.header = header;
-    if (header != rows.header || fields.size() != width + 1) {
-      throw InputError("--resume", 0, "episode record " + std::to_string(i),
-                       "a record with this sweep's columns", excerpt(*text));
-    }
-    rows.wall_s.push_back(std::stod(fields.back()));
-    fields.pop_back();
-    rows.lines.push_back(row.substr(0, row.rfind(',')));
-    rows.fields.push_back(std::move(fields));
+    std::optional<EpisodeRecord> record = read_record(plan, records, i);
+    DYNAMIX_CHECK(record.has_value(), "episode " << i << " has no record");
+    rows.wall_s.push_back(std::stod(record->fields.back()));
+    record->fields.pop_back();
+    rows.lines.push_back(std::move(record->line));
+    rows.fields.push_back(std::move(record->fields));
   }
-  rows.header = rows.header.substr(0, rows.header.rfind(','));
   return rows;
 }
 
@@ -510,7 +622,7 @@ SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
     throw InputError("--policies", 0, "", "distinct policies separated by commas",
                      excerpt(policy_list));
   }
-  load_scenario(spec.scenario, spec.overrides);
+  require_grid_fits(spec, load_scenario(spec.scenario, spec.overrides));
   SweepPlan plan;
   plan.make_policy = std::move(make_policy);
   plan.env_options.decision_interval = spec.decision_interval;

@@ -78,8 +78,12 @@ struct SweepPlan {
   std::vector<std::string> columns() const;
 };
 
+/// The most memory a sweep's cells may take before its first episode.
+inline constexpr std::size_t kMaxPlanBytes = std::size_t{2} << 30;
+
 /// Parses the --grid texts and the comma-separated policies, loads every cell's scenario and
-/// makes every policy once: a bad key, value or policy is an InputError before any episode.
+/// makes every policy once: a bad key, value or policy, or a grid too large for memory or
+/// kMaxEpisodes, is an InputError before any episode.
 SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
                           const std::string& policy_list, PolicyMaker make_policy);
 
@@ -87,6 +91,18 @@ SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
 std::string describe_sweep(const SweepPlan& plan);
 /// InputError on --resume unless `file` holds `definition`; the folder is left as it is.
 void check_same_sweep(const std::filesystem::path& file, const std::string& definition);
+
+/// A finished episode's record: its results.csv line and that line's fields, then the wall time.
+struct EpisodeRecord {
+  std::string line;
+  std::vector<std::string> fields;
+};
+
+/// Episode `index`'s record, none when it has not finished. A record that is not this plan's
+/// (another cell, grid value, policy or seed; a status, flag or number out of range) is an
+/// InputError naming its file and line: --resume trusts nothing it did not check.
+std::optional<EpisodeRecord> read_record(const SweepPlan& plan, const CellRecords& records,
+                                         std::size_t index);
 
 /// A sink that writes each record durably into `records`.
 RecordSink write_to(const CellRecords& records);

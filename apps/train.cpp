@@ -80,22 +80,50 @@ std::string fingerprint(const ConfigTree& resolved) {
   return text;
 }
 
-/// The rows of train_curve.csv for the updates a resumed checkpoint holds.
+const std::vector<std::string> kCurveColumns = {"update",
+                                                "env_steps",
+                                                "wall_s",
+                                                "mean_return",
+                                                "eval_time_to_target_s",
+                                                "eval_final_accuracy",
+                                                "mean_episode_time_s",
+                                                "explained_variance",
+                                                "entropy",
+                                                "approx_kl",
+                                                "clip_fraction",
+                                                "selection_score"};
+
+/// The rows of train_curve.csv for the updates a resumed checkpoint holds. Row k is update k,
+/// one per update from the first; those after `updates` were written after the checkpoint and
+/// go, and fewer than `updates` is a refusal.
 std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path,
                                          std::int64_t updates) {
   std::vector<std::string> kept;
   std::ifstream previous(curve_path);
   std::string line;
   std::getline(previous, line);
-  for (int number = 2; std::getline(previous, line); ++number) {
+  std::int64_t rows = 0;
+  for (; std::getline(previous, line); ++rows) {
     const std::string field = line.substr(0, line.find(','));
+    const int number = static_cast<int>(rows) + 2;
     std::int64_t update = 0;
     const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), update);
-    if (error != std::errc() || end != field.data() + field.size() || update < 1) {
-      throw InputError(curve_path.string(), number, "update", "an update number >= 1",
-                       excerpt(field));
+    if (error != std::errc() || end != field.data() + field.size() || update != rows + 1) {
+      throw InputError(curve_path.string(), number, "update",
+                       std::to_string(rows + 1) + " (row k is update k)", excerpt(field));
+    }
+    if (static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1 !=
+        kCurveColumns.size()) {
+      throw InputError(curve_path.string(), number, "",
+                       std::to_string(kCurveColumns.size()) + " fields", excerpt(line));
     }
     if (update <= updates) kept.push_back(line);
+  }
+  if (rows < updates) {
+    throw InputError(
+        curve_path.string(), 0, "",
+        "a row for each of the " + std::to_string(updates) + " updates the checkpoint holds",
+        previous.is_open() ? std::to_string(rows) + " rows" : "no file");
   }
   return kept;
 }
@@ -391,9 +419,7 @@ RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
 class TrainCurve {
  public:
   TrainCurve(const std::filesystem::path& file, const std::vector<std::string>& kept_rows)
-      : csv_(file, {"update", "env_steps", "wall_s", "mean_return", "eval_time_to_target_s",
-                    "eval_final_accuracy", "mean_episode_time_s", "explained_variance", "entropy",
-                    "approx_kl", "clip_fraction", "selection_score"}) {
+      : csv_(file, kCurveColumns) {
     for (const std::string& row : kept_rows) csv_.row_text(row);
   }
 
@@ -427,9 +453,7 @@ TrainCurve start_curve(const RunDirectory& directory, PpoTrainer& trainer, bool 
                      checkpoint.string() + " missing");
   }
   trainer.load_checkpoint(checkpoint);
-  return TrainCurve(curve, std::filesystem::exists(curve)
-                               ? kept_curve_rows(curve, trainer.updates())
-                               : std::vector<std::string>{});
+  return TrainCurve(curve, kept_curve_rows(curve, trainer.updates()));
 }
 
 /// The progress line after an update.

@@ -1,6 +1,9 @@
 // ConfigNode: yaml-cpp behind checked reads with precise error locations.
 #include "sim/io/config_node.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -81,11 +84,70 @@ void check_structure(const YAML::Node& node, const std::string& source, const st
   }
 }
 
+/// Counts a document's values (not map keys) as the parser reads it, keeping nothing, so that a
+/// file of too many, or of a second document, is refused before yaml-cpp builds a tree of about
+/// 500 bytes a value. An alias counts once here; check_structure counts each use.
+class ValueCounter : public YAML::EventHandler {
+ public:
+  explicit ValueCounter(const std::string& source) : source_(source) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1) {
+      throw InputError(source_, mark.line + 1, "", "one YAML document in the file", "a second one");
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(mark);
+    open_.push_back({.map = false});
+  }
+  void OnSequenceEnd() override { open_.pop_back(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(mark);
+    open_.push_back({.map = true});
+  }
+  void OnMapEnd() override { open_.pop_back(); }
+
+ private:
+  struct Collection {
+    bool map;
+    /// Nodes seen in it: in a map, keys and values alternate.
+    std::size_t nodes = 0;
+  };
+
+  void node(const YAML::Mark& mark) {
+    if (!open_.empty() && open_.back().map && open_.back().nodes++ % 2 == 0) return;
+    if (++values_ > ConfigNode::kMaxValues) {
+      throw InputError(
+          source_, mark.line + 1, "",
+          "a document of at most " + std::to_string(ConfigNode::kMaxValues) + " values", "more");
+    }
+  }
+
+  const std::string& source_;
+  int documents_ = 0;
+  std::size_t values_ = 0;
+  std::vector<Collection> open_;
+};
+
 }  // namespace
 
 ConfigNode ConfigNode::parse(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    ValueCounter counter(source);
+    while (parser.HandleNextDocument(counter)) {
+    }
     root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "", "valid YAML",

@@ -7,14 +7,36 @@
 namespace dynamix {
 namespace {
 
+/// Control characters as escapes, so that a message stays one line and sends the terminal no
+/// commands.
+std::string escaped(std::string_view text) {
+  std::string shown;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (c == '\t') {
+      shown += "\\t";
+    } else if (c == '\r') {
+      shown += "\\r";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      shown += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xf]};
+    } else {
+      shown += c;
+    }
+  }
+  return shown;
+}
+
 std::string compose(const std::string& source, int line, const std::string& where,
                     const std::string& expected, const std::string& found) {
   std::ostringstream message;
-  message << source;
+  message << escaped(source);
   if (line > 0) message << ':' << line;
-  if (!where.empty()) message << ": " << where;
-  message << ": expected " << expected;
-  if (!found.empty()) message << ", found " << found;
+  if (!where.empty()) message << ": " << escaped(where);
+  message << ": expected " << escaped(expected);
+  if (!found.empty()) message << ", found " << escaped(found);
   return message.str();
 }
 
@@ -32,20 +54,9 @@ InputError::InputError(std::string source, int line, std::string where, std::str
 std::string excerpt(std::string_view text) {
   constexpr std::size_t kShown = 40;
   std::string shown = "'";
-  for (std::size_t i = 0; i < text.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      shown += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      shown += '?';
-    } else {
-      shown += static_cast<char>(c);
-    }
-  }
-  shown += "'";
-  if (text.size() > kShown) shown.insert(shown.size() - 1, "...");
-  if (text.size() > kShown) shown += " (" + std::to_string(text.size()) + " bytes)";
-  return shown;
+  shown += escaped(text.substr(0, kShown));
+  if (text.size() <= kShown) return shown + "'";
+  return shown + "...' (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace dynamix

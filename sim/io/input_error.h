@@ -7,7 +7,8 @@
 
 namespace dynamix {
 
-/// Bad user input (a file, a CLI value). Its what() is one line a user can act on:
+/// Bad user input (a file, a CLI value). Its what() is one line a user can act on, control
+/// characters escaped ("\n", "\x1b"):
 /// "topologies/a.yaml:12: links[3].bandwidth_gbps: expected a number > 0, found -5".
 class InputError : public std::runtime_error {
  public:

@@ -2,6 +2,8 @@
 #include "sim/io/sources.h"
 
 #include <cerrno>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,18 @@
 #include "sim/io/input_error.h"
 
 namespace dynamix {
+
+std::uintmax_t max_input_bytes() {
+  const char* const text = std::getenv(kMaxInputBytesVariable);
+  if (text == nullptr || *text == '\0') return kMaxInputBytes;
+  std::uintmax_t bytes = 0;
+  const char* const end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, bytes);
+  if (error != std::errc() || stop != end || bytes == 0) {
+    throw InputError(kMaxInputBytesVariable, 0, "", "a number of bytes >= 1", excerpt(text));
+  }
+  return bytes;
+}
 
 std::string read_text(const std::string& path) {
   if (path.starts_with(kEmbeddedPrefix)) {
@@ -29,6 +43,14 @@ std::string read_text(const std::string& path) {
   if (!std::filesystem::is_regular_file(status)) {
     throw InputError(path, 0, "", "a regular file",
                      std::filesystem::is_directory(status) ? "a directory" : "a special file");
+  }
+  const std::uintmax_t limit = max_input_bytes();
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > limit) {
+    throw InputError(shown, 0, "",
+                     "a file of at most " + std::to_string(limit) + " bytes (" +
+                         kMaxInputBytesVariable + " raises the limit)",
+                     std::to_string(size) + " bytes");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "a readable file", std::strerror(errno));

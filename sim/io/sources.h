@@ -1,6 +1,7 @@
 // Reading input files from disk or from the copies embedded in the binary.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,7 +13,17 @@ namespace dynamix {
 /// "embedded:/scenarios/quickstart.yaml"; relative references inside them resolve there too.
 inline constexpr std::string_view kEmbeddedPrefix = "embedded:/";
 
-/// The contents of a file; an InputError naming the path if it cannot be read.
+/// The largest input file read_text takes, unless the environment variable
+/// kMaxInputBytesVariable gives another number of bytes: parsing holds several times a file's
+/// size in memory (YAML about 500 bytes a value), so the bound comes before any parsing.
+inline constexpr std::uintmax_t kMaxInputBytes = std::uintmax_t{16} << 20;
+inline constexpr const char* kMaxInputBytesVariable = "DYNAMIX_MAX_INPUT_BYTES";
+/// The bound in force: kMaxInputBytesVariable's value, else kMaxInputBytes; InputError on a
+/// value that is not a number of bytes >= 1.
+std::uintmax_t max_input_bytes();
+
+/// The contents of a file; an InputError naming the path if it cannot be read or is larger than
+/// max_input_bytes().
 std::string read_text(const std::string& path);
 /// `reference` as seen from the file `base` (absolute references are kept).
 std::string resolve_path(const std::string& base, const std::string& reference);

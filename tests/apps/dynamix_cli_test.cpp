@@ -173,6 +173,19 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
     check_rejected("evaluate --initial-batch 0", "--initial-batch");
     check_rejected("oracle --seeds 0", "--seeds");
   }
+  SUBCASE("more episodes than memory holds, refused before any is run") {
+    check_rejected("evaluate --seeds 1000000000",
+                   "--seeds: expected at most 1000000 episodes in all (each one's result is kept "
+                   "in memory until the results are written), found 1 scenarios × 8 policies × "
+                   "1000000000 seeds");
+    check_rejected("evaluate --family 100000 --policies goodput --seeds 11",
+                   "found 100000 scenarios × 1 policies × 11 seeds");
+    check_rejected("evaluate --policies goodput --oracle --seeds 600000",
+                   "found 1 scenarios × 2 policies × 600000 seeds");
+    check_rejected("evaluate --policies goodput --oracle --seeds 200000",
+                   "found 6 finalists × 200000 seeds");
+    check_rejected("oracle --seeds 1000000000", "found 6 finalists × 1000000000 seeds");
+  }
   SUBCASE("an unknown policy is blamed on the option that named it") {
     check_rejected("simulate --policy foo", "--policy: expected one of");
     check_rejected("simulate --policy ppo:", "--policy: expected ppo:PATH");

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,71 @@ TEST_CASE("dynamix sweep --resume runs only the episodes that have no record") {
     const std::string wall = row.substr(row.rfind(',') + 1);
     CAPTURE(record);
     CHECK(timing.find("," + wall) != std::string::npos);
+  }
+}
+
+TEST_CASE("dynamix sweep --resume refuses a record that is not this sweep's, naming its line") {
+  TempDirectory work;
+  const std::string out = work / "sweep";
+  REQUIRE(dynamix(kSweep + " --max-episodes 3 --out " + quoted(out)).status == 0);
+  const fs::path record = out + ".partial/episodes/000001.csv";
+  const std::string original = contents(record);
+  const std::string header = original.substr(0, original.find('\n') + 1);
+  const std::string row = original.substr(header.size());
+  const auto tampered = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = row.find(from);
+    REQUIRE(at != std::string::npos);
+    return header + row.substr(0, at) + to + row.substr(at + from.size());
+  };
+  const std::string identity = "0,resnet18-cifar10,ring,static:256,1001,";
+  REQUIRE(row.starts_with(identity));
+  const std::string name = record.string() + ":2: ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {tampered(identity, "99,resnet18-cifar10,ring,bogus:1,999,"),
+       name + "cell: expected '0' (episode 1 of this sweep), found '99'"},
+      {tampered("static:256,1001", "bogus:1,1001"), name + "policy: expected 'static:256'"},
+      {tampered("static:256,1001", "static:256,999"), name + "seed: expected '1001'"},
+      {tampered("ring,", "ps,"), name + "sync.architecture: expected 'ring'"},
+      {tampered(",ok,", ",fine,"), name + "status: expected ok or infeasible, found 'fine'"},
+      {tampered(",ok,", ",infeasible,"), name + "reason: expected why the episode is infeasible"},
+      {original + "0,x\n", name + "expected one row ending with a newline"},
+      {"cell\n" + row, record.string() + ":1: expected the header of this sweep's records"},
+  };
+  for (const auto& [text, message] : cases) {
+    CAPTURE(text);
+    std::ofstream(record, std::ios::binary) << text;
+    const Outcome resumed = dynamix(kSweep + " --resume --out " + quoted(out));
+    CHECK(resumed.status == 2);
+    CHECK(resumed.stderr_text.starts_with("dynamix: " + message));
+    CHECK(std::count(resumed.stderr_text.begin(), resumed.stderr_text.end(), '\n') == 1);
+    CHECK(!fs::exists(out));
+    CHECK(std::distance(fs::directory_iterator(out + ".partial/episodes"), {}) == 3);
+  }
+  std::ofstream(record, std::ios::binary) << original;
+  CHECK(dynamix(kSweep + " --resume --out " + quoted(out)).status == 0);
+}
+
+TEST_CASE("dynamix sweep refuses a grid too large for memory in well under 2 s, running nothing") {
+  std::string thousand;
+  for (int i = 1; i <= 1000; ++i) thousand += (i > 1 ? "," : "") + std::to_string(i);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--grid training.budget_epochs=" + thousand + " --grid batch_size=" + thousand +
+           " --policies goodput --seeds 1",
+       "--grid: expected a grid of at most 40329 cells (every cell's scenario is loaded before "
+       "the first episode, about 52 KiB each, within 2048 MiB), found 1000000 cells"},
+      {"--grid training.budget_epochs=" + thousand +
+           " --grid batch_size=1,2,3,4,5,6,7,8,9,10 --seeds 40",
+       "--grid: expected at most 1000000 episodes in all (each one's result is kept in memory "
+       "until the results are written), found 10000 cells × 4 policies × 40 seeds"},
+  };
+  for (const auto& [arguments, message] : cases) {
+    TempDirectory work;
+    const auto start = std::chrono::steady_clock::now();
+    const Outcome outcome = dynamix("sweep " + arguments + " --out " + quoted(work / "sweep"));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    CHECK(outcome.status == 2);
+    CHECK(outcome.stderr_text == "dynamix: " + message + "\n");
+    CHECK(fs::is_empty(work.path()));
   }
 }
 

@@ -305,8 +305,24 @@ TEST_CASE("train --resume with other options or another scenario is refused nami
   const Outcome corrupt = dynamix(kTinyRun + " --seed 1" + out);
   CHECK(corrupt.status == 2);
   CHECK(corrupt.stderr_text == "dynamix: " + (partial / "train_curve.csv").string() + ":" +
-                                   std::to_string(rows + 2) +
-                                   ": update: expected an update number >= 1, found 'x7'\n");
+                                   std::to_string(rows + 2) + ": update: expected " +
+                                   std::to_string(rows + 1) + " (row k is update k), found 'x7'\n");
+
+  {  // A curve that lost its last row no longer matches the checkpoint's updates.
+    const std::string whole = contents(work.path() / "train" / "train_curve.csv");
+    std::ofstream(partial / "train_curve.csv", std::ios::binary)
+        << whole.substr(0, whole.rfind('\n', whole.size() - 2) + 1);
+  }
+  const Outcome truncated = dynamix(kTinyRun + " --seed 1" + out);
+  CHECK(truncated.status == 2);
+  CHECK(truncated.stderr_text == "dynamix: " + (partial / "train_curve.csv").string() +
+                                     ": expected a row for each of the " + std::to_string(rows) +
+                                     " updates the checkpoint holds, found " +
+                                     std::to_string(rows - 1) + " rows\n");
+  fs::remove(partial / "train_curve.csv");
+  const Outcome missing = dynamix(kTinyRun + " --seed 1" + out);
+  CHECK(missing.status == 2);
+  CHECK(missing.stderr_text.ends_with("updates the checkpoint holds, found no file\n"));
 
   fs::copy_file(work.path() / "train" / "train_curve.csv", partial / "train_curve.csv",
                 fs::copy_options::overwrite_existing);

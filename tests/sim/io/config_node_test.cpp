@@ -46,6 +46,29 @@ TEST_CASE("ConfigNode rejects unknown keys and wrong types") {
   CHECK(error_of([&] { typed.integer("n"); }) == "x.yaml:1: n: expected an integer, found 'ten'");
 }
 
+TEST_CASE("ConfigNode refuses a second document and too many values before building a tree") {
+  CHECK(error_of([] { ConfigNode::parse("a: 1\n---\nb: 2\n", "two.yaml"); }) ==
+        "two.yaml:2: expected one YAML document in the file, found a second one");
+  std::string list = "a:\n";
+  for (std::size_t i = 0; i <= ConfigNode::kMaxValues; ++i) list += "- 1\n";
+  CHECK(error_of([&] { ConfigNode::parse(list, "list.yaml"); }) ==
+        "list.yaml:1000000: expected a document of at most 1000000 values, found more");
+  // Map keys are not values: a map of kMaxValues / 2 entries and their keys is accepted.
+  std::string map;
+  for (std::size_t i = 0; i < ConfigNode::kMaxValues / 2; ++i)
+    map += "k" + std::to_string(i) + ": 1\n";
+  CHECK(ConfigNode::parse(map, "map.yaml").keys().size() == ConfigNode::kMaxValues / 2);
+}
+
+TEST_CASE("Control characters in a key or value are escaped in the one-line message") {
+  const ConfigNode root = ConfigNode::parse("\"a\\e[31m\\tb\": 1\nc: \"x\\ny\"\n", "keys.yaml");
+  CHECK(error_of([&] { root.reject_unknown({"c"}); }) ==
+        "keys.yaml:1: a\\x1b[31m\\tb: expected one of the known keys (c), found unknown key "
+        "'a\\x1b[31m\\tb'");
+  CHECK(error_of([&] { root.at("c").as_number(); }) ==
+        "keys.yaml:2: c: expected a number, found 'x\\ny'");
+}
+
 TEST_CASE("ConfigNode reports YAML syntax errors with the line") {
   CHECK(
       error_of([] { ConfigNode::parse("a: [1, 2\nb: 3\n", "bad.yaml"); }).starts_with("bad.yaml:"));

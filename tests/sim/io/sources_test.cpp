@@ -2,10 +2,13 @@
 #include "sim/io/sources.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <string>
 
 #include "sim/io/input_error.h"
+#include "tests/fixtures.h"
 
 namespace dynamix {
 namespace {
@@ -23,6 +26,28 @@ TEST_CASE("read_text names the missing file") {
       "/nonexistent/dir/x.yaml: expected a readable file, found No such file or directory",
       InputError);
   CHECK_THROWS_AS(read_text("embedded:/nope.yaml"), InputError);
+}
+
+TEST_CASE(
+    "read_text refuses a file above the input bound before reading it; the variable moves it") {
+  const testing::TempDirectory work;
+  const std::string big = work.write("big.yaml", std::string((16 << 20) + 1, 'a'));
+  CHECK_THROWS_WITH_AS(
+      read_text(big),
+      (big + ": expected a file of at most 16777216 bytes (DYNAMIX_MAX_INPUT_BYTES "
+             "raises the limit), found 16777217 bytes")
+          .c_str(),
+      InputError);
+  ::setenv(kMaxInputBytesVariable, "20000000", 1);
+  CHECK(read_text(big).size() == (16 << 20) + 1);
+  ::setenv(kMaxInputBytesVariable, "4", 1);
+  CHECK_THROWS_WITH_AS(read_text(work.write("five.yaml", "a: 1\n")),
+                       doctest::Contains("expected a file of at most 4 bytes"), InputError);
+  ::setenv(kMaxInputBytesVariable, "4k", 1);
+  CHECK_THROWS_WITH_AS(read_text(big),
+                       "DYNAMIX_MAX_INPUT_BYTES: expected a number of bytes >= 1, found '4k'",
+                       InputError);
+  ::unsetenv(kMaxInputBytesVariable);
 }
 
 TEST_CASE("every embedded file is readable through its embedded path") {
