@@ -216,16 +216,7 @@ CsvWriter& CsvWriter::operator<<(std::int64_t value) {
 
 CsvWriter& CsvWriter::operator<<(std::string_view value) {
   separate();
-  if (value.find_first_of(",\"\n") == std::string_view::npos) {
-    buffer_ += value;
-    return *this;
-  }
-  buffer_ += '"';
-  for (const char c : value) {
-    if (c == '"') buffer_ += '"';
-    buffer_ += c;
-  }
-  buffer_ += '"';
+  buffer_ += csv_field(value);
   return *this;
 }
 

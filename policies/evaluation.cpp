@@ -285,8 +285,8 @@ void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& resu
          "total_time_s,mean_batch_size,min_global_batch,max_global_batch,global_batch_change,"
          "departure_share,decisions\n";
   for (const EpisodeResult& r : results) {
-    out << r.scenario << ',' << r.policy << ',' << policy_kind_name(r.kind) << ',' << r.seed << ','
-        << r.feasible << ',' << r.time_to_target_s.has_value() << ','
+    out << csv_field(r.scenario) << ',' << csv_field(r.policy) << ',' << policy_kind_name(r.kind)
+        << ',' << r.seed << ',' << r.feasible << ',' << r.time_to_target_s.has_value() << ','
         << (r.time_to_target_s ? format_number(*r.time_to_target_s) : "") << ','
         << format_number(r.final_accuracy) << ',' << format_number(r.total_time_s) << ','
         << format_number(r.mean_batch_size) << ',' << r.min_global_batch << ','

@@ -131,4 +131,14 @@ void JsonWriter::write_string(std::string_view text) {
 
 void JsonWriter::value(const ConfigTree& tree) { tree.write_json(*this); }
 
+std::string csv_field(std::string_view value) {
+  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
+  std::string quoted = "\"";
+  for (const char c : value) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
 }  // namespace dynamix

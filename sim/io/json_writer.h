@@ -46,5 +46,8 @@ class JsonWriter {
 
 /// A number formatted the way every dynamix output file formats it.
 std::string format_number(double number);
+/// `value` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds
+/// a comma, a quote or a line break.
+std::string csv_field(std::string_view value);
 
 }  // namespace dynamix

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "gym/scenario_source.h"
@@ -10,6 +11,17 @@
 
 namespace dynamix {
 namespace {
+
+TEST_CASE("results.csv quotes a label with a comma, a quote or a line break") {
+  EpisodeResult result;
+  result.scenario = "quick,start";
+  result.policy = "my \"policy\"\nsecond line";
+  std::ostringstream out;
+  write_results_csv(out, {result});
+  const std::string text = out.str();
+  CHECK(text.find("\"quick,start\",\"my \"\"policy\"\"\nsecond line\",") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);  // header, a record holding one break
+}
 
 TEST_CASE("bootstrap_mean brackets the mean and collapses for identical values") {
   const std::vector<double> values = {10, 12, 9, 11, 13, 8, 10};
@@ -77,11 +89,13 @@ TEST_CASE("A miss never ranks as fast: it ranks after every reacher and scores t
   CHECK(a.policies[1].score_s == 500);
   const std::string text = r.summary();
   CHECK(has(text, "Best static batch: static:64. Best heuristic: goodput."));
-  CHECK(has(text, "| 3 | static:512 | miss 1/2 | 50.0 [50.0, 50.0] | 0.9000 [0.9000, 0.9000] | "
-                  "2.500 | 3.125 |"));
+  CHECK(has(text,
+            "| 3 | static:512 | miss 1/2 | 50.0 [50.0, 50.0] | 0.9000 [0.9000, 0.9000] | "
+            "2.500 | 3.125 |"));
   CHECK(has(text, "| 3 | ppo | miss 2/2 | never |"));
-  CHECK(has(text, "| 1 | goodput | 2/2 | 160.0 [160.0, 160.0] | 0.9000 [0.9000, 0.9000] | "
-                  "0.800 | 1.000 |"));
+  CHECK(has(text,
+            "| 1 | goodput | 2/2 | 160.0 [160.0, 160.0] | 0.9000 [0.9000, 0.9000] | "
+            "0.800 | 1.000 |"));
 }
 
 TEST_CASE("The geometric mean counts misses at the budget and skips scenarios no static reached") {
@@ -114,11 +128,13 @@ TEST_CASE("The oracle's headroom is the share of the heuristic-to-oracle gap a p
   r.add("a", "ppo", PolicyKind::kLearned, {125.0});
   r.add("a", "oracle", PolicyKind::kOracle, {100.0});
   const std::string text = r.summary();
-  CHECK(has(text, "| 2 | ppo | 1/1 | 125.0 [125.0, 125.0] | 0.9000 [0.9000, 0.9000] | 0.625 | "
-                  "0.833 | 50% |"));
+  CHECK(has(text,
+            "| 2 | ppo | 1/1 | 125.0 [125.0, 125.0] | 0.9000 [0.9000, 0.9000] | 0.625 | "
+            "0.833 | 50% |"));
   CHECK(has(text, "| 1 | oracle |"));
-  CHECK(has(text, "| 4 | static:64 | 1/1 | 200.0 [200.0, 200.0] | 0.9000 [0.9000, 0.9000] | "
-                  "1.000 | 1.333 | <0% |"));
+  CHECK(has(text,
+            "| 4 | static:64 | 1/1 | 200.0 [200.0, 200.0] | 0.9000 [0.9000, 0.9000] | "
+            "1.000 | 1.333 | <0% |"));
 }
 
 std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides) {
