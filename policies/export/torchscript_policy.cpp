@@ -169,8 +169,15 @@ std::vector<float> TorchScriptPolicy::logits(const Observation& observation) con
       const_cast<float*>(observation.values.data()),
       {static_cast<std::int64_t>(observation.workers), impl_->features}, torch::kFloat32);
   const torch::Tensor output = impl_->module.forward({input}).toTensor().contiguous();
-  DYNAMIX_CHECK(output.dim() == 2 && output.size(1) == impl_->actions,
-                "policy output of shape " << output.sizes());
+  if (output.dim() != 2 || output.size(0) != static_cast<std::int64_t>(observation.workers) ||
+      output.size(1) != impl_->actions) {
+    std::ostringstream shape;
+    shape << output.sizes();
+    throw PolicyFileError(impl_->file.string(), 0, "forward",
+                          std::to_string(observation.workers) + " x " +
+                              std::to_string(impl_->actions) + " logits (a row per worker)",
+                          "an output of shape " + shape.str());
+  }
   return std::vector<float>(output.data_ptr<float>(), output.data_ptr<float>() + output.numel());
 }
 

@@ -12,7 +12,9 @@
 namespace dynamix {
 namespace {
 
-constexpr std::int64_t kMaxNodes = 1 << 20;
+/// The generated topology holds about 10 values a node (a node entry and its uplink), and a YAML
+/// document at most ConfigNode::kMaxValues: 65,536 nodes stay well inside.
+constexpr std::int64_t kMaxNodes = 1 << 16;
 
 std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& catalog) {
   std::vector<GpuShare> shares;
@@ -56,7 +58,11 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
     fabric.at("kind").fail("leaf-spine or fat-tree", "'" + kind + "'");
   }
   const std::int64_t nodes = fabric.count_or("nodes", 1, 0);
-  if (nodes > kMaxNodes) fabric.at("nodes").fail("at most " + std::to_string(kMaxNodes));
+  if (nodes > kMaxNodes) {
+    fabric.at("nodes").fail("at most " + std::to_string(kMaxNodes) +
+                            " (the topology generated for them must fit one document of " +
+                            std::to_string(ConfigNode::kMaxValues) + " values)");
+  }
   shape.nodes = static_cast<std::size_t>(nodes);
   shape.hosts_per_leaf = static_cast<std::size_t>(fabric.int_or("hosts_per_leaf", 1, 4096, 16));
   shape.spines = static_cast<std::size_t>(fabric.int_or("spines", 1, 1024, 2));

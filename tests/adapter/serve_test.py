@@ -301,7 +301,7 @@ def check_pin(binary, policy, work):
 
 def misbehaving_policy(policy, out, behaviour, from_call):
     """policy.pt's metadata around a forward that, from its `from_call`-th call, loops for ever
-    ("loop") or answers NaN ("nan")."""
+    ("loop"), answers NaN ("nan") or one row whatever the workers ("one_row")."""
     import torch
     files = {"schema.json": "", "actions.json": "", "version": "", "action_base": "",
              "bounds.json": "", "decision_interval": ""}
@@ -311,6 +311,7 @@ def misbehaving_policy(policy, out, behaviour, from_call):
     class Misbehaving(torch.nn.Module):
         calls: int
         loop: bool
+        one_row: bool
 
         def __init__(self):
             super().__init__()
@@ -320,12 +321,15 @@ def misbehaving_policy(policy, out, behaviour, from_call):
             self.from_call = from_call
             self.actions = actions
             self.loop = behaviour == "loop"
+            self.one_row = behaviour == "one_row"
 
         def forward(self, obs):
             self.calls += 1
             logits = torch.zeros(obs.shape[0], self.actions)
             if self.calls >= self.from_call:
-                if self.loop:
+                if self.one_row:
+                    logits = logits[:1]
+                elif self.loop:
                     while self.calls > 0:
                         logits = logits + 1.0
                 else:
@@ -347,6 +351,11 @@ def check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc):
                                             "--decision-deadline-ms", "200")
     check(status == 2 and "decides within" in stderr,
           f"a policy that loops at warm-up: {status} after {seconds:.1f} s: {stderr}")
+
+    rows = misbehaving_policy(policy, work / "one-row.pt", "one_row", 1)
+    status, stderr, _ = refused_start(binary, rows, work / "rows-log")
+    check(status == 2 and "forward: expected 2 x" in stderr and "a row per worker" in stderr
+          and stderr.count("\n") == 1, f"a policy answering one row: {status} {stderr}")
 
     later = misbehaving_policy(policy, work / "loop-later.pt", "loop", 3)
     server, address = start(binary, later, work / "loop-later-log", "--decision-deadline-ms", "300")

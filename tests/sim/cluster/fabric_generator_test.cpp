@@ -52,6 +52,12 @@ TEST_CASE("A leaf-spine fabric fills leaves in order and links every leaf to eve
   CHECK(topology.hosts().back().gpu == "T4");
 }
 
+TEST_CASE("A fabric too large for its generated topology is refused with the reason") {
+  CHECK(error_of([] { fabric("kind: leaf-spine, nodes: 100000"); })
+            .find("nodes: expected at most 65536 (the topology generated for them must fit one "
+                  "document of 1000000 values), found '100000'") != std::string::npos);
+}
+
 TEST_CASE("One leaf holds a small cluster without spines") {
   const Topology topology = fabric("kind: leaf-spine, nodes: 8, hosts_per_leaf: 16");
   CHECK(topology.hosts().size() == 8);
