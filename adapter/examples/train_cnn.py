@@ -46,6 +46,12 @@ class SmallCnn(torch.nn.Module):
         return self.head(x.flatten(1))
 
 
+def validation_accuracy(model, held_out, device) -> float:
+    with torch.no_grad():
+        predicted = model.module(held_out[0].to(device)).argmax(1)
+    return float((predicted == held_out[1].to(device)).float().mean())
+
+
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
@@ -59,6 +65,9 @@ def arguments():
                                                                 "adascale"])
     parser.add_argument("--slowdown", default="", help="per-rank compute slowdown, e.g. 1,1,1.5,2")
     parser.add_argument("--plain", action="store_true", help="plain DDP, fixed batches")
+    parser.add_argument("--validate-every", type=int, default=50,
+                        help="iterations between validation accuracies sent to the arbitrator "
+                             "(0: never)")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()
 
@@ -75,6 +84,7 @@ def main():
         torch.set_num_threads(1)
     slowdown = [float(s) for s in args.slowdown.split(",")] if args.slowdown else [1.0] * world
     images, labels = generated_images(args.dataset_size, args.seed)
+    held_out = generated_images(1000, args.seed + 1)  # the validation set
     torch.manual_seed(args.seed)
     model = torch.nn.parallel.DistributedDataParallel(
         SmallCnn().to(device), device_ids=[local_rank] if device.type == "cuda" else None)
@@ -102,6 +112,8 @@ def main():
         accuracy = float((output.argmax(1) == y).float().mean())
         if controller:
             controller.end_iteration(float(loss), accuracy)
+            if args.validate_every and controller.iteration % args.validate_every == 0:
+                controller.validation_accuracy = validation_accuracy(model, held_out, device)
         times.append(time.perf_counter() - start)
         if rank == 0 and (iteration + 1) % args.interval == 0:
             print(f"iteration {iteration + 1}: loss {float(loss):.3f} accuracy {accuracy:.2f} "
@@ -112,7 +124,7 @@ def main():
         print(f"{'plain DDP' if args.plain else 'dynamix_worker'}: median iteration "
               f"{1000 * statistics.median(steady):.2f} ms over {len(steady)} iterations")
     if controller is not None:
-        controller.close()
+        controller.close()  # collective: no rank has communication in flight after it
     dist.destroy_process_group()
 
 

@@ -96,10 +96,8 @@ def worker(rank, init_file, address, out_dir, kill_pid):
     (pathlib.Path(out_dir) / f"rank{rank}.json").write_text(json.dumps(result))
     controller.close()
     dist.destroy_process_group()
-    # Leave without tearing down torch's DDP and gloo objects: in a forked rank (torch 1.13) that
-    # teardown hangs now and then after everything is written (faulthandler showed a rank stuck
-    # in _wrap once fn had returned, about 1 run in 4).
-    os._exit(0)
+    # The rank returns and tears DDP and gloo down as any job does: with Python off gloo's
+    # threads that no longer hangs (it did about 1 run in 4 with the `.then` hook).
 
 
 def run_job(work, address, kill_pid=0, name="job"):
@@ -190,13 +188,18 @@ def check_job(results, kill=False):
                 in_force = batches
         check(sizes == in_force, f"iteration {step}: ranks read {sizes}, batches {in_force}")
     if kill:
+        # One window of lag: the last report answered before the kill is applied at the end of
+        # the window after it.
+        last = (KILL_AT // INTERVAL + 1) * INTERVAL
         decided = [a for a in first["applied"]]
-        check(decided and all(a[0] <= KILL_AT for a in decided),
+        check(decided and all(a[0] <= last for a in decided),
               f"decisions after the kill: {decided}")
         check(first["final_batches"] == decided[-1][2], "the job left its last batches")
         check(any("window" in r for r in first["refusals"]), "no refusal logged after the kill")
     else:
-        check(len(first["applied"]) == ITERATIONS // INTERVAL - 1,
+        # Reports at 5, 10, ..., 40; each applies a window later; those due at 40 and 45 fall
+        # at or after the job's end.
+        check(len(first["applied"]) == ITERATIONS // INTERVAL - 2,
               f"{len(first['applied'])} decisions applied: {first['refusals']}")
 
 
@@ -237,11 +240,11 @@ def check_refusals(address, proto_dir):
     nan = report()
     nan.metrics.workers[2].compute_s = float("nan")
     refused(nan, grpc.StatusCode.INVALID_ARGUMENT,
-            "metrics.workers[2].compute_s: expected a finite number >= 0, found nan")
+            "metrics.workers[2].compute_s: expected a number in [0, 1000000], found nan")
     negative = report()
     negative.metrics.workers[1].retransmit_rate = -0.5
     refused(negative, grpc.StatusCode.INVALID_ARGUMENT,
-            "metrics.workers[1].retransmit_rate: expected a finite number >= 0, found -0.5")
+            "metrics.workers[1].retransmit_rate: expected a number in [0, 1], found -0.5")
     huge = report()
     huge.job_id = "x" * 100_000
     refused(huge, grpc.StatusCode.RESOURCE_EXHAUSTED, "larger than max")

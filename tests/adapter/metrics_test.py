@@ -17,7 +17,26 @@ def check(condition, message):
         sys.exit(1)
 
 
+def check_skipped_steps_left_out():
+    """An overflowed iteration (an AMP step the GradScaler skipped) leaves σ²_norm unchanged."""
+    import torch
+    from dynamix_worker.metrics import ITERATION_FIELDS, gradient_variance_norm
+    f = {name: i for i, name in enumerate(ITERATION_FIELDS)}
+    rows = torch.zeros(4, len(ITERATION_FIELDS), dtype=torch.float64)
+    rows[:, f["batch"]] = 8
+    rows[:, f["local_norm_sq"]] = torch.tensor([3.0, 2.5, 3.5, 3.0])
+    rows[:, f["global_norm_sq"]] = torch.tensor([1.2, 1.0, 1.4, 1.1])
+    global_batch = torch.full((4,), 32.0, dtype=torch.float64)
+    clean = gradient_variance_norm(rows[:3], rows[:3, f["batch"]], global_batch[:3])
+    rows[3, f["local_norm_sq"]] = float("inf")
+    rows[3, f["global_norm_sq"]] = float("nan")
+    with_skip = gradient_variance_norm(rows, rows[:, f["batch"]], global_batch)
+    check(clean > 0 and abs(with_skip - clean) < 1e-12,
+          f"σ²_norm with a skipped step {with_skip}, without it {clean}")
+
+
 def main():
+    check_skipped_steps_left_out()
     check(TcpCounters().source.startswith("host"),
           "a process without TCP sockets falls back to the host counters")
     server = socket.create_server(("127.0.0.1", 0))

@@ -1,11 +1,33 @@
-"""The DDP communication hook for unequal batches: all-reduce b_i * g_i and divide by B, which
-equals the gradient of one process over the union of the ranks' batches. It also times the
-communication through the futures and measures local and global gradient norms."""
+"""The DDP communication hook for unequal batches: each rank scales its bucket by b_i / B and a SUM
+all-reduce yields Σ b_i g_i / B, the gradient of one process over the union of the ranks' batches.
+
+No Python runs on a communication thread. A `.then` callback on the all-reduce's future would run
+on gloo's (or NCCL's) thread, and at exit such a thread waiting for the GIL deadlocks the main
+thread joining it (PyTorch issue #56297). DDP 1.13 only takes a future holding a Python object,
+so the hook returns a fresh future that the autograd thread completes: the first bucket queues a
+callback at the end of backward (it runs before DDP's finalize, which DDP queues later), and that
+callback waits for the all-reduces, reads the global norm and the time, and completes them.
+"""
+import collections
 import time
 from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
+
+
+# The objects of the last collectives, held by this module until the interpreter's end. A gloo
+# thread lets go of a collective's tensors just after wait() returns; had Python dropped its
+# references by then, that thread frees their Python objects and needs the GIL, and at exit, with
+# the main thread holding the GIL while it joins the thread (~Reducer -> ~ProcessGroupGloo), the
+# job hangs (PyTorch issue #56297). Held here, a collective's tensors outlive the process group
+# that ran it, in the common case of a DDP model freed before module teardown.
+_HELD = collections.deque(maxlen=16)
+
+
+def hold(*objects) -> None:
+    """Keeps the objects of one collective (tensors, works) alive; the oldest are let go."""
+    _HELD.append(objects)
 
 
 @dataclass
@@ -23,7 +45,8 @@ class WeightedHookState:
     # Sums of squared norms over the buckets: floats, or 0-dim tensors once a bucket was seen.
     local_norm_sq: float = 0.0
     global_norm_sq: float = 0.0
-    pending: list = field(default_factory=list)
+    # (all-reduce work, bucket, the future returned to DDP) of each bucket of this backward pass.
+    buckets: list = field(default_factory=list)
 
     def reset(self) -> None:
         self.last_hook_time = 0.0
@@ -31,34 +54,45 @@ class WeightedHookState:
         self.bytes_reduced = 0
         self.local_norm_sq = 0.0
         self.global_norm_sq = 0.0
-        self.pending = []
+        self.buckets = []
 
 
 def squared_norm(tensor):
     """‖tensor‖² as a 0-dim tensor on the tensor's device: one dot product, no copy of a float32
     bucket and no host synchronization (the controller reads it once per iteration)."""
-    flat = tensor.detach()
+    flat = tensor.detach().reshape(-1)
     if flat.dtype != torch.float32:
         flat = flat.float()
     return torch.dot(flat, flat)
+
+
+def _finish_backward(state: WeightedHookState) -> None:
+    """On the autograd thread, before DDP's finalize reads the futures: waits for every bucket's
+    all-reduce (DDP would wait for them there anyway), then completes the hook's futures."""
+    for work, _, _ in state.buckets:
+        work.wait()
+    state.comm_done_time = time.perf_counter()
+    for _, tensor, future in state.buckets:
+        state.global_norm_sq = state.global_norm_sq + squared_norm(tensor)
+        future.set_result(tensor)
+    hold(state.buckets)  # see _HELD
+    state.buckets = []
 
 
 def weighted_allreduce_hook(state: WeightedHookState, bucket):
     """Register with ddp_model.register_comm_hook(state, weighted_allreduce_hook)."""
     tensor = bucket.buffer()
     state.last_hook_time = time.perf_counter()
-    state.local_norm_sq += squared_norm(tensor)
+    if not state.buckets:
+        torch.autograd.Variable._execution_engine.queue_callback(
+            lambda: _finish_backward(state))
+    state.local_norm_sq = state.local_norm_sq + squared_norm(tensor)
     state.bytes_reduced += tensor.numel() * tensor.element_size()
-    tensor.mul_(float(state.batch))
-    future = dist.all_reduce(tensor, group=state.process_group, async_op=True).get_future()
-
-    def finish(done):
-        reduced = done.value()[0].div_(float(state.global_batch))
-        state.global_norm_sq += squared_norm(reduced)
-        state.comm_done_time = max(state.comm_done_time, time.perf_counter())
-        return reduced
-
-    return future.then(finish)
+    tensor.mul_(state.batch / state.global_batch)
+    work = dist.all_reduce(tensor, group=state.process_group, async_op=True)
+    future = torch.futures.Future(devices=[tensor.device] if tensor.is_cuda else None)
+    state.buckets.append((work, tensor, future))
+    return future
 
 
 def ring_bytes_sent(bytes_reduced: int, world_size: int) -> float:

@@ -156,7 +156,9 @@ def gradient_variance_norm(mine: torch.Tensor, batch: torch.Tensor,
     |G|² ≈ (B|G_B|² - b|g_b|²) / (B - b)."""
     f = {name: i for i, name in enumerate(ITERATION_FIELDS)}
     local, global_ = mine[:, f["local_norm_sq"]], mine[:, f["global_norm_sq"]]
-    usable = global_batch > batch
+    # An iteration whose gradient overflowed (an AMP step the GradScaler skipped) says nothing
+    # about the noise: it is left out.
+    usable = (global_batch > batch) & local.isfinite() & global_.isfinite()
     if not bool(usable.any()):
         return 0.0
     b, big = batch[usable], global_batch[usable]

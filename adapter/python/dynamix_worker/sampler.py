@@ -1,13 +1,16 @@
 """A global cursor over a seeded per-epoch permutation: worker i reads its contiguous slice of
 every global batch, so any batch vector works and each sample is read once per epoch."""
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
+_HISTORY = 64
+
 
 class GlobalCursorSampler:
-    """Yields this rank's indices for each iteration; usable as a DataLoader batch_sampler
-    (num_workers=0, so that a batch change takes effect at the next iteration).
+    """Yields this rank's indices for each iteration; usable as a DataLoader batch_sampler, with
+    workers too: a switch is scheduled for the iteration whose batch it changes, and a DataLoader
+    draws that batch ahead of time (the controller's `lookahead`).
 
     Every rank holds the same state (seed, epoch, cursor) and advances it by the global batch,
     so the ranks never exchange indices. A global batch that crosses the end of an epoch takes
@@ -24,6 +27,9 @@ class GlobalCursorSampler:
         self.seed = seed
         self.epoch = 0
         self.cursor = 0
+        self.iteration = 0  # batches served
+        self._schedule: Dict[int, List[int]] = {}  # iteration -> the batches from then on
+        self._history: Dict[int, dict] = {}  # iteration -> the state before serving it
         self._batches: List[int] = []
         self._last_start = (0, [])
         self._permutations: Dict[int, torch.Tensor] = {}
@@ -43,6 +49,13 @@ class GlobalCursorSampler:
             raise ValueError(f"batches: expected {len(self._batches or batches)} sizes >= 1, "
                              f"found {batches}")
         self._batches = batches
+
+    def schedule(self, iteration: int, batches: Sequence[int]) -> None:
+        """Serves `batches` from the batch of `iteration` on (at once if already reached)."""
+        if iteration <= self.iteration:
+            self.set_batches(batches)
+        else:
+            self._schedule[iteration] = [int(b) for b in batches]
 
     def permutation(self, epoch: int) -> torch.Tensor:
         if epoch not in self._permutations:
@@ -75,6 +88,11 @@ class GlobalCursorSampler:
 
     def next_indices(self) -> List[int]:
         """This rank's slice of the next global batch; advances the cursor on every rank."""
+        if self.iteration in self._schedule:
+            self.set_batches(self._schedule.pop(self.iteration))
+        self._history[self.iteration] = self.state_dict()
+        self._history.pop(self.iteration - _HISTORY, None)
+        self.iteration += 1
         self._last_start = (self.epoch * self.dataset_size + self.cursor, list(self._batches))
         start = sum(self._batches[:self.rank])
         indices = self._slice(start, self._batches[self.rank])
@@ -91,14 +109,25 @@ class GlobalCursorSampler:
         while True:
             yield self.next_indices()
 
-    def state_dict(self) -> dict:
+    def state_dict(self, iteration: Optional[int] = None) -> dict:
+        """The state, or as it was before serving `iteration`'s batch (one of the last 64: a
+        DataLoader has drawn batches ahead of the iteration being trained)."""
+        if iteration is not None and iteration != self.iteration:
+            if iteration not in self._history:
+                raise ValueError(f"iteration: {iteration} is not among the last {_HISTORY} "
+                                 f"served (up to {self.iteration})")
+            return self._history[iteration]
         return {"seed": self.seed, "epoch": self.epoch, "cursor": self.cursor,
-                "batches": list(self._batches), "dataset_size": self.dataset_size}
+                "batches": list(self._batches), "dataset_size": self.dataset_size,
+                "iteration": self.iteration, "schedule": dict(self._schedule)}
 
     def load_state_dict(self, state: dict) -> None:
         if state["dataset_size"] != self.dataset_size:
             raise ValueError(f"dataset_size: the state is for {state['dataset_size']} samples, "
                              f"this sampler has {self.dataset_size}")
         self.seed, self.epoch, self.cursor = state["seed"], state["epoch"], state["cursor"]
+        self.iteration = state.get("iteration", 0)
+        self._schedule = {int(i): list(b) for i, b in state.get("schedule", {}).items()}
+        self._history = {}
         self._permutations = {}
         self.set_batches(state["batches"])
