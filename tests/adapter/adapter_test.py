@@ -332,6 +332,19 @@ def main():
         print(replay(binary, policy, f"{work}/killed-log"))
         print("\n".join(killed_results[0]["refusals"][:1]))
 
+        # A rule served without any policy.pt steers the same job, and replay agrees.
+        rule = Server(binary, "goodput:100", f"{work}/rule-log")
+        rule_results = run_job(work, rule.address, name="rule")
+        rule.stop()
+        for rank, result in enumerate(rule_results):
+            check(result["iterations"] == ITERATIONS and
+                  result["applied"] == rule_results[0]["applied"],
+                  f"goodput:100: rank {rank} ran {result['iterations']} iterations, applied "
+                  f"{result['applied']}")
+        check(len(rule_results[0]["applied"]) >= 3,
+              f"goodput:100 applied {len(rule_results[0]['applied'])} decisions")
+        print(replay(binary, "goodput:100", f"{work}/rule-log"))
+
         # gRPC in this process only after the last fork: gRPC does not survive fork(2).
         check_refusals(server.address, proto_dir)
         messages = server.stop()
