@@ -8,12 +8,9 @@
 #include <string>
 #include <string_view>
 
-namespace dynamix {
+#include "sim/io/durable_file.h"
 
-/// Writes `text` to `file` through a temporary sibling that is flushed to disk (fsync) and
-/// renamed into place, then syncs the folder: after a crash `file` holds all of `text` or is
-/// absent. InputError naming the file when it cannot be written.
-void write_durably(const std::filesystem::path& file, std::string_view text);
+namespace dynamix {
 
 /// Cell records in one folder, named by the cell's index. Distinct cells may be written from
 /// different threads at once.

@@ -10,6 +10,7 @@
 
 #include "policies/export/torch_error.h"
 #include "sim/core/check.h"
+#include "sim/io/durable_file.h"
 
 namespace dynamix {
 
@@ -95,16 +96,16 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
   module.define(forward_source(snapshot.layers.size()));
   torch::jit::ExtraFilesMap extra_files;
   for (const auto& [name, content] : to_extra_files(snapshot.metadata)) extra_files[name] = content;
-  std::filesystem::path partial = file;
-  partial += ".partial";
+  // Serialized in memory, then written durably: LibTorch's file writer throws from its
+  // destructor when a write fails (a full disk, a file-size limit), which ends the process.
+  std::ostringstream bytes;
   try {
-    module.save(partial.string(), extra_files);
+    module.save(bytes, extra_files);
   } catch (const std::exception& error) {
-    throw PolicyFileError(file.string(), 0, "", "a writable policy path", torch_error_line(error));
+    throw PolicyFileError(file.string(), 0, "", "a policy that can be serialized",
+                          torch_error_line(error));
   }
-  std::error_code error;
-  std::filesystem::rename(partial, file, error);
-  if (error) throw PolicyFileError(file.string(), 0, "", "a writable policy path", error.message());
+  write_durably(file, std::move(bytes).str());
 }
 
 struct TorchScriptPolicy::Impl {

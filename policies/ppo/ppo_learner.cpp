@@ -11,6 +11,7 @@
 #include "policies/ppo/categorical.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
+#include "sim/io/durable_file.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -345,8 +346,9 @@ std::vector<float> PpoLearner::parameters() const {
 }
 
 void PpoLearner::save(const std::filesystem::path& file, const CheckpointExtras& extras) const {
-  std::filesystem::path partial = file;
-  partial += ".partial";
+  // Serialized in memory, then written durably: LibTorch's file writer throws from its
+  // destructor when a write fails (a full disk, a file-size limit), which ends the process.
+  std::ostringstream bytes;
   try {
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive model;
@@ -376,17 +378,13 @@ void PpoLearner::save(const std::filesystem::path& file, const CheckpointExtras&
     }
     archive.write("extra_keys", c10::IValue(keys));
     archive.write("extra_values", c10::IValue(values));
-    archive.save_to(partial.string());
+    archive.save_to(bytes);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& error) {
     throw InputError(file.string(), 0, "", "a writable checkpoint path", torch_error_line(error));
   }
-  std::error_code error;
-  std::filesystem::rename(partial, file, error);
-  if (error) {
-    throw InputError(file.string(), 0, "", "a writable checkpoint path", error.message());
-  }
+  write_durably(file, std::move(bytes).str());
 }
 
 namespace {

@@ -30,6 +30,21 @@ std::map<int, double> binned_returns(const Csv& curve, int bin) {
   return means;
 }
 
+TEST_CASE("train under a file-size limit stops with one line and keeps its staging folder") {
+  TempDirectory work;
+  // SIGXFSZ ignored, so that the write itself fails (EFBIG), as under a full disk.
+  const Outcome run = run_shell("ulimit -f 100; trap '' XFSZ; " + quoted(DYNAMIX_BINARY) +
+                                " train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 "
+                                "--set training.budget_epochs=1 --quiet --out " +
+                                quoted(work / "run"));
+  CHECK(run.status == 2);
+  CHECK(run.stderr_text.find("checkpoint.pt: expected a file that can be written durably, found "
+                             "File too large") != std::string::npos);
+  CHECK(std::count(run.stderr_text.begin(), run.stderr_text.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(work.path() / "run"));
+  CHECK(fs::exists(work.path() / "run.partial"));
+}
+
 TEST_CASE("A seeded short training run keeps its reward curve inside the stored band" *
           doctest::timeout(300)) {
   TempDirectory work;
