@@ -29,7 +29,7 @@ constexpr std::uint8_t kData = 0x0;
 constexpr std::uint8_t kHeaders = 0x1;
 constexpr std::uint8_t kResetStream = 0x3;
 constexpr std::uint8_t kEndStream = 0x1;
-constexpr std::size_t kReadChunk = 16 << 10;
+constexpr std::size_t kReadChunk = 64 << 10;
 
 /// One relayed connection: the client's socket and gRPC's end of a socket pair.
 struct Link {

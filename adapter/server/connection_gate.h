@@ -24,7 +24,7 @@ struct GateLimits {
   /// A stream the client has not finished sending within this is a half-open stream.
   std::chrono::milliseconds stream_deadline{5000};
   /// Bytes buffered per direction of a connection before the gate stops reading its source.
-  std::size_t buffer_bytes = 64 << 10;
+  std::size_t buffer_bytes = 256 << 10;
 };
 
 /// What the gate has refused since it started.
