@@ -14,7 +14,10 @@ cluster's); rewards are float32 [workers], one per worker (sum or average them f
 single-agent learner). The arrays view the simulator's buffers without a copy and are
 read-only; copy one to change it. The worker count is the scenario's: fixed for a scenario,
 varying per episode with randomize=True (observation_space and action_space then follow the
-current episode and are set by reset).
+current episode and are set by reset). An environment serves one call at a time: another
+thread's call meanwhile raises RuntimeError (give each thread its own), as does any call after
+close(). Actions must be integers (or floats holding integers); NaN, infinities and fractions
+raise ValueError.
 
 Options (keyword arguments of make_env and make_vector_env): overrides (a list of
 "dotted.key=value", as --set), decision_interval (k, 10), action_base ("balanced",
@@ -77,24 +80,24 @@ class BatchSizeEnv(_gymnasium.Env if _gymnasium is not None else object):
         """Starts an episode (seed: this one, then seed + 1, ...); returns (obs, info)."""
         if options:
             raise ValueError(f"reset options are not supported: {sorted(options)}")
-        if seed is not None:
-            self._next_seed = int(seed)
-        obs, info = self._env.reset(self._next_seed)
-        self._next_seed += 1
+        seed = self._next_seed if seed is None else int(seed)
+        obs, info = self._env.reset(seed)  # the seed is kept only if this call is let through
+        self._next_seed = seed + 1
         self._set_spaces(obs.shape[0])
         return obs, info
 
     def step(self, actions):
         """actions: an action index per worker; returns (obs, rewards, terminated, truncated,
         info)."""
-        return self._env.step(actions)  # any integer array or sequence (converted in C++)
+        return self._env.step(actions)  # any integer array or sequence (checked in C++)
 
     @property
     def workers(self):
         return self._env.workers
 
     def close(self):
-        pass
+        """Frees the simulator; any later call raises RuntimeError. Closing twice is fine."""
+        self._env.close()
 
 
 class VectorEnv:
@@ -111,18 +114,19 @@ class VectorEnv:
     def reset(self, seed=None, options=None):
         if options:
             raise ValueError(f"reset options are not supported: {sorted(options)}")
-        if seed is not None:
-            self._seed = int(seed)
-        obs, infos = self._vector.reset(self._seed)
+        seed = self._seed if seed is None else int(seed)
+        obs, infos = self._vector.reset(seed)
+        self._seed = seed
         self.observation_space, self.action_space = _spaces(self._schema, obs.shape[1],
                                                             (self.num_envs,))
         return obs, infos
 
     def step(self, actions):
-        return self._vector.step(np.asarray(actions, dtype=np.int32))
+        return self._vector.step(actions)
 
     def close(self):
-        pass
+        """Stops the threads and frees the simulators; any later call raises RuntimeError."""
+        self._vector.close()
 
 
 def make_env(scenario="quickstart", seed=0, **options):

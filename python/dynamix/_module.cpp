@@ -4,8 +4,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <climits>
+#include <cmath>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -126,147 +130,6 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   return d;
 }
 
-std::vector<int> as_actions(const py::array_t<int, py::array::c_style | py::array::forcecast>& a) {
-  return std::vector<int>(a.data(), a.data() + a.size());
-}
-
-/// One environment; obs and rewards are read-only views valid until Python drops them.
-class PyEnv {
- public:
-  PyEnv(const std::string& scenario, const Options& o)
-      : source_(scenario_source(scenario, o)),
-        env_(source_, env_options(o)),
-        randomized_(o.randomize) {}
-  /// The cluster's workers when every episode runs on one scenario; none when they vary.
-  std::optional<std::size_t> fixed_workers() const {
-    if (randomized_) return std::nullopt;
-    return source_->scenario_for(0)->worker_hosts.size();
-  }
-
-  py::tuple reset(std::uint64_t seed) {
-    ResetResult reset;
-    {
-      py::gil_scoped_release release;
-      reset = env_.reset(seed);
-    }
-    result_.observation = std::move(reset.observation);
-    return py::make_tuple(observation(), info_dict(reset.info, keys_));
-  }
-
-  py::tuple step(const py::array_t<int, py::array::c_style | py::array::forcecast>& actions) {
-    const std::vector<int> chosen = as_actions(actions);
-    {
-      py::gil_scoped_release release;
-      env_.step(chosen, result_);
-    }
-    py::array_t<float> obs = observation();
-    const auto workers = static_cast<py::ssize_t>(result_.rewards.size());
-    py::array_t<float> rewards = rewards_.publish(result_.rewards, {workers});
-    return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
-                          info_dict(result_.info, keys_));
-  }
-
-  std::size_t workers() const { return env_.workers(); }
-  const BatchSizeEnv& env() const { return env_; }
-
- private:
-  py::array_t<float> observation() {
-    Observation& o = result_.observation;
-    return observation_.publish(
-        o.values, {static_cast<py::ssize_t>(o.workers), static_cast<py::ssize_t>(o.features)});
-  }
-
-  std::shared_ptr<const ScenarioSource> source_;
-  BatchSizeEnv env_;
-  bool randomized_;
-  InfoKeys keys_;
-  StepResult result_;
-  Published observation_;
-  Published rewards_;
-};
-
-/// M environments stepped on threads; arrays stacked [M, workers, ...] (one cluster size).
-class PyVectorEnv {
- public:
-  PyVectorEnv(const std::string& scenario, std::size_t environments, std::size_t threads,
-              const Options& o)
-      : vector_(scenario_source(scenario, o), env_options(o), environments, threads) {}
-
-  py::tuple reset(std::uint64_t seed) {
-    std::vector<ResetResult> results;
-    {
-      py::gil_scoped_release release;
-      results = vector_.reset(seed);
-    }
-    py::list infos;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      steps_.resize(results.size());
-      steps_[i].observation = std::move(results[i].observation);
-      infos.append(info_dict(results[i].info, keys_));
-    }
-    return py::make_tuple(stacked_observations(), infos);
-  }
-
-  py::tuple step(const py::array_t<int, py::array::c_style | py::array::forcecast>& actions) {
-    const std::size_t m = vector_.size();
-    if (actions.ndim() != 2 || static_cast<std::size_t>(actions.shape(0)) != m) {
-      throw EnvError("actions: expected an array [" + std::to_string(m) + ", workers]");
-    }
-    const auto workers = static_cast<std::size_t>(actions.shape(1));
-    actions_.resize(m);
-    for (std::size_t i = 0; i < m; ++i) {
-      actions_[i].assign(actions.data() + i * workers, actions.data() + (i + 1) * workers);
-    }
-    {
-      py::gil_scoped_release release;
-      vector_.step(actions_, steps_);
-    }
-    py::array_t<float> obs = stacked_observations();
-    rewards_scratch_.clear();
-    std::vector<std::uint8_t> terminated, truncated;
-    py::list infos;
-    for (const StepResult& s : steps_) {
-      rewards_scratch_.insert(rewards_scratch_.end(), s.rewards.begin(), s.rewards.end());
-      terminated.push_back(s.terminated);
-      truncated.push_back(s.truncated);
-      infos.append(info_dict(s.info, keys_));
-    }
-    py::array_t<float> rewards = rewards_.publish(
-        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(workers)});
-    return py::make_tuple(obs, rewards, py::array(py::cast(terminated)).attr("astype")("bool"),
-                          py::array(py::cast(truncated)).attr("astype")("bool"), infos);
-  }
-
-  std::size_t size() const { return vector_.size(); }
-  const BatchSizeEnv& env(std::size_t i) const { return vector_.env(i); }
-
- private:
-  py::array_t<float> stacked_observations() {
-    const Observation& first = steps_.front().observation;
-    scratch_.clear();
-    for (const StepResult& s : steps_) {
-      if (s.observation.workers != first.workers) {
-        throw EnvError(
-            "make_vector_env: environments with different worker counts cannot be "
-            "stacked; use make_env per environment");
-      }
-      scratch_.insert(scratch_.end(), s.observation.values.begin(), s.observation.values.end());
-    }
-    return observations_.publish(
-        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(first.workers),
-                   static_cast<py::ssize_t>(first.features)});
-  }
-
-  VectorEnv vector_;
-  InfoKeys keys_;
-  std::vector<StepResult> steps_;
-  std::vector<std::vector<int>> actions_;
-  std::vector<float> scratch_;
-  std::vector<float> rewards_scratch_;
-  Published observations_;
-  Published rewards_;
-};
-
 /// Feature names and bounds of the observation schema, for observation_space.
 py::dict schema_dict(const BatchSizeEnv& env) {
   py::list names, low, high;
@@ -286,6 +149,273 @@ py::dict schema_dict(const BatchSizeEnv& env) {
   d["version"] = schema.version;
   return d;
 }
+
+/// One object's calls, one at a time: the GIL is released while simulating, so a second thread
+/// could otherwise enter mid-call and break the simulator's invariants (or VectorEnv's pool).
+class Exclusive {
+ public:
+  explicit Exclusive(const char* type) : type_(type) {}
+
+  /// Holds the object for the duration of one call.
+  class Call {
+   public:
+    Call(Exclusive& owner, const char* method, bool after_close = false) : owner_(owner) {
+      if (owner.busy_.exchange(true)) {
+        throw owner.refusal(method,
+                            "is already in use by another thread; it is not thread-safe (give "
+                            "each thread its own)");
+      }
+      if (owner.closed_ && !after_close) {
+        owner.busy_.store(false);
+        throw owner.refusal(method, "is closed");
+      }
+    }
+    ~Call() { owner_.busy_.store(false); }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+   private:
+    Exclusive& owner_;
+  };
+
+  void close() { closed_ = true; }
+
+ private:
+  std::runtime_error refusal(const char* method, const char* why) const {
+    return std::runtime_error(std::string(type_) + "." + method + ": this " + type_ + " " + why);
+  }
+
+  const char* type_;
+  std::atomic<bool> busy_{false};
+  bool closed_ = false;
+};
+
+std::string index_name(py::ssize_t flat, const py::array& array) {
+  std::string index;
+  for (py::ssize_t d = array.ndim() - 1; d >= 0; --d) {
+    index = std::to_string(flat % array.shape(d)) + (index.empty() ? "" : ", ") + index;
+    flat /= array.shape(d);
+  }
+  return "actions[" + index + "]";
+}
+
+/// Action indices from integers, or from floats that hold integers; NaN, infinities, fractions
+/// and other types are refused rather than cast (a cast NaN reads as -2147483648).
+std::vector<int> action_indices(const py::handle& actions, std::size_t choices, py::array& array) {
+  array = py::array::ensure(actions);
+  const char kind = array ? array.dtype().kind() : 'O';
+  if (kind != 'i' && kind != 'u' && kind != 'f') {
+    throw py::type_error("actions: expected integer action indices, found " +
+                         (array ? "an array of " + std::string(py::str(array.dtype()))
+                                : std::string(py::str(py::type::of(actions)))));
+  }
+  const py::array_t<double, py::array::c_style | py::array::forcecast> values(array);
+  std::vector<int> indices(static_cast<std::size_t>(values.size()));
+  for (py::ssize_t i = 0; i < values.size(); ++i) {
+    const double v = values.data()[i];
+    std::string problem;
+    if (!std::isfinite(v)) {
+      problem = " is not finite";
+    } else if (v != std::trunc(v)) {
+      problem = " is not an integer";
+    } else if (v < INT_MIN || v > INT_MAX) {
+      problem = " is outside the action set [0, " + std::to_string(choices) + ")";
+    }
+    if (!problem.empty()) {
+      throw EnvError(index_name(i, array) + ": " + std::string(py::repr(array.attr("item")(i))) +
+                     problem);
+    }
+    indices[static_cast<std::size_t>(i)] = static_cast<int>(v);
+  }
+  return indices;
+}
+
+/// One environment; obs and rewards are read-only views valid until Python drops them.
+class PyEnv {
+ public:
+  PyEnv(const std::string& scenario, const Options& o)
+      : source_(scenario_source(scenario, o)),
+        env_(std::in_place, source_, env_options(o)),
+        randomized_(o.randomize) {}
+  /// The cluster's workers when every episode runs on one scenario; none when they vary.
+  std::optional<std::size_t> fixed_workers() {
+    Exclusive::Call call(exclusive_, "fixed_workers");
+    if (randomized_) return std::nullopt;
+    return source_->scenario_for(0)->worker_hosts.size();
+  }
+
+  py::tuple reset(std::uint64_t seed) {
+    Exclusive::Call call(exclusive_, "reset");
+    ResetResult reset;
+    {
+      py::gil_scoped_release release;
+      reset = env_->reset(seed);
+    }
+    result_.observation = std::move(reset.observation);
+    return py::make_tuple(observation(), info_dict(reset.info, keys_));
+  }
+
+  py::tuple step(const py::handle& actions) {
+    Exclusive::Call call(exclusive_, "step");
+    py::array array;
+    const std::vector<int> chosen = action_indices(actions, env_->options().actions.size(), array);
+    {
+      py::gil_scoped_release release;
+      env_->step(chosen, result_);
+    }
+    py::array_t<float> obs = observation();
+    const auto workers = static_cast<py::ssize_t>(result_.rewards.size());
+    py::array_t<float> rewards = rewards_.publish(result_.rewards, {workers});
+    return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
+                          info_dict(result_.info, keys_));
+  }
+
+  /// Frees the simulator; later calls raise.
+  void close() {
+    Exclusive::Call call(exclusive_, "close", true);
+    exclusive_.close();
+    env_.reset();
+  }
+
+  std::size_t workers() {
+    Exclusive::Call call(exclusive_, "workers");
+    return env_->workers();
+  }
+  std::string scenario() {
+    Exclusive::Call call(exclusive_, "scenario");
+    return env_->scenario().name;
+  }
+  py::dict schema() {
+    Exclusive::Call call(exclusive_, "schema");
+    return schema_dict(*env_);
+  }
+
+ private:
+  py::array_t<float> observation() {
+    Observation& o = result_.observation;
+    return observation_.publish(
+        o.values, {static_cast<py::ssize_t>(o.workers), static_cast<py::ssize_t>(o.features)});
+  }
+
+  Exclusive exclusive_{"BatchSizeEnv"};
+  std::shared_ptr<const ScenarioSource> source_;
+  std::optional<BatchSizeEnv> env_;
+  bool randomized_;
+  InfoKeys keys_;
+  StepResult result_;
+  Published observation_;
+  Published rewards_;
+};
+
+/// M environments stepped on threads; arrays stacked [M, workers, ...] (one cluster size).
+class PyVectorEnv {
+ public:
+  PyVectorEnv(const std::string& scenario, std::size_t environments, std::size_t threads,
+              const Options& o)
+      : vector_(std::make_unique<VectorEnv>(scenario_source(scenario, o), env_options(o),
+                                            environments, threads)) {}
+
+  py::tuple reset(std::uint64_t seed) {
+    Exclusive::Call call(exclusive_, "reset");
+    std::vector<ResetResult> results;
+    {
+      py::gil_scoped_release release;
+      results = vector_->reset(seed);
+    }
+    py::list infos;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      steps_.resize(results.size());
+      steps_[i].observation = std::move(results[i].observation);
+      infos.append(info_dict(results[i].info, keys_));
+    }
+    return py::make_tuple(stacked_observations(), infos);
+  }
+
+  py::tuple step(const py::handle& given) {
+    Exclusive::Call call(exclusive_, "step");
+    const std::size_t m = vector_->size();
+    py::array actions;
+    const std::vector<int> chosen =
+        action_indices(given, vector_->env(0).options().actions.size(), actions);
+    if (actions.ndim() != 2 || static_cast<std::size_t>(actions.shape(0)) != m) {
+      throw EnvError("actions: expected an array [" + std::to_string(m) + ", workers]");
+    }
+    const auto workers = static_cast<std::size_t>(actions.shape(1));
+    actions_.resize(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      actions_[i].assign(chosen.begin() + i * workers, chosen.begin() + (i + 1) * workers);
+    }
+    {
+      py::gil_scoped_release release;
+      vector_->step(actions_, steps_);
+    }
+    py::array_t<float> obs = stacked_observations();
+    rewards_scratch_.clear();
+    std::vector<std::uint8_t> terminated, truncated;
+    py::list infos;
+    for (const StepResult& s : steps_) {
+      rewards_scratch_.insert(rewards_scratch_.end(), s.rewards.begin(), s.rewards.end());
+      terminated.push_back(s.terminated);
+      truncated.push_back(s.truncated);
+      infos.append(info_dict(s.info, keys_));
+    }
+    py::array_t<float> rewards = rewards_.publish(
+        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(workers)});
+    return py::make_tuple(obs, rewards, py::array(py::cast(terminated)).attr("astype")("bool"),
+                          py::array(py::cast(truncated)).attr("astype")("bool"), infos);
+  }
+
+  /// Stops the threads and frees the simulators; later calls raise.
+  void close() {
+    Exclusive::Call call(exclusive_, "close", true);
+    exclusive_.close();
+    vector_.reset();
+  }
+
+  std::size_t size() {
+    Exclusive::Call call(exclusive_, "num_envs");
+    return vector_->size();
+  }
+  std::size_t workers(std::size_t i) {
+    Exclusive::Call call(exclusive_, "workers");
+    if (i >= vector_->size()) {
+      throw py::index_error("workers: environment " + std::to_string(i) + " of " +
+                            std::to_string(vector_->size()));
+    }
+    return vector_->env(i).workers();
+  }
+  py::dict schema() {
+    Exclusive::Call call(exclusive_, "schema");
+    return schema_dict(vector_->env(0));
+  }
+
+ private:
+  py::array_t<float> stacked_observations() {
+    const Observation& first = steps_.front().observation;
+    scratch_.clear();
+    for (const StepResult& s : steps_) {
+      if (s.observation.workers != first.workers) {
+        throw EnvError(
+            "make_vector_env: environments with different worker counts cannot be "
+            "stacked; use make_env per environment");
+      }
+      scratch_.insert(scratch_.end(), s.observation.values.begin(), s.observation.values.end());
+    }
+    return observations_.publish(
+        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(first.workers),
+                   static_cast<py::ssize_t>(first.features)});
+  }
+
+  Exclusive exclusive_{"VectorEnv"};
+  std::unique_ptr<VectorEnv> vector_;
+  InfoKeys keys_;
+  std::vector<StepResult> steps_;
+  std::vector<std::vector<int>> actions_;
+  std::vector<float> scratch_;
+  std::vector<float> rewards_scratch_;
+  Published observations_;
+  Published rewards_;
+};
 
 }  // namespace
 }  // namespace dynamix
@@ -311,15 +441,17 @@ PYBIND11_MODULE(_dynamix, m) {
       .def(py::init<const std::string&, const Options&>())
       .def("reset", &PyEnv::reset, py::arg("seed"))
       .def("step", &PyEnv::step, py::arg("actions"))
+      .def("close", &PyEnv::close)
       .def_property_readonly("workers", &PyEnv::workers)
       .def_property_readonly("fixed_workers", &PyEnv::fixed_workers)
-      .def_property_readonly("scenario", [](const PyEnv& e) { return e.env().scenario().name; })
-      .def("schema", [](const PyEnv& e) { return schema_dict(e.env()); });
+      .def_property_readonly("scenario", &PyEnv::scenario)
+      .def("schema", &PyEnv::schema);
   py::class_<PyVectorEnv>(m, "VectorEnv")
       .def(py::init<const std::string&, std::size_t, std::size_t, const Options&>())
       .def("reset", &PyVectorEnv::reset, py::arg("seed"))
       .def("step", &PyVectorEnv::step, py::arg("actions"))
+      .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::size)
-      .def("workers", [](const PyVectorEnv& v, std::size_t i) { return v.env(i).workers(); })
-      .def("schema", [](const PyVectorEnv& v) { return schema_dict(v.env(0)); });
+      .def("workers", &PyVectorEnv::workers)
+      .def("schema", &PyVectorEnv::schema);
 }

@@ -2,6 +2,7 @@
 observations inside their space, API shapes) and as the C++ environment does.
 usage: env_test.py  (with build/python on PYTHONPATH)"""
 import threading
+import time
 import unittest
 
 import numpy as np
@@ -138,6 +139,168 @@ class EnvChecker(unittest.TestCase):
             alone = rollout(dynamix.make_env("quickstart", overrides=SHORT), seed)
             for x, y in zip(results[seed], alone):
                 np.testing.assert_array_equal(x, y)
+
+
+IN_USE = "already in use by another thread"
+# Long steps (the GIL released for ~0.2 ms each) in an episode longer than a second of them.
+LONG_STEPS = {"decision_interval": 100, "stop_at_target": False,
+              "overrides": ["training.budget_epochs=100000", "training.budget_time_s=1e7"]}
+
+
+def hammer(env, actions):
+    """Two threads step env with the same actions until one fails, for at most a second;
+    returns the successful steps and [(error, seconds from the start)]. Joined with a timeout:
+    a hang fails."""
+    start, stop = threading.Barrier(2), threading.Event()
+    steps, errors = [0, 0], []
+
+    def run(t):
+        start.wait()
+        while not stop.is_set() and time.monotonic() - began < 1:
+            try:
+                env.step(actions)
+            except Exception as error:
+                errors.append((error, time.monotonic() - began))
+                stop.set()
+                return
+            steps[t] += 1
+
+    threads = [threading.Thread(target=run, args=(t,), daemon=True) for t in (0, 1)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads), "a thread hangs inside step"
+    return sum(steps), errors
+
+
+class Stalling:
+    """Actions whose conversion holds step in progress until released: a second call is then
+    certain to overlap it."""
+
+    def __init__(self, actions):
+        self.actions, self.entered, self.release = actions, threading.Event(), threading.Event()
+
+    def __array__(self, dtype=None):
+        self.entered.set()
+        self.release.wait(10)
+        return np.asarray(self.actions)
+
+
+class Misuse(unittest.TestCase):
+    def assert_refuses_a_second_thread(self, env, actions, calls, name):
+        stalled = Stalling(actions)
+        first = threading.Thread(target=env.step, args=(stalled,), daemon=True)
+        first.start()
+        self.assertTrue(stalled.entered.wait(10))
+        for call in calls:
+            with self.assertRaisesRegex(RuntimeError, f"{name}.*{IN_USE}"):
+                call()
+        stalled.release.set()
+        first.join(10)
+        self.assertFalse(first.is_alive())
+
+    def test_a_second_thread_in_a_busy_environment_gets_an_error(self):
+        env = dynamix.make_env("quickstart", overrides=SHORT)
+        env.reset(seed=1)
+        self.assert_refuses_a_second_thread(
+            env, np.full(8, 2), [lambda: env.step(np.full(8, 2)), lambda: env.reset(seed=9),
+                                 lambda: env.workers, env.close], "BatchSizeEnv")
+        obs, _ = env.reset()  # seed 2: the refused reset(seed=9) left the sequence alone
+        expected, _ = dynamix.make_env("quickstart", overrides=SHORT).reset(seed=2)
+        np.testing.assert_array_equal(obs, expected)
+        untouched = dynamix.make_env("quickstart", overrides=SHORT)
+        for x, y in zip(rollout(env, 5), rollout(untouched, 5)):
+            np.testing.assert_array_equal(x, y)
+
+    def test_a_second_thread_in_a_busy_vector_env_gets_an_error(self):
+        vector = dynamix.make_vector_env("quickstart", num_envs=2, threads=2, overrides=SHORT)
+        vector.reset(seed=1)
+        actions = np.full((2, 8), 2)
+        self.assert_refuses_a_second_thread(
+            vector, actions, [lambda: vector.step(actions), lambda: vector.reset(seed=9),
+                              vector.close], "VectorEnv")
+        vector.step(actions)
+
+    def test_two_threads_hammering_one_env_leave_it_as_one_thread_would(self):
+        env = dynamix.make_env("quickstart", **LONG_STEPS)
+        env.reset(seed=1)
+        steps, errors = hammer(env, np.full(8, 2))
+        self.assertTrue(errors, "both threads stepped one environment unchallenged")
+        error, seconds = errors[0]
+        self.assertRegex(str(error), f"BatchSizeEnv.step.*{IN_USE}")
+        self.assertIsInstance(error, RuntimeError)
+        self.assertLess(seconds, 1)
+        untouched = dynamix.make_env("quickstart", **LONG_STEPS)
+        untouched.reset(seed=1)
+        for _ in range(steps):
+            untouched.step(np.full(8, 2))
+        for x, y in zip(env.step(np.arange(8) % 5), untouched.step(np.arange(8) % 5)):
+            np.testing.assert_array_equal(x, y)
+        for x, y in zip(rollout(env, 5), rollout(dynamix.make_env("quickstart", **LONG_STEPS), 5)):
+            np.testing.assert_array_equal(x, y)
+
+    def test_two_threads_hammering_one_vector_env_neither_hang_nor_break_it(self):
+        make = lambda: dynamix.make_vector_env("quickstart", num_envs=2, threads=2, **LONG_STEPS)
+        vector = make()
+        vector.reset(seed=1)
+        actions = np.full((2, 8), 2)
+        steps, errors = hammer(vector, actions)
+        self.assertTrue(errors, "both threads stepped one vector env unchallenged")
+        error, seconds = errors[0]
+        self.assertRegex(str(error), f"VectorEnv.step.*{IN_USE}")
+        self.assertIsInstance(error, RuntimeError)
+        self.assertLess(seconds, 1)
+        untouched = make()
+        untouched.reset(seed=1)
+        for _ in range(steps):
+            untouched.step(actions)
+        for x, y in zip(vector.step(np.tile(np.arange(8) % 5, (2, 1))),
+                        untouched.step(np.tile(np.arange(8) % 5, (2, 1)))):
+            np.testing.assert_array_equal(x, y)
+
+    def test_nan_infinite_and_fractional_actions_are_refused_not_cast(self):
+        env = dynamix.make_env("quickstart", overrides=SHORT)
+        vector = dynamix.make_vector_env("quickstart", num_envs=2, overrides=SHORT)
+        env.reset(seed=5)
+        vector.reset(seed=5)
+        for bad, shown in ((np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf"), (1.5, "1.5")):
+            actions = np.full(8, 2.0)
+            actions[3] = bad
+            with self.assertRaisesRegex(ValueError, rf"actions\[3\]: {shown} is not"):
+                env.step(actions)
+            with self.assertRaisesRegex(ValueError, rf"actions\[1, 3\]: {shown} is not"):
+                vector.step(np.stack([np.full(8, 2.0), actions]))
+        with self.assertRaisesRegex(dynamix.EnvError, r"actions\[7\]: 4294967298 is outside"):
+            env.step([2] * 7 + [2**32 + 2])
+        for wrong in (np.full(8, True), ["2"] * 8, [None] * 8):
+            with self.assertRaisesRegex(TypeError, "expected integer action indices"):
+                env.step(wrong)
+        # Refused actions leave the environment as it was; whole floats are indices.
+        untouched = dynamix.make_env("quickstart", overrides=SHORT)
+        untouched.reset(seed=5)
+        for x, y in zip(env.step(np.full(8, 2.0)), untouched.step(np.full(8, 2))):
+            np.testing.assert_array_equal(x, y)
+        for x, y in zip(rollout(env, 6), rollout(untouched, 6)):
+            np.testing.assert_array_equal(x, y)
+
+    def test_calls_after_close_raise_and_close_twice_is_fine(self):
+        env = dynamix.make_env("quickstart", overrides=SHORT)
+        env.reset(seed=1)
+        env.close()
+        env.close()
+        for call in (lambda: env.step(np.full(8, 2)), lambda: env.reset(seed=1),
+                     lambda: env.workers):
+            with self.assertRaisesRegex(RuntimeError, "BatchSizeEnv.* is closed"):
+                call()
+        vector = dynamix.make_vector_env("quickstart", num_envs=2, threads=2, overrides=SHORT)
+        vector.reset(seed=1)
+        vector.close()
+        vector.close()
+        for call in (lambda: vector.step(np.full((2, 8), 2)), lambda: vector.reset(seed=1)):
+            with self.assertRaisesRegex(RuntimeError, "VectorEnv.* is closed"):
+                call()
 
 
 if __name__ == "__main__":
