@@ -1,5 +1,7 @@
 """The worker's TCP counters: TCP_INFO of the process's own sockets, counting what it sends
 over loopback and never going backwards when a socket closes; host-wide counters otherwise.
+σ²_norm leaves out skipped AMP steps. The device timer: CUDA events for CUDA parameters (or
+NCCL), the host clock otherwise; a CUDA mark reads in seconds (no GPU needed).
 
 usage: metrics_test.py SOURCE_DIR"""
 import pathlib
@@ -35,8 +37,56 @@ def check_skipped_steps_left_out():
           f"σ²_norm with a skipped step {with_skip}, without it {clean}")
 
 
+def check_timer_selection():
+    """timer_for picks CudaTimer for a CUDA device only; timing_device finds a model's CUDA
+    parameters, else NCCL's current device, else the CPU. No GPU is touched."""
+    import types
+    import torch
+    from dynamix_worker.timing import CudaTimer, HostTimer, timer_for, timing_device
+    for device, kind in ((torch.device("cuda", 0), CudaTimer), ("cuda:1", CudaTimer),
+                         ("cuda", CudaTimer), (torch.device("cpu"), HostTimer),
+                         ("meta", HostTimer)):
+        check(type(timer_for(device)) is kind, f"timer for {device}: "
+                                               f"{type(timer_for(device)).__name__}")
+    check(timer_for("cuda:1").device == torch.device("cuda", 1), "the CUDA timer's device")
+    cpu_model = torch.nn.Linear(2, 2)
+    check(timing_device(cpu_model, "gloo") == torch.device("cpu"), "a CPU model under gloo")
+
+    class OnGpu(torch.nn.Module):  # parameters that say they are on cuda:1
+        def parameters(self, recurse=True):
+            return iter([types.SimpleNamespace(device=torch.device("cuda", 1))])
+    check(timing_device(OnGpu(), "gloo") == torch.device("cuda", 1), "a model on cuda:1")
+    current = torch.cuda.current_device
+    torch.cuda.current_device = lambda: 3
+    try:
+        check(timing_device(cpu_model, "nccl") == torch.device("cuda", 3), "NCCL's device")
+    finally:
+        torch.cuda.current_device = current
+
+    class Event:  # torch.cuda.Event's reading side
+        def __init__(self, done):
+            self.done, self.waited = done, False
+
+        def query(self):
+            return self.done
+
+        def synchronize(self):
+            self.waited = True
+
+        def elapsed_time(self, other):
+            return 12.5  # milliseconds
+    start, end = Event(True), Event(False)
+    seconds = CudaTimer("cuda:0").seconds(start, end)
+    check(seconds == 0.0125 and end.waited and not start.waited,
+          f"a CUDA mark pair: {seconds} s, waited for {start.waited}, {end.waited}")
+    host = HostTimer()
+    first = host.mark("start")
+    check(0 <= host.seconds(first, host.mark("end")) < 1, "the host clock")
+
+
 def main():
     check_skipped_steps_left_out()
+    check_timer_selection()
     check(TcpCounters().source.startswith("host"),
           "a process without TCP sockets falls back to the host counters")
     server = socket.create_server(("127.0.0.1", 0))

@@ -9,7 +9,10 @@ whose ranks are real processes:
   max_batches; the token is sent on every call;
 - a port that accepts TCP and never answers costs the loop little (measured against no
   arbitrator, alternating);
-- an arbitrator killed and restarted on the same port is asked again within about a second.
+- an arbitrator killed and restarted on the same port is asked again within about a second;
+- the times a report carries come from the controller's device timer: a scripted one injected
+  (timer=) gives compute, wait, communication and samples/s to the microsecond whatever the
+  host clock says, its marks read once per window; a CPU job's default timer is the host's.
 
 usage: worker_test.py PROTO_PYTHON_DIR SOURCE_DIR"""
 import argparse
@@ -94,6 +97,40 @@ def pattern_answer(window_index):
 # ---------------------------------------------------------------- the ranks
 
 
+class ScriptedTimer:
+    """A device timer on a virtual clock (the interface of dynamix_worker.timing): each point
+    lands a scripted time after the one before it, whatever the host clock does. Like CUDA
+    events, a mark can be read only once a later (or the same) mark was synchronized."""
+    deferred = True
+
+    def __init__(self, data_s, compute_s, after_compute_s, tail_s):
+        self.after = {"data": ("start", data_s), "bucket": ("data", compute_s),
+                      "comm": ("bucket", after_compute_s), "end": ("comm", tail_s)}
+        self.last = {"end": 0.0}
+        self.marks = 0
+        self.synchronized = -1  # the index of the last mark synchronized
+        self.synchronizations = 0
+
+    def mark(self, point):
+        if point == "start":
+            value = self.last["end"]
+        else:
+            before, step = self.after[point]
+            value = self.last[before] + step
+        self.last[point] = value
+        self.marks += 1
+        return (self.marks - 1, value)
+
+    def seconds(self, start, end):
+        if max(start[0], end[0]) > self.synchronized:
+            raise RuntimeError(f"marks {start}, {end} read before a synchronize")
+        return end[1] - start[1]
+
+    def synchronize(self, mark):
+        self.synchronizations += 1
+        self.synchronized = max(self.synchronized, mark[0])
+
+
 def rank_main(rank, config):
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # run_job asks for stacks on a hang
@@ -113,11 +150,14 @@ def rank_main(rank, config):
             torch.nn.Linear(FEATURES, 32), torch.nn.Tanh(), torch.nn.Linear(32, CLASSES)))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         sampler = GlobalCursorSampler(DATASET, [8] * WORKERS, rank, seed=3)
+        timer = ScriptedTimer(*phase["scripted_timer"][rank]) if "scripted_timer" in phase \
+            else None
         controller = AdaptiveBatchController(
             model, optimizer, sampler, phase.get("arbitrator"), phase["interval"], job_id="wt",
             total_iterations=phase["iterations"], token=phase.get("token"),
             max_batch=phase.get("max_batch", [None] * WORKERS)[rank], deadline_s=1.0,
-            root_certificates=phase.get("root_certificates"), lookahead=phase.get("lookahead", 0))
+            root_certificates=phase.get("root_certificates"), lookahead=phase.get("lookahead", 0),
+            timer=timer)
         if phase.get("loader_workers"):
             # The dataset yields sample ids, so the test sees exactly which samples arrived.
             loader = torch.utils.data.DataLoader(
@@ -166,7 +206,9 @@ def rank_main(rank, config):
                         "gradient_errors": gradient_errors,
                         "applied": [[s.applied_at, s.iteration, s.batches, s.lr_factor]
                                     for s in controller.applied],
-                        "refusals": controller.refusals})
+                        "refusals": controller.refusals,
+                        "timer": type(controller.timer).__name__,
+                        "synchronizations": getattr(timer, "synchronizations", None)})
         controller.close()
         loader = loader_batches = None  # ends the DataLoader's workers
     (pathlib.Path(config["out"]) / f"rank{rank}.json").write_text(json.dumps(results))
@@ -436,6 +478,48 @@ def check_reconnect(work):
     check(delay < 1.0, f"the first report reached the restarted arbitrator after {delay:.2f} s")
 
 
+def check_device_timer(work, pb2, pb2_grpc):
+    """A scripted device timer injected into the controller (rank 0: compute 30 ms, 30 ms after
+    it; rank 1: compute 50 ms, 10 ms after it) while the host sleeps 20 ms in each iteration's
+    compute: the reports carry the timer's times, wait and communication split as on a device,
+    and the marks are read once per window. Then the default timer of a CPU gloo job."""
+    arbitrator = FakeArbitrator(pb2, pb2_grpc, lambda w: ([8, 8], 1.0))
+    script = [[0.005, 0.030, 0.030, 0.005], [0.005, 0.050, 0.010, 0.005]]
+    phase = {"arbitrator": arbitrator.address, "interval": 4, "iterations": 12, "stop_at": 12,
+             "sleep_s": 0.02, "scripted_timer": script}
+    results = run_job(work, "timer", [phase, {"interval": 4, "iterations": 4, "stop_at": 4}])
+    arbitrator.stop()
+    expected = [{"compute_s": 0.030, "wait_s": 0.020, "comm_s": 0.010},
+                {"compute_s": 0.050, "wait_s": 0.0, "comm_s": 0.010}]
+    reports = [r for _, r, _ in arbitrator.reports]
+    check([r.window_index for r in reports] == [0, 1, 2], f"reports: {len(reports)}")
+    for report in reports:
+        check(abs(report.metrics.iteration_s - 0.070) < 1e-9,
+              f"window {report.window_index}: iteration_s {report.metrics.iteration_s}")
+        for rank, worker in enumerate(report.metrics.workers):
+            for name, value in expected[rank].items():
+                check(abs(getattr(worker, name) - value) < 1e-9,
+                      f"window {report.window_index} worker {rank}: {name} "
+                      f"{getattr(worker, name)}, the timer gave {value}")
+            check(worker.batch_size == 8 and
+                  abs(worker.samples_per_s - 8 / expected[rank]["compute_s"]) < 1e-6,
+                  f"worker {rank}: samples_per_s {worker.samples_per_s}")
+            check(abs(worker.cpu_time_ratio - 0.005 / 0.070) < 1e-9,
+                  f"worker {rank}: cpu_time_ratio {worker.cpu_time_ratio}")
+    for rank in range(WORKERS):
+        scripted, default = results[rank]
+        check(scripted["timer"] == "ScriptedTimer" and scripted["synchronizations"] == 3,
+              f"rank {rank}: timer {scripted['timer']}, {scripted['synchronizations']} "
+              "synchronizations in 3 windows")
+        check(default["timer"] == "HostTimer", f"rank {rank}: a CPU job's timer is "
+                                               f"{default['timer']}")
+    worker = reports[-1].metrics.workers[0]
+    print(f"device timer: reports carry the injected timer's compute {worker.compute_s * 1e3:.1f}"
+          f" ms, wait {worker.wait_s * 1e3:.1f} ms, comm {worker.comm_s * 1e3:.1f} ms, "
+          f"{worker.samples_per_s:.1f} samples/s (host sleeps 20 ms); one synchronize per "
+          "window; a CPU job's default is the host clock")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int)
@@ -460,6 +544,7 @@ def main():
     pb2, pb2_grpc = _protocol.load()
     with tempfile.TemporaryDirectory() as work:
         started = time.monotonic()
+        check_device_timer(work, pb2, pb2_grpc)
         check_resume(work, pb2, pb2_grpc)
         check_guard_rails_and_token(work, pb2, pb2_grpc)
         check_data_loader(work, pb2, pb2_grpc)

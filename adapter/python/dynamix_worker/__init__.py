@@ -2,6 +2,7 @@
 from .comm_hook import WeightedHookState, weighted_allreduce_hook
 from .controller import AdaptiveBatchController, Switch
 from .sampler import GlobalCursorSampler
+from .timing import CudaTimer, HostTimer
 
-__all__ = ["AdaptiveBatchController", "GlobalCursorSampler", "Switch", "WeightedHookState",
-           "weighted_allreduce_hook"]
+__all__ = ["AdaptiveBatchController", "CudaTimer", "GlobalCursorSampler", "HostTimer", "Switch",
+           "WeightedHookState", "weighted_allreduce_hook"]

@@ -6,14 +6,16 @@ on gloo's (or NCCL's) thread, and at exit such a thread waiting for the GIL dead
 thread joining it (PyTorch issue #56297). DDP 1.13 only takes a future holding a Python object,
 so the hook returns a fresh future that the autograd thread completes: the first bucket queues a
 callback at the end of backward (it runs before DDP's finalize, which DDP queues later), and that
-callback waits for the all-reduces, reads the global norm and the time, and completes them.
+callback waits for the all-reduces, reads the global norm, marks the time (state.timer) and
+completes them.
 """
 import collections
-import time
 from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
+
+from .timing import HostTimer
 
 
 # The objects of the last collectives, held by this module until the interpreter's end. A gloo
@@ -38,9 +40,12 @@ class WeightedHookState:
     batch: int = 1
     global_batch: int = 1
     world_size: int = 1
-    # Measurements of the current iteration.
-    last_hook_time: float = 0.0
-    comm_done_time: float = 0.0
+    # The clock of the marks below (timing.HostTimer or CudaTimer; the controller sets it).
+    timer: object = field(default_factory=HostTimer)
+    # Measurements of the current iteration: the timer's marks at the last bucket's hook and
+    # once the all-reduces were waited for (None: not reached).
+    last_hook_time: object = None
+    comm_done_time: object = None
     bytes_reduced: int = 0
     # Sums of squared norms over the buckets: floats, or 0-dim tensors once a bucket was seen.
     local_norm_sq: float = 0.0
@@ -49,8 +54,8 @@ class WeightedHookState:
     buckets: list = field(default_factory=list)
 
     def reset(self) -> None:
-        self.last_hook_time = 0.0
-        self.comm_done_time = 0.0
+        self.last_hook_time = None
+        self.comm_done_time = None
         self.bytes_reduced = 0
         self.local_norm_sq = 0.0
         self.global_norm_sq = 0.0
@@ -70,8 +75,8 @@ def _finish_backward(state: WeightedHookState) -> None:
     """On the autograd thread, before DDP's finalize reads the futures: waits for every bucket's
     all-reduce (DDP would wait for them there anyway), then completes the hook's futures."""
     for work, _, _ in state.buckets:
-        work.wait()
-    state.comm_done_time = time.perf_counter()
+        work.wait()  # under NCCL: the current stream waits for the all-reduces
+    state.comm_done_time = state.timer.mark("comm")
     for _, tensor, future in state.buckets:
         state.global_norm_sq = state.global_norm_sq + squared_norm(tensor)
         future.set_result(tensor)
@@ -82,7 +87,7 @@ def _finish_backward(state: WeightedHookState) -> None:
 def weighted_allreduce_hook(state: WeightedHookState, bucket):
     """Register with ddp_model.register_comm_hook(state, weighted_allreduce_hook)."""
     tensor = bucket.buffer()
-    state.last_hook_time = time.perf_counter()
+    state.last_hook_time = state.timer.mark("bucket")
     if not state.buckets:
         torch.autograd.Variable._execution_engine.queue_callback(
             lambda: _finish_backward(state))

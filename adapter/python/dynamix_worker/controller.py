@@ -20,6 +20,7 @@ from .comm_hook import WeightedHookState, hold, ring_bytes_sent, weighted_allred
 from .metrics import (ITERATION_FIELDS, WINDOW_FIELDS, TcpCounters, memory_util,
                       worker_window)
 from .sampler import GlobalCursorSampler
+from .timing import timer_for, timing_device
 
 LOG = logging.getLogger("dynamix_worker")
 LR_RULES = ("none", "linear", "sqrt", "adascale")
@@ -49,7 +50,7 @@ class AdaptiveBatchController:
                  total_iterations: Optional[int] = None, max_batch_change: float = 2.0,
                  max_lr_change: float = 2.0, max_lr_factor: float = 64.0,
                  max_batch: Optional[int] = None, token: Optional[str] = None,
-                 root_certificates: Optional[str] = None, lookahead: int = 0):
+                 root_certificates: Optional[str] = None, lookahead: int = 0, timer=None):
         if lr_rule not in LR_RULES:
             raise ValueError(f"lr_rule: expected one of {', '.join(LR_RULES)}, found {lr_rule!r}")
         if interval < 1:
@@ -89,6 +90,12 @@ class AdaptiveBatchController:
         self._validation_accuracy = 0.0
         self._previous_accuracy: Optional[float] = None
         self._rows: List[List[float]] = []
+        # Iterations whose times are marks not yet read (see _resolve).
+        self._pending_rows: list = []
+        # The clock of compute, communication and data loading: CUDA events on the model's GPU
+        # (or under NCCL), the host clock otherwise (timing.py); a test may pass its own.
+        self.timer = timer if timer is not None else timer_for(
+            timing_device(model, dist.get_backend()))
         self._started = time.perf_counter()
         self._tcp_counters = TcpCounters()
         self._tcp = self._tcp_counters.read()
@@ -100,7 +107,7 @@ class AdaptiveBatchController:
         self._in_force = sampler.batches
         self.hook_state = WeightedHookState(
             process_group=None, batch=sampler.batches[self.rank],
-            global_batch=sampler.global_batch, world_size=self.world_size)
+            global_batch=sampler.global_batch, world_size=self.world_size, timer=self.timer)
         model.register_comm_hook(self.hook_state, weighted_allreduce_hook)
         # Rank 0: the report in flight (its window, its serialized bytes, the call's future).
         self._in_flight = None
@@ -187,7 +194,7 @@ class AdaptiveBatchController:
             self._apply(self.pending)
             self.pending = None
         self.hook_state.reset()
-        self._iteration_start = time.perf_counter()
+        self._iteration_start = self.timer.mark("start")
         self._data_done = None
 
     def loader_batches(self, loader):
@@ -205,7 +212,7 @@ class AdaptiveBatchController:
             yield batch
 
     def data_loaded(self) -> None:
-        self._data_done = time.perf_counter()
+        self._data_done = self.timer.mark("data")
 
     def end_iteration(self, loss: float, accuracy: float = 0.0, grad_scale: float = 1.0) -> None:
         """Records the iteration's measurements (accuracy: this rank's training accuracy in
@@ -215,17 +222,18 @@ class AdaptiveBatchController:
             raise ValueError(f"accuracy: expected a number in [0, 1], found {accuracy}")
         if not (math.isfinite(grad_scale) and grad_scale > 0):
             raise ValueError(f"grad_scale: expected a finite number > 0, found {grad_scale}")
-        now = time.perf_counter()
+        end = self.timer.mark("end")
         state = self.hook_state
-        data_done = self._data_done or self._iteration_start
-        compute_end = state.last_hook_time or now
-        self._rows.append([
-            data_done - self._iteration_start, compute_end - data_done,
-            max(0.0, (state.comm_done_time or compute_end) - compute_end),
-            now - self._iteration_start, ring_bytes_sent(state.bytes_reduced, self.world_size),
-            float(state.local_norm_sq) / grad_scale ** 2,
-            float(state.global_norm_sq) / grad_scale ** 2, float(loss), float(accuracy),
-            memory_util(self.device), float(self.batch)])
+        # The marks and the norms (0-dim tensors, on the GPU there) are read at the window's
+        # end (_resolve): no host synchronization per iteration.
+        self._pending_rows.append((
+            self._iteration_start, self._data_done, state.last_hook_time, state.comm_done_time,
+            end, ring_bytes_sent(state.bytes_reduced, self.world_size), state.local_norm_sq,
+            state.global_norm_sq, grad_scale,
+            loss.detach() if isinstance(loss, torch.Tensor) else float(loss), float(accuracy),
+            memory_util(self.device), float(self.batch)))
+        if not getattr(self.timer, "deferred", True):
+            self._resolve()
         self.iteration += 1
         if self.iteration % self.interval == 0:
             self._end_window()
@@ -245,7 +253,27 @@ class AdaptiveBatchController:
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
             group["lr"] = base * factor
 
+    def _resolve(self) -> None:
+        """Turns the iterations' marks into rows of ITERATION_FIELDS: one synchronize of the last
+        iteration's end mark (a device timer's earlier marks on its stream are then passed)."""
+        if not self._pending_rows:
+            return
+        seconds = self.timer.seconds
+        self.timer.synchronize(self._pending_rows[-1][4])
+        for (start, data_done, hook, comm_done, end, sent, local, global_, scale, loss,
+             accuracy, memory, batch) in self._pending_rows:
+            data_done = start if data_done is None else data_done
+            compute_end = end if hook is None else hook
+            comm_done = compute_end if comm_done is None else comm_done
+            self._rows.append([
+                seconds(start, data_done), seconds(data_done, compute_end),
+                max(0.0, seconds(compute_end, comm_done)), seconds(start, end), sent,
+                float(local) / scale ** 2, float(global_) / scale ** 2, float(loss), accuracy,
+                memory, batch])
+        self._pending_rows = []
+
     def _gather(self):
+        self._resolve()
         rows = torch.tensor(self._rows, dtype=torch.float64, device=self.device)
         tcp = self._tcp_counters.read()
         window = torch.tensor([tcp[name] - self._tcp[name] for name in WINDOW_FIELDS],
@@ -378,6 +406,7 @@ class AdaptiveBatchController:
         which load_state_dict sends again)."""
         def switch(s):
             return None if s is None else dataclasses.asdict(s)
+        self._resolve()
         return {"iteration": self.iteration, "window_index": self.window_index,
                 "base_lrs": list(self.base_lrs), "reference_batch": self.reference_batch,
                 "lr_factor": self.lr_factor, "batches": list(self._in_force),
@@ -407,6 +436,7 @@ class AdaptiveBatchController:
         if self.pending is not None:
             self.sampler.schedule(self.pending.iteration, self.pending.batches)
         self._rows = [list(r) for r in state["rows"]]
+        self._pending_rows = []
         self._previous_accuracy = state["previous_accuracy"]
         self._validation_accuracy = state["validation_accuracy"]
         self._started = time.perf_counter() - state["elapsed_s"]
