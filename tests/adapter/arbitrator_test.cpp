@@ -348,20 +348,30 @@ TEST_CASE("Guard rails bound a decision's change of the global batch and of the 
   CHECK_THROWS_AS(check_guard_rails({.max_lr_factor = std::nan("")}), InputError);
 }
 
-TEST_CASE("The arbitrator holds a policy's decision to the guard rails and declared batches") {
-  const TempDirectory directory;
-  const std::filesystem::path file = write_policy(directory, ActionBase::kBalanced);
-  const Arbitrator arbitrator(file, {.workers = 2});
+namespace {
+
+/// A 10-iteration window of two workers at 64 samples each.
+WindowMetrics two_workers(double memory_util, double grad_var_norm) {
   WindowMetrics window;
   window.iterations = 10;
   window.iteration_s = 0.1;
   window.workers.assign(2, {.gpu_type = "cpu",
                             .batch_size = 64,
                             .compute_s = 0.05,
+                            .memory_util = memory_util,
                             .samples_per_s = 1280,
                             .grad_std_norm = 1,
-                            .grad_var_norm = 1});
-  wire::WindowReport report = report_of(window, 4);
+                            .grad_var_norm = grad_var_norm});
+  return window;
+}
+
+}  // namespace
+
+TEST_CASE("The arbitrator holds a policy's decision to the guard rails and declared batches") {
+  const TempDirectory directory;
+  const std::filesystem::path file = write_policy(directory, ActionBase::kBalanced);
+  const Arbitrator arbitrator(file, {.workers = 2});
+  wire::WindowReport report = report_of(two_workers(0, 1), 4);
   report.set_reference_batch(1);  // a careless report: linear LR would be x128
   report.set_lr_factor(3);
   report.add_max_batches(40);
@@ -391,17 +401,7 @@ TEST_CASE("A pinned policy is loaded only when its bytes have the pinned SHA-256
 }
 
 TEST_CASE("A served rule decides from the report, starts its episode once, and logs its spec") {
-  WindowMetrics window;
-  window.iterations = 10;
-  window.iteration_s = 0.1;
-  window.workers.assign(2, {.gpu_type = "cpu",
-                            .batch_size = 64,
-                            .compute_s = 0.05,
-                            .memory_util = 0.3,
-                            .samples_per_s = 1280,
-                            .grad_std_norm = 1,
-                            .grad_var_norm = 4});
-  wire::WindowReport report = report_of(window, 0);
+  wire::WindowReport report = report_of(two_workers(0.3, 4), 0);
   report.add_max_batches(100);
   report.add_max_batches(0);
   const Arbitrator arbitrator(make_baseline("static:512", 1, "test"), "static:512",
