@@ -120,7 +120,9 @@ TEST_CASE("dynamix sweep --resume refuses a record that is not this sweep's, nam
       {original + "0,x\n", name + "expected one row ending with a newline"},
       {"cell\n" + row, record.string() + ":1: expected the header of this sweep's records"},
   };
-  for (const auto& [text, message] : cases) {
+  for (const auto& tampered_case : cases) {
+    const std::string& text = tampered_case.first;  // named: CAPTURE cannot take a binding
+    const std::string& message = tampered_case.second;
     CAPTURE(text);
     std::ofstream(record, std::ios::binary) << text;
     const Outcome resumed = dynamix(kSweep + " --resume --out " + quoted(out));

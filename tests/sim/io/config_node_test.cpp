@@ -13,7 +13,7 @@ namespace {
 
 using testing::error_of;
 
-const char* kLinks = R"(links:
+constexpr const char* kLinks = R"(links:
   - a: n0
     b: s0
     bandwidth_gbps: 25
