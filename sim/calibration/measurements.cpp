@@ -189,6 +189,8 @@ MeasurementFile read_measurements(const std::string& path) {
   if (path.ends_with(".jsonl")) return read_window_log(path, text);
   MeasurementFile file{.path = path, .provenance = {}, .rows = {}};
   std::map<std::string, std::size_t> columns;
+  // A configuration measured twice would be fitted and scored twice, silently weighted.
+  std::map<std::string, int> seen;
   int line_number = 0;
   std::size_t begin = 0;
   while (begin < text.size()) {
@@ -213,6 +215,12 @@ MeasurementFile read_measurements(const std::string& path) {
     }
     file.rows.push_back(
         parse_row(Row(path, line_number, columns, std::move(fields)), path, line_number));
+    const auto [first, fresh] = seen.emplace(configuration_label(file.rows.back()), line_number);
+    if (!fresh) {
+      throw InputError(path, line_number, "row", "one row per configuration",
+                       "a second row of " + first->first + " (the first is on line " +
+                           std::to_string(first->second) + ")");
+    }
   }
   if (file.rows.empty()) {
     throw InputError(path, line_number, "", "a header and at least one measurement row",

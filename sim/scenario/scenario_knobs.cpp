@@ -209,6 +209,19 @@ Knob text(Description description, Access access) {
   return knob;
 }
 
+/// Free text kept only in the resolved scenario (a description): checked to be text, not kept.
+Knob described_text(Description description) {
+  Knob knob = described(std::move(description), "text", "text");
+  const std::string name = knob.key;
+  knob.read = [name](const ConfigNode& section, ScenarioSpec&) {
+    if (const auto child = section.find(name)) child->as_text();
+  };
+  knob.show = [name](const ScenarioSpec& spec) {
+    return spec.resolved.text(name).value_or("none");
+  };
+  return knob;
+}
+
 /// A key the scenario loader reads itself (it refers to other files); listed, not read here.
 Knob structured(Description text, std::string type, std::string range,
                 std::function<std::string(const ScenarioSpec&)> show) {
@@ -335,14 +348,10 @@ KnobTable top_level() {
                  .meaning = "the scenario's name in outputs",
                  .default_value = "the file's name without .yaml"},
                 [](auto& spec) -> auto& { return spec.name; }),
-            structured({.key = "description",
-                        .meaning = "what the scenario shows; its first line is listed by dynamix "
-                                   "scenarios",
-                        .default_value = "none"},
-                       "text", "text",
-                       [](const ScenarioSpec& spec) {
-                         return spec.resolved.text("description").value_or("none");
-                       }),
+            described_text({.key = "description",
+                            .meaning = "what the scenario shows; its first line is listed by "
+                                       "dynamix scenarios",
+                            .default_value = "none"}),
             structured(
                 {.key = "topology",
                  .meaning = "the cluster: a topology file (relative to the scenario) or an "

@@ -25,6 +25,8 @@ std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::
   return value;
 }
 
+constexpr std::int64_t kMinDatasetSize = 1000;
+
 constexpr std::array<std::string_view, 21> kWorkloadKeys = {"model",
                                                             "dataset",
                                                             "source",
@@ -100,7 +102,9 @@ Workload parse_workload(const ConfigNode& entry, std::optional<std::string> name
   workload.dataset = entry.text("dataset");
   workload.source = entry.text_or("source", "");
   workload.cost = read_cost(entry);
-  workload.dataset_size = required_count(entry, "dataset_size", 1);
+  // A few batches of data would pass an epoch every iteration or two: epochs (the budget, the
+  // sampler) lose their meaning, and no workload the dynamics are fitted on is that small.
+  workload.dataset_size = required_count(entry, "dataset_size", kMinDatasetSize);
   workload.statistics = read_statistics(entry);
   return workload;
 }

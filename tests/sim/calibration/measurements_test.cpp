@@ -61,6 +61,10 @@ TEST_CASE("read_measurements names the file, line and column of bad input") {
         std::string::npos);
   CHECK(error(kHeader + "iteration,2,,32,,,0.01\n").find("bad.csv:3: row") != std::string::npos);
   CHECK(error(kHeader).find("no rows") != std::string::npos);
+  CHECK(error(kHeader + "allreduce,2,65536,,,0.001,0.001,9\niteration,2,,32,,,0.01,9\n" +
+              "allreduce,2,65536,,,0.002,0.002,9\n")
+            .ends_with("bad.csv:5: row: expected one row per configuration, found a second row "
+                       "of allreduce p=2 64KiB (the first is on line 3)"));
 }
 
 TEST_CASE("a dynamix serve log's answered windows are iteration rows; refusals are skipped") {

@@ -212,6 +212,19 @@ TEST_CASE("--set overrides reach the scenario itself") {
   CHECK(with_new_key.seed == 7);
 }
 
+TEST_CASE("a description that is not text is refused, naming the key") {
+  const std::string quickstart = (kSourceDir / "scenarios" / "quickstart.yaml").string();
+  try {
+    load_scenario(quickstart, {"description=[a, list]"});
+    FAIL("a list was accepted as the description");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()).find("description: expected a string, found a list") !=
+          std::string::npos);
+  }
+  CHECK(load_scenario(quickstart, {"description=two words"}).resolved.text("description") ==
+        "two words");
+}
+
 TEST_CASE("a YAML syntax error names the file and the line") {
   SUBCASE("in the scenario") {
     ScenarioFiles files;

@@ -134,6 +134,15 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "initial_noise_scale, final_noise_scale, target_accuracy), found unknown key 'modle'");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
+  const std::string complete =
+      "    model: m\n    dataset: d\n    parameters: 1000\n    flops_per_sample: 1\n"
+      "    activation_bytes_per_sample: 1\n    cpu_seconds_per_sample: 1.0e-9\n"
+      "    validation_size: 100\n    classes: 10\n    reference_batch: 1\n"
+      "    reference_epochs: 1\n    final_accuracy: 0.9\n    final_accuracy_adam: 0.9\n"
+      "    final_train_accuracy: 0.9\n    initial_loss: 2\n    final_loss: 1\n"
+      "    initial_noise_scale: 1\n    final_noise_scale: 1\n    target_accuracy: 0.5\n";
+  CHECK(load_error(complete + "    dataset_size: 1\n") ==
+        ":21: workloads.0.dataset_size: expected an integer >= 1000, found '1'");
   CHECK(error_of([] {
           WorkloadCatalog::builtin().at("bert");
         }).ends_with("found unknown workload 'bert'"));
