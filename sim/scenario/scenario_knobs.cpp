@@ -171,7 +171,7 @@ Knob flag(Description text, Access access) {
 /// optimizer 'lamb'").
 template <typename Enum, typename Access>
 Knob choice(Description text, Access access, std::vector<std::pair<std::string, Enum>> words,
-            std::string noun) {
+            const std::string& noun) {
   std::string list;
   for (const auto& [word, value] : words) list += (list.empty() ? "" : ", ") + word;
   Knob knob = described(std::move(text), "one of " + list, "one of " + list);
