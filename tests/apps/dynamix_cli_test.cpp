@@ -39,6 +39,20 @@ TEST_CASE("dynamix simulate twice with the same seed writes byte-identical files
   }
 }
 
+TEST_CASE("A YAML file of millions of values is refused within 600 MB of address space") {
+  TempDirectory work;
+  std::string text =
+      "name: big\ntopology: " + (kSourceDir / "topologies/quickstart.yaml").string() + "\nextra:\n";
+  for (int i = 0; i < 2'500'000; ++i) text += "  - 1\n";  // 15 MB, under the 16 MiB input bound
+  std::ofstream(work / "big.yaml") << text;
+  // yaml-cpp's tree for this file took over 1 GB before the values were counted as they stream.
+  const Outcome run = run_shell("ulimit -v 600000; " + quoted(DYNAMIX_BINARY) +
+                                " simulate --iterations 1 --scenario " + quoted(work / "big.yaml") +
+                                " --out " + quoted(work / "out"));
+  CHECK(run.status == 2);
+  CHECK(run.stderr_text.find("expected a document of at most 1000000 values") != std::string::npos);
+}
+
 TEST_CASE("dynamix simulate with a different seed writes different iterations") {
   TempDirectory work;
   const std::string command = "simulate --iterations 50 --record iterations ";
