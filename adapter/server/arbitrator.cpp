@@ -8,8 +8,6 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
-#include <limits>
-#include <numeric>
 #include <span>
 #include <sstream>
 
@@ -17,7 +15,6 @@
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
-#include "sim/training/dynamics.h"
 
 namespace dynamix {
 namespace {
@@ -83,22 +80,6 @@ std::string sha256_of(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return hex_digest(digest, length);
-}
-
-std::string sha256_of_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw PolicyFileError(file.string(), 0, "", "a readable file", "none");
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
-                                                                  EVP_MD_CTX_free);
-  EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr);
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    EVP_DigestUpdate(context.get(), buffer, static_cast<std::size_t>(in.gcount()));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context.get(), digest, &length);
   return hex_digest(digest, length);
 }
 

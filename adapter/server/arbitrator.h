@@ -30,8 +30,6 @@ class PolicyOutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// SHA-256 of a file, lower-case hex; PolicyFileError if unreadable.
-std::string sha256_of_file(const std::filesystem::path& file);
 /// SHA-256 of bytes, lower-case hex.
 std::string sha256_of(std::string_view bytes);
 

@@ -265,7 +265,9 @@ ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner&
   if (tls) {
     builder.AddListeningPort(address, credentials_of(options), &impl_->port);
   } else {
-    impl_->gate = std::make_unique<ConnectionGate>(options.host, options.port, GateLimits{});
+    impl_->gate = std::make_unique<ConnectionGate>(
+        options.host, options.port,
+        GateLimits{.max_open_streams = ServerLimits::kMaxStreamsPerConnection});
     impl_->port = impl_->gate->port();
   }
   builder.SetMaxReceiveMessageSize(
