@@ -1,12 +1,12 @@
 // CellRecords: temporary file, fsync, rename, fsync of the folder.
 #include "apps/cell_records.h"
 
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 #include <system_error>
 
 #include "sim/io/durable_file.h"
 #include "sim/io/input_error.h"
+#include "sim/io/sources.h"
 
 namespace dynamix {
 namespace {
@@ -50,11 +50,8 @@ void CellRecords::write(std::size_t index, std::string_view text) const {
 }
 
 std::optional<std::string> CellRecords::read(std::size_t index) const {
-  std::ifstream in(record(index), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!std::filesystem::exists(record(index))) return std::nullopt;
+  return read_text(record(index).string());
 }
 
 }  // namespace dynamix

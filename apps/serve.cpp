@@ -22,6 +22,7 @@
 #include "apps/run_directory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
+#include "sim/io/sources.h"
 
 namespace dynamix {
 namespace {
@@ -34,10 +35,7 @@ constexpr std::string_view kCommand = "serve";
 constexpr std::chrono::milliseconds kMinLoadDeadline{5000};
 
 std::string marker_text(const fs::path& directory) {
-  std::ifstream in(directory / RunDirectory::kMarker);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_text((directory / RunDirectory::kMarker).string());
 }
 
 void refuse_log(const fs::path& directory, const std::string& why) {

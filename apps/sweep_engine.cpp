@@ -29,6 +29,7 @@
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
 
 namespace dynamix {
@@ -394,10 +395,7 @@ std::string describe_sweep(const SweepPlan& plan) {
 }
 
 void check_same_sweep(const fs::path& file, const std::string& definition) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream stored;
-  stored << in.rdbuf();
-  if (stored.str() == definition) return;
+  if (read_text(file.string()) == definition) return;
   throw InputError("--resume", 0, "",
                    "a folder of the same sweep (scenario, --set, --grid, --policies, --seeds, "
                    "--seed, --decision-interval and dynamix version)",

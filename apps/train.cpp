@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "apps/command_line.h"
 #include "apps/interrupt.h"
@@ -25,6 +26,7 @@
 #include "policies/ppo/ppo_trainer.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/sources.h"
 
 namespace dynamix {
 namespace {
@@ -99,7 +101,8 @@ const std::vector<std::string> kCurveColumns = {"update",
 std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path,
                                          std::int64_t updates) {
   std::vector<std::string> kept;
-  std::ifstream previous(curve_path);
+  const bool exists = std::filesystem::exists(curve_path);
+  std::istringstream previous(exists ? read_text(curve_path.string()) : std::string());
   std::string line;
   std::getline(previous, line);
   std::int64_t rows = 0;
@@ -123,7 +126,7 @@ std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path
     throw InputError(
         curve_path.string(), 0, "",
         "a row for each of the " + std::to_string(updates) + " updates the checkpoint holds",
-        previous.is_open() ? std::to_string(rows) + " rows" : "no file");
+        exists ? std::to_string(rows) + " rows" : "no file");
   }
   return kept;
 }

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <span>
 #include <sstream>
@@ -25,25 +24,6 @@ std::string hex_digest(const unsigned char* digest, unsigned int length) {
     hex << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(digest[i]);
   }
   return hex.str();
-}
-
-/// Policy archives are a few hundred kB; anything far larger is refused before it is read.
-constexpr std::uintmax_t kMaxPolicyBytes = 64ull << 20;
-
-std::string read_policy_bytes(const std::filesystem::path& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) {
-    throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
-  }
-  if (std::filesystem::file_size(file, error) > kMaxPolicyBytes) {
-    throw PolicyFileError(file.string(), 0, "", "a policy file of at most 64 MiB",
-                          std::to_string(std::filesystem::file_size(file, error)) + " bytes");
-  }
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in) throw PolicyFileError(file.string(), 0, "", "a readable file", "a read error");
-  return std::move(bytes).str();
 }
 
 /// `hex` in lower case; InputError naming --policy-sha256 unless it is 64 hexadecimal digits.
@@ -84,7 +64,7 @@ std::string sha256_of(std::string_view bytes) {
 }
 
 Arbitrator::Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options)
-    : Arbitrator(read_policy_bytes(policy), policy, options) {}
+    : Arbitrator(read_policy_archive(policy), policy, options) {}
 
 Arbitrator::Arbitrator(const std::string& bytes, const std::filesystem::path& policy,
                        const ArbitratorOptions& options)

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sim/io/input_error.h"
+#include "sim/io/sources.h"
 
 namespace dynamix {
 
@@ -139,12 +140,19 @@ DecisionLog read_decision_log(const std::filesystem::path& file) {
   if (!in) throw InputError(file.string(), 0, "", "a dynamix serve decision log", "no such file");
   DecisionLog log;
   std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (in.eof()) {  // no newline: the record a kill interrupted
-      log.truncated_tail = !line.empty();
+  const std::uintmax_t limit = max_input_bytes();
+  for (int number = 1;; ++number) {
+    const LineRead read = read_line(in, line, limit);
+    if (read == LineRead::kEnd) break;
+    if (read == LineRead::kUnterminated) {  // the record a kill interrupted
+      log.truncated_tail = true;
       break;
+    }
+    if (read == LineRead::kTooLong) {
+      throw InputError(file.string(), number, "",
+                       "a LogRecord of at most " + std::to_string(limit) + " bytes (" +
+                           kMaxInputBytesVariable + " raises the limit)",
+                       excerpt(line) + "...");
     }
     ::dynamix::adapter::v1::LogRecord record;
     const auto status = pb_util::JsonStringToMessage(line, &record);

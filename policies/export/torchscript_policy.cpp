@@ -116,12 +116,26 @@ struct TorchScriptPolicy::Impl {
   std::int64_t actions = 0;
 };
 
-TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
-    : impl_(std::make_unique<Impl>()) {
-  if (!std::filesystem::is_regular_file(file)) {
+std::string read_policy_archive(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy file", "no such file");
   }
-  std::ifstream archive(file, std::ios::binary);
+  const std::uintmax_t size = std::filesystem::file_size(file, error);
+  if (error || size > kMaxPolicyBytes) {
+    throw PolicyFileError(file.string(), 0, "", "a policy file of at most 64 MiB",
+                          error ? error.message() : std::to_string(size) + " bytes");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) throw PolicyFileError(file.string(), 0, "", "a readable file", "a read error");
+  return std::move(bytes).str();
+}
+
+TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
+    : impl_(std::make_unique<Impl>()) {
+  std::istringstream archive(read_policy_archive(file));
   load(archive, file);
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <istream>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gym/observation.h"
@@ -21,6 +23,12 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
 /// The most likely action of every row of row-major `logits` [rows × actions] (the first of
 /// equal maxima).
 std::vector<int> greedy_of(std::span<const float> logits, std::size_t actions);
+
+/// Policy archives are a few hundred kB; anything far larger is refused before it is read.
+inline constexpr std::uintmax_t kMaxPolicyBytes = std::uintmax_t{64} << 20;
+/// The bytes of a policy file; PolicyFileError if it is not a regular file, is larger than
+/// kMaxPolicyBytes or cannot be read.
+std::string read_policy_archive(const std::filesystem::path& file);
 
 class TorchScriptPolicy {
  public:

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <istream>
 #include <sstream>
 
 #include "sim/io/input_error.h"
@@ -57,6 +58,18 @@ std::string read_text(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+LineRead read_line(std::istream& in, std::string& line, std::size_t limit) {
+  line.clear();
+  std::streambuf* const buffer = in.rdbuf();
+  for (int c = buffer->sbumpc(); c != std::char_traits<char>::eof(); c = buffer->sbumpc()) {
+    if (c == '\n') return LineRead::kLine;
+    if (line.size() == limit) return LineRead::kTooLong;
+    line.push_back(static_cast<char>(c));
+  }
+  in.setstate(std::ios::eofbit);
+  return line.empty() ? LineRead::kEnd : LineRead::kUnterminated;
 }
 
 std::string resolve_path(const std::string& base, const std::string& reference) {

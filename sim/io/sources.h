@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,12 @@ std::uintmax_t max_input_bytes();
 /// The contents of a file; an InputError naming the path if it cannot be read or is larger than
 /// max_input_bytes().
 std::string read_text(const std::string& path);
+/// How read_line ended: a whole line, a last line without its newline, the end of the stream,
+/// or a line longer than the limit (the stream is then left inside it).
+enum class LineRead { kLine, kUnterminated, kEnd, kTooLong };
+/// Reads one line of at most `limit` bytes (newline excluded) into `line`: memory stays bounded
+/// by the limit whatever the stream holds, where std::getline grows with the line.
+LineRead read_line(std::istream& in, std::string& line, std::size_t limit);
 /// `reference` as seen from the file `base` (absolute references are kept).
 std::string resolve_path(const std::string& base, const std::string& reference);
 /// `text` without leading and trailing spaces, tabs and carriage returns.

@@ -4,6 +4,7 @@
 #include "adapter/server/arbitrator.h"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/ppo_policy.h"
+#include "sim/io/sources.h"
 #include "tests/fixtures.h"
 
 namespace dynamix {
@@ -258,6 +260,17 @@ TEST_CASE("The decision log reads back every record, and cuts a tail cut short b
   CHECK(repaired.records.size() == 4);
   std::ofstream(file, std::ios::app) << "not json\n";
   CHECK_THROWS_AS(read_decision_log(file), InputError);
+}
+
+TEST_CASE("A decision log line longer than the input bound is refused without reading it whole") {
+  const TempDirectory directory;
+  const std::filesystem::path file = directory.path() / kDecisionLogName;
+  std::ofstream(file) << std::string(4096, '{') << '\n';
+  ::setenv(kMaxInputBytesVariable, "1000", 1);
+  CHECK_THROWS_WITH_AS(read_decision_log(file),
+                       doctest::Contains(":1: expected a LogRecord of at most 1000 bytes"),
+                       InputError);
+  ::unsetenv(kMaxInputBytesVariable);
 }
 
 TEST_CASE("The decision log rotates at its size cap, keeps its last files, and reads in order") {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "sim/io/input_error.h"
@@ -48,6 +49,19 @@ TEST_CASE(
                        "DYNAMIX_MAX_INPUT_BYTES: expected a number of bytes >= 1, found '4k'",
                        InputError);
   ::unsetenv(kMaxInputBytesVariable);
+}
+
+TEST_CASE("read_line stops at its limit however long the line, and tells a torn last line") {
+  std::istringstream in("ab\n" + std::string(1000, 'x') + "\ntail");
+  std::string line;
+  CHECK(read_line(in, line, 8) == LineRead::kLine);
+  CHECK(line == "ab");
+  CHECK(read_line(in, line, 8) == LineRead::kTooLong);
+  CHECK(line.size() == 8);
+  std::istringstream rest("tail");
+  CHECK(read_line(rest, line, 8) == LineRead::kUnterminated);
+  CHECK(line == "tail");
+  CHECK(read_line(rest, line, 8) == LineRead::kEnd);
 }
 
 TEST_CASE("every embedded file is readable through its embedded path") {
