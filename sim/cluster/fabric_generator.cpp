@@ -44,6 +44,40 @@ std::size_t fat_tree_radix(const ConfigNode& fabric, std::size_t nodes) {
   return static_cast<std::size_t>(k);
 }
 
+/// Switches and switch-to-switch links the generated document holds.
+struct FabricSize {
+  std::size_t switches = 0;
+  std::size_t links = 0;
+};
+
+FabricSize fabric_size(const FabricShape& shape) {
+  if (shape.kind == FabricKind::kLeafSpine) {
+    const std::size_t leaves = (shape.nodes + shape.hosts_per_leaf - 1) / shape.hosts_per_leaf;
+    const std::size_t spines = leaves > 1 ? shape.spines : 0;
+    return {leaves + spines, leaves * spines};
+  }
+  const std::size_t half = shape.k / 2;
+  const std::size_t pods = ((shape.nodes + half - 1) / half + half - 1) / half;
+  const std::size_t cores = pods > 1 ? half * half : 0;
+  return {2 * pods * half + cores, pods * half * half * (pods > 1 ? 2 : 1)};
+}
+
+/// Refuses a shape whose document would exceed ConfigNode::kMaxValues, before it is written:
+/// DocumentWriter writes 9 values a node, 5 a link and 1 a switch.
+void check_document_size(const ConfigNode& fabric, const FabricShape& shape) {
+  const FabricSize size = fabric_size(shape);
+  const double values = 9.0 * static_cast<double>(shape.nodes) +
+                        5.0 * static_cast<double>(size.links) +
+                        static_cast<double>(size.switches) + 16;
+  if (values <= static_cast<double>(ConfigNode::kMaxValues)) return;
+  fabric.fail("a shape whose topology fits one document of " +
+                  std::to_string(ConfigNode::kMaxValues) +
+                  " values (9 a node, 5 a switch link: fewer nodes, larger leaves, fewer spines "
+                  "or a smaller k)",
+              std::to_string(shape.nodes) + " nodes, " + std::to_string(size.switches) +
+                  " switches and " + std::to_string(size.links) + " switch links");
+}
+
 }  // namespace
 
 FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) {
@@ -74,6 +108,7 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
   if (const auto mix = fabric.find("gpus")) shape.gpus = read_gpu_shares(*mix, gpus);
   shape.gpus_per_node = fabric.int_or("gpus_per_node", 1, 1024, 1);
   shape.cpu_cores = fabric.int_or("cpu_cores", 1, 1 << 16, 16);
+  check_document_size(fabric, shape);
   return shape;
 }
 

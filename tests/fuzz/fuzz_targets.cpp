@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "apps/batch_plan.h"
@@ -22,6 +24,7 @@
 #include "gym/batch_size_env.h"
 #include "gym/observation.h"
 #include "policies/export/policy_metadata.h"
+#include "sim/calibration/measurements.h"
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
@@ -131,6 +134,7 @@ constexpr std::array kTargets = {
 #ifdef DYNAMIX_FUZZ_REPORT
     NamedTarget{"report", fuzz_report, "a WindowReport, protobuf JSON or binary"},
 #endif
+    NamedTarget{"measurements", fuzz_measurements, "a measurement CSV (dynamix calibrate)"},
     NamedTarget{"policy_metadata", fuzz_policy_metadata,
                 "a policy archive's extra files, each opened by a line '== name'"},
 };
@@ -248,6 +252,30 @@ void fuzz_overrides(std::span<const std::uint8_t> input) {
     }
   }
   run_scenario(path, lines);
+}
+
+void fuzz_measurements(std::span<const std::uint8_t> input) {
+  MeasurementFile file;
+  try {
+    file = read_measurements(scratch().write("measurements.csv", as_text(input)));
+  } catch (const InputError&) {
+    return;
+  }
+  if (file.rows.empty()) throw AcceptedInvalidInput("a measurement file without rows");
+  std::set<std::string> labels;
+  for (const Measurement& row : file.rows) {
+    const std::string label = configuration_label(row);
+    if (!labels.insert(label).second) throw AcceptedInvalidInput("two rows of " + label);
+    const bool times_valid =
+        std::isfinite(row.total_s) && row.total_s > 0 &&
+        (!row.compute_s || (std::isfinite(*row.compute_s) && *row.compute_s >= 0)) &&
+        (!row.comm_s || (std::isfinite(*row.comm_s) && *row.comm_s >= 0));
+    if (!times_valid || row.ranks < 1) throw AcceptedInvalidInput("accepted row " + label);
+    if (row.kind == MeasurementKind::kAllReduce ? !(row.message_bytes > 0)
+                                                : row.batch_per_rank < 1) {
+      throw AcceptedInvalidInput("accepted an empty configuration " + label);
+    }
+  }
 }
 
 void fuzz_policy_metadata(std::span<const std::uint8_t> input) {

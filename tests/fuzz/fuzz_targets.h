@@ -44,6 +44,10 @@ void fuzz_overrides(std::span<const std::uint8_t> input);
 /// A policy archive's extra files ("== name" lines open each file); from_extra_files.
 void fuzz_policy_metadata(std::span<const std::uint8_t> input);
 
+/// A measurement CSV (calibrate --measured, fidelity) through read_measurements; checks what it
+/// accepts against the schema's ranges and one row per configuration.
+void fuzz_measurements(std::span<const std::uint8_t> input);
+
 /// A WindowReport (protobuf JSON, or its binary form) through the arbitrator's checks, a served
 /// rule (goodput:100) and the decision's bounds; with -DDYNAMIX_FUZZ_REPORT (where the protocol is
 /// built).

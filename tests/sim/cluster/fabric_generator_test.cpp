@@ -56,6 +56,17 @@ TEST_CASE("A fabric too large for its generated topology is refused with the rea
   CHECK(error_of([] { fabric("kind: leaf-spine, nodes: 100000"); })
             .find("nodes: expected at most 65536 (the topology generated for them must fit one "
                   "document of 1000000 values), found '100000'") != std::string::npos);
+  // Within the node bound, the switch links can still overflow the document: refused up front,
+  // naming the shape, not at the value that overflowed.
+  CHECK(error_of([] { fabric("kind: leaf-spine, nodes: 65536, hosts_per_leaf: 3, spines: 4"); })
+            .find("fabric: expected a shape whose topology fits one document of 1000000 values "
+                  "(9 a node, 5 a switch link: fewer nodes, larger leaves, fewer spines or a "
+                  "smaller k), found 65536 nodes, 21850 switches and 87384 switch links") !=
+        std::string::npos);
+  CHECK(error_of([] { fabric("kind: fat-tree, nodes: 65536"); }).find("131072 switch links") !=
+        std::string::npos);
+  CHECK(fabric("kind: leaf-spine, nodes: 4096, hosts_per_leaf: 1, spines: 4").links().size() ==
+        2 * (4096 + 4096 * 4));
 }
 
 TEST_CASE("One leaf holds a small cluster without spines") {
