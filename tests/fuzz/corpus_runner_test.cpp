@@ -148,6 +148,10 @@ TEST_CASE("Mutated --set overrides are accepted or refused with an InputError") 
   check_target("overrides");
 }
 
+TEST_CASE("Mutated measurement files are accepted within the schema or refused with an InputError") {
+  check_target("measurements");
+}
+
 TEST_CASE("Mutated policy metadata is accepted or refused with an InputError") {
   check_target("policy_metadata");
 }
