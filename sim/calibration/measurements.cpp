@@ -2,12 +2,12 @@
 #include "sim/calibration/measurements.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <sstream>
 #include <string_view>
 
+#include "sim/calibration/csv_table.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
@@ -15,55 +15,7 @@
 namespace dynamix {
 namespace {
 
-/// The cells of one row by column name, with what is needed to name a bad one.
-class Row {
- public:
-  Row(const std::string& path, int line, const std::map<std::string, std::size_t>& columns,
-      std::vector<std::string_view> fields)
-      : path_(path), line_(line), columns_(columns), fields_(std::move(fields)) {}
-
-  std::string_view cell(const std::string& column) const {
-    const auto found = columns_.find(column);
-    return found == columns_.end() ? std::string_view{} : fields_[found->second];
-  }
-  /// A finite number >= minimum (> minimum when `open`); nullopt for an empty optional cell.
-  std::optional<double> number(const std::string& column, bool required, double minimum,
-                               bool open) const {
-    if (required && !columns_.contains(column)) {
-      throw InputError(path_, line_, "header", "a column named '" + column + "' for this row");
-    }
-    const std::string_view text = cell(column);
-    if (text.empty()) {
-      if (required) throw InputError(path_, line_, column, "a number", "an empty cell");
-      return std::nullopt;
-    }
-    double value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    const bool parsed = error == std::errc{} && end == text.data() + text.size();
-    if (!parsed || !std::isfinite(value) || value < minimum || (open && value == minimum)) {
-      std::ostringstream expected;
-      expected << "a finite number " << (open ? "> " : ">= ") << minimum;
-      throw InputError(path_, line_, column, expected.str(), excerpt(text));
-    }
-    return value;
-  }
-  int integer(const std::string& column, int minimum) const {
-    const double value = *number(column, true, minimum, false);
-    if (value != std::floor(value) || value > 1e9) {
-      throw InputError(path_, line_, column, "a whole number >= " + std::to_string(minimum),
-                       excerpt(cell(column)));
-    }
-    return static_cast<int>(value);
-  }
-
- private:
-  const std::string& path_;
-  int line_;
-  const std::map<std::string, std::size_t>& columns_;
-  std::vector<std::string_view> fields_;
-};
-
-MeasurementKind parse_kind(const Row& row, const std::string& path, int line) {
+MeasurementKind parse_kind(const CsvRow& row, const std::string& path, int line) {
   const std::string_view kind = row.cell("kind");
   if (kind == "allreduce") return MeasurementKind::kAllReduce;
   if (kind == "iteration") return MeasurementKind::kIteration;
@@ -71,7 +23,7 @@ MeasurementKind parse_kind(const Row& row, const std::string& path, int line) {
   throw InputError(path, line, "kind", "allreduce, iteration or compute", excerpt(kind));
 }
 
-Measurement parse_row(const Row& row, const std::string& path, int line) {
+Measurement parse_row(const CsvRow& row, const std::string& path, int line) {
   Measurement m;
   m.line = line;
   m.kind = parse_kind(row, path, line);
@@ -88,18 +40,14 @@ Measurement parse_row(const Row& row, const std::string& path, int line) {
   return m;
 }
 
-std::map<std::string, std::size_t> parse_header(std::string_view line, const std::string& path,
-                                                int line_number) {
-  std::map<std::string, std::size_t> columns;
-  const auto fields = split_fields(line);
-  for (std::size_t i = 0; i < fields.size(); ++i) columns.emplace(std::string(fields[i]), i);
+void check_header(const CsvColumns& columns, std::string_view line, const std::string& path,
+                  int line_number) {
   for (const char* required : {"kind", "ranks", "total_s"}) {
     if (!columns.contains(required)) {
       throw InputError(path, line_number, "header",
                        std::string("a column named '") + required + "'", excerpt(line));
     }
   }
-  return columns;
 }
 
 /// One answered window report of a `dynamix serve` log as an iteration row.
@@ -188,43 +136,26 @@ MeasurementFile read_measurements(const std::string& path) {
   const std::string text = read_text(path);
   if (path.ends_with(".jsonl")) return read_window_log(path, text);
   MeasurementFile file{.path = path, .provenance = {}, .rows = {}};
-  std::map<std::string, std::size_t> columns;
   // A configuration measured twice would be fitted and scored twice, silently weighted.
   std::map<std::string, int> seen;
-  int line_number = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const auto newline = text.find('\n', begin);
-    const std::string_view line = trim(std::string_view(text).substr(begin, newline - begin));
-    begin = newline == std::string::npos ? text.size() : newline + 1;
-    ++line_number;
-    if (line.empty()) continue;
-    if (line.front() == '#') {
-      if (columns.empty()) file.provenance.emplace_back(trim(line.substr(1)));
-      continue;
-    }
-    if (columns.empty()) {
-      columns = parse_header(line, path, line_number);
-      continue;
-    }
-    auto fields = split_fields(line);
-    if (fields.size() != columns.size()) {
-      throw InputError(path, line_number, "row",
-                       std::to_string(columns.size()) + " comma-separated cells",
-                       std::to_string(fields.size()));
-    }
-    file.rows.push_back(
-        parse_row(Row(path, line_number, columns, std::move(fields)), path, line_number));
-    const auto [first, fresh] = seen.emplace(configuration_label(file.rows.back()), line_number);
-    if (!fresh) {
-      throw InputError(path, line_number, "row", "one row per configuration",
-                       "a second row of " + first->first + " (the first is on line " +
-                           std::to_string(first->second) + ")");
-    }
-  }
+  const CsvScan scan = scan_csv(
+      path, text,
+      [&](const CsvColumns& columns, std::string_view line, int line_number) {
+        check_header(columns, line, path, line_number);
+      },
+      [&](const CsvRow& row) {
+        file.rows.push_back(parse_row(row, path, row.line()));
+        const auto [first, fresh] = seen.emplace(configuration_label(file.rows.back()), row.line());
+        if (!fresh) {
+          row.fail("row", "one row per configuration",
+                   "a second row of " + first->first + " (the first is on line " +
+                       std::to_string(first->second) + ")");
+        }
+      });
+  file.provenance = scan.provenance;
   if (file.rows.empty()) {
-    throw InputError(path, line_number, "", "a header and at least one measurement row",
-                     columns.empty() ? "no header" : "no rows");
+    throw InputError(path, scan.lines, "", "a header and at least one measurement row",
+                     scan.header ? "no rows" : "no header");
   }
   return file;
 }

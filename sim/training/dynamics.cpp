@@ -155,7 +155,7 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
   for (std::size_t i = 0; i < workers_; ++i) {
     const double variance =
         stats.noise_scale / batches[i] *
-        std::exp(parameters_.gradient_statistic_noise * approximate_normal(gradient_rng_));
+        std::exp(model_.gradient_statistic_noise * approximate_normal(gradient_rng_));
     grad_var_norm[i] = variance;
     grad_std_norm[i] = std::sqrt(variance);
   }

@@ -25,8 +25,6 @@ struct DynamicsParameters {
   /// Accuracy lost per unit progress and per unit of ln(η/r): an LR above what the batch's
   /// gradient signal supports.
   double overshoot_penalty = 0.015;
-  /// Log-normal spread of measured per-worker gradient statistics.
-  double gradient_statistic_noise = 0.05;
 };
 
 struct IterationStats {

@@ -26,8 +26,9 @@ std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::
 }
 
 constexpr std::int64_t kMinDatasetSize = 1000;
+constexpr double kMaxGradientStatisticNoise = 5.0;
 
-constexpr std::array<std::string_view, 21> kWorkloadKeys = {"model",
+constexpr std::array<std::string_view, 22> kWorkloadKeys = {"model",
                                                             "dataset",
                                                             "source",
                                                             "parameters",
@@ -47,7 +48,8 @@ constexpr std::array<std::string_view, 21> kWorkloadKeys = {"model",
                                                             "final_loss",
                                                             "initial_noise_scale",
                                                             "final_noise_scale",
-                                                            "target_accuracy"};
+                                                            "target_accuracy",
+                                                            "gradient_statistic_noise"};
 
 ModelCost read_cost(const ConfigNode& entry) {
   ModelCost cost;
@@ -73,6 +75,12 @@ StatisticalModel read_statistics(const ConfigNode& entry) {
   model.final_loss = entry.positive("final_loss");
   model.initial_noise_scale = entry.positive("initial_noise_scale");
   model.final_noise_scale = entry.positive("final_noise_scale");
+  model.gradient_statistic_noise =
+      entry.at_least_or("gradient_statistic_noise", 0.0, model.gradient_statistic_noise);
+  // exp(σ·z) with |z| < 3.5 stays finite and the spread stays a spread, not a tail.
+  if (model.gradient_statistic_noise > kMaxGradientStatisticNoise) {
+    entry.at("gradient_statistic_noise").fail("a number in [0, 5]");
+  }
   for (const double accuracy :
        {model.final_accuracy, model.final_accuracy_adam, model.final_train_accuracy}) {
     if (accuracy <= model.initial_accuracy) {

@@ -45,6 +45,10 @@ struct StatisticalModel {
   double validation_size = 10000;
   /// The usual target accuracy for time-to-accuracy runs.
   double target_accuracy = 0.9;
+  /// Log-normal spread of each worker's per-iteration gradient statistic σ²_norm around
+  /// B_noise/b: what makes the per-window noise-scale estimate as noisy as a real job's
+  /// (assumed 0.05; `dynamix calibrate --dynamics` fits it, docs/calibration.md).
+  double gradient_statistic_noise = 0.05;
 };
 
 struct Workload {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace dynamix {
@@ -94,6 +95,27 @@ TEST_CASE("A worker's gradient variance grows as its batch shrinks") {
   CHECK(var_norm[2] == doctest::Approx(stats.noise_scale / 16).epsilon(0.25));
   for (std::size_t i = 0; i < 3; ++i)
     CHECK(std_norm[i] * std_norm[i] == doctest::Approx(var_norm[i]));
+}
+
+TEST_CASE("The workload's gradient_statistic_noise is the log-normal spread of σ²_norm") {
+  const auto log_spread = [](double noise) {
+    Workload workload = resnet18();
+    workload.statistics.gradient_statistic_noise = noise;
+    TrainingDynamics dynamics(workload, options_with(Optimizer::kSgd, LrRule::kLinear), 1, 7);
+    std::vector<double> std_norm(1), var_norm(1);
+    double sum = 0, squares = 0;
+    const int steps = 4000;
+    for (int i = 0; i < steps; ++i) {
+      const IterationStats stats = dynamics.step(std::vector<int>{64}, std_norm, var_norm);
+      const double log_ratio = std::log(var_norm[0] * 64 / stats.noise_scale);
+      sum += log_ratio;
+      squares += log_ratio * log_ratio;
+    }
+    return std::sqrt(squares / steps - (sum / steps) * (sum / steps));
+  };
+  CHECK(log_spread(0.0) == doctest::Approx(0.0));
+  CHECK(log_spread(0.05) == doctest::Approx(0.05).epsilon(0.05));
+  CHECK(log_spread(0.8) == doctest::Approx(0.8).epsilon(0.05));
 }
 
 TEST_CASE("The same seed gives the same numbers and another seed other noise") {

@@ -131,7 +131,8 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "bytes_per_parameter, dataset_size, validation_size, classes, reference_batch, "
         "reference_epochs, "
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
-        "initial_noise_scale, final_noise_scale, target_accuracy), found unknown key 'modle'");
+        "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise), found "
+        "unknown key 'modle'");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
   const std::string complete =
@@ -143,6 +144,10 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
       "    initial_noise_scale: 1\n    final_noise_scale: 1\n    target_accuracy: 0.5\n";
   CHECK(load_error(complete + "    dataset_size: 1\n") ==
         ":21: workloads.0.dataset_size: expected an integer >= 1000, found '1'");
+  CHECK(load_error(complete + "    dataset_size: 1000\n    gradient_statistic_noise: -0.1\n") ==
+        ":22: workloads.0.gradient_statistic_noise: expected a number >= 0, found '-0.1'");
+  CHECK(load_error(complete + "    dataset_size: 1000\n    gradient_statistic_noise: 6\n") ==
+        ":22: workloads.0.gradient_statistic_noise: expected a number in [0, 5], found '6'");
   CHECK(error_of([] {
           WorkloadCatalog::builtin().at("bert");
         }).ends_with("found unknown workload 'bert'"));

@@ -1,0 +1,457 @@
+// The statistical fit: replay, objective, search, residuals.
+#include "sim/calibration/dynamics_fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "sim/calibration/nelder_mead.h"
+#include "sim/io/input_error.h"
+#include "sim/training/dynamics.h"
+
+namespace dynamix {
+namespace {
+
+// The scales that make the three kinds of error comparable: a point of accuracy, 5% of loss,
+// and about the spread of a pooled B_simple (docs/calibration.md).
+constexpr double kAccuracyScale = 0.01;
+constexpr double kLossScale = 0.05;
+constexpr double kNoiseScaleScale = 0.25;
+constexpr double kLrTolerance = 0.05;
+constexpr double kExtension = 4.0;
+constexpr std::uint64_t kReplaySeed = 25;
+constexpr std::size_t kParameters = 6;
+constexpr double kHuge = 1e30;
+// Epochs from 1/8 to 32 times the longest fitted run's, in steps of sqrt(2).
+constexpr int kScanLow = -6;
+constexpr int kScanHigh = 10;
+
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text;
+}
+
+/// A stretch of windows [first, last) and its pooled B_simple, in logs.
+struct Block {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  double log_noise_scale = 0;
+};
+
+/// What a run measured, in the form the objective compares.
+struct Measured {
+  const RunLog* run = nullptr;
+  std::vector<std::size_t> validated;
+  std::vector<double> log_loss;
+  std::vector<Block> blocks;
+};
+
+Measured measure(const RunLog& run) {
+  Measured m{.run = &run, .validated = {}, .log_loss = {}, .blocks = {}};
+  std::vector<NoiseScaleParts> parts;
+  std::size_t block_start = 0;
+  for (std::size_t w = 0; w < run.windows.size(); ++w) {
+    const RunWindow& window = run.windows[w];
+    if (window.validation_accuracy) m.validated.push_back(w);
+    m.log_loss.push_back(std::log(window.train_loss));
+    const auto part = noise_scale_parts(window);
+    if (!part) continue;
+    if (parts.empty()) block_start = w;
+    parts.push_back(*part);
+    if (parts.size() < kNoiseScaleBlock && w + 1 < run.windows.size()) continue;
+    if (const auto pooled = pooled_noise_scale(parts)) {
+      m.blocks.push_back({.first = block_start, .last = w + 1, .log_noise_scale = std::log(*pooled)});
+    }
+    parts.clear();
+  }
+  return m;
+}
+
+struct ReplayedWindow {
+  double train_loss = 0;
+  double noise_scale = 0;
+  double validation_accuracy = 0;
+};
+
+struct Replay {
+  std::vector<ReplayedWindow> windows;
+  /// The first validation (the run's own, then at its last interval past the log) at which the
+  /// noise-free validation accuracy reached the target, in iterations.
+  std::optional<std::int64_t> target_iteration;
+};
+
+/// The run's last validation and the iterations since the one before (from 0 when it has one).
+std::pair<std::int64_t, std::int64_t> last_validation(const RunLog& run) {
+  std::int64_t last = 0;
+  std::int64_t interval = 0;
+  for (const RunWindow& w : run.windows) {
+    if (!w.validation_accuracy) continue;
+    interval = w.iteration - last;
+    last = w.iteration;
+  }
+  return {last, interval};
+}
+
+/// Continues the replay past the log at the run's last batch and validation interval until the
+/// target is reached, progress is complete, or kExtension times the logged iterations are done.
+void extend_to_target(const RunLog& run, TrainingDynamics& dynamics, double target,
+                      Replay& replay) {
+  std::array<int, 1> batches{run.windows.back().global_batch};
+  std::array<double, 1> std_norm{};
+  std::array<double, 1> var_norm{};
+  auto [next, interval] = last_validation(run);
+  std::int64_t done = run.windows.back().iteration;
+  const auto limit = static_cast<std::int64_t>(kExtension * static_cast<double>(done));
+  while (done < limit && dynamics.progress() < 1.0) {
+    while (next <= done) next += interval;
+    for (; done < next; ++done) dynamics.step(batches, std_norm, var_norm);
+    if (dynamics.validation_accuracy() >= target) {
+      replay.target_iteration = done;
+      return;
+    }
+  }
+}
+
+Replay replay_run(const RunLog& run, const Workload& workload, const TrainingOptions& options,
+                  std::optional<double> target) {
+  TrainingDynamics dynamics(workload, options, 1, kReplaySeed);
+  std::array<int, 1> batches{};
+  std::array<double, 1> std_norm{};
+  std::array<double, 1> var_norm{};
+  Replay replay;
+  replay.windows.reserve(run.windows.size());
+  std::int64_t done = 0;
+  for (const RunWindow& window : run.windows) {
+    ReplayedWindow sums;
+    const auto steps = static_cast<double>(window.iteration - done);
+    batches[0] = window.global_batch;
+    for (; done < window.iteration; ++done) {
+      sums.train_loss += dynamics.train_loss();
+      sums.noise_scale += dynamics.noise_scale();
+      dynamics.step(batches, std_norm, var_norm);
+    }
+    const double accuracy = dynamics.validation_accuracy();
+    replay.windows.push_back({.train_loss = sums.train_loss / steps,
+                              .noise_scale = sums.noise_scale / steps,
+                              .validation_accuracy = accuracy});
+    if (target && window.validation_accuracy && !replay.target_iteration && accuracy >= *target) {
+      replay.target_iteration = window.iteration;
+    }
+  }
+  if (target && !replay.target_iteration) extend_to_target(run, dynamics, *target, replay);
+  return replay;
+}
+
+/// Sums of squared errors and their counts, per kind.
+struct Errors {
+  double accuracy = 0;
+  double loss = 0;
+  double noise_scale = 0;
+  std::size_t accuracies = 0;
+  std::size_t losses = 0;
+  std::size_t noise_scales = 0;
+
+  void add(const Measured& measured, const Replay& replay) {
+    const RunLog& run = *measured.run;
+    for (const std::size_t w : measured.validated) {
+      accuracy += std::pow(replay.windows[w].validation_accuracy - *run.windows[w].validation_accuracy, 2);
+      ++accuracies;
+    }
+    for (std::size_t w = 0; w < run.windows.size(); ++w) {
+      loss += std::pow(std::log(replay.windows[w].train_loss) - measured.log_loss[w], 2);
+      ++losses;
+    }
+    for (const Block& block : measured.blocks) {
+      double predicted = 0;
+      for (std::size_t w = block.first; w < block.last; ++w) predicted += replay.windows[w].noise_scale;
+      predicted /= static_cast<double>(block.last - block.first);
+      noise_scale += std::pow(std::log(predicted) - block.log_noise_scale, 2);
+      ++noise_scales;
+    }
+  }
+  static double mean(double sum, std::size_t count) {
+    return count == 0 ? 0.0 : sum / static_cast<double>(count);
+  }
+  double objective() const {
+    return mean(accuracy, accuracies) / (kAccuracyScale * kAccuracyScale) +
+           mean(loss, losses) / (kLossScale * kLossScale) +
+           mean(noise_scale, noise_scales) / (kNoiseScaleScale * kNoiseScaleScale);
+  }
+};
+
+double& fitted_accuracy(StatisticalModel& model, Optimizer optimizer) {
+  return optimizer == Optimizer::kAdam ? model.final_accuracy_adam : model.final_accuracy;
+}
+
+/// The search's coordinates: unconstrained logs (the accuracy's share of the way from chance to
+/// 1 as a logit); of each pair of losses and noise scales the larger is the initial loss and the
+/// final noise scale, as the catalog requires, so that no ordering leaves a flat region.
+StatisticalModel decode(std::span<const double> x, StatisticalModel model, Optimizer optimizer) {
+  const auto value = [&](std::size_t i) { return std::exp(std::clamp(x[i], -40.0, 40.0)); };
+  model.reference_epochs = value(0);
+  const double chance = model.initial_accuracy;
+  fitted_accuracy(model, optimizer) = chance + (1 - chance) / (1 + 1 / value(1));
+  model.initial_loss = std::max(value(2), value(3));
+  model.final_loss = std::min(value(2), value(3));
+  model.initial_noise_scale = std::min(value(4), value(5));
+  model.final_noise_scale = std::max(value(4), value(5));
+  return model;
+}
+
+/// `model` with the final accuracy of the optimizer not fitted at the base's gap to the fitted
+/// one.
+StatisticalModel with_other_optimizer(StatisticalModel model, const StatisticalModel& base,
+                                      Optimizer fitted) {
+  const double gap = base.final_accuracy - base.final_accuracy_adam;
+  const double low = model.initial_accuracy + 1e-3;
+  if (fitted == Optimizer::kAdam) {
+    model.final_accuracy = std::clamp(model.final_accuracy_adam + gap, low, 0.999);
+  } else {
+    model.final_accuracy_adam = std::clamp(model.final_accuracy - gap, low, 0.999);
+  }
+  return model;
+}
+
+std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer) {
+  const double chance = model.initial_accuracy;
+  StatisticalModel copy = model;
+  const double share = (fitted_accuracy(copy, optimizer) - chance) / (1 - chance);
+  return {std::log(model.reference_epochs),   std::log(share / (1 - share)),
+          std::log(model.initial_loss),       std::log(model.final_loss),
+          std::log(model.initial_noise_scale), std::log(model.final_noise_scale)};
+}
+
+}  // namespace
+
+namespace {
+
+/// The chosen runs and how to replay them.
+class Fitter {
+ public:
+  Fitter(const Workload& base, const TrainingOptions& options, std::vector<Measured> fitted)
+      : base_(base), options_(options), fitted_(std::move(fitted)) {}
+
+  double objective(std::span<const double> x) const {
+    Workload workload = base_;
+    workload.statistics = decode(x, base_.statistics, options_.optimizer);
+    Errors errors;
+    for (const Measured& measured : fitted_) {
+      errors.add(measured, replay_run(*measured.run, workload, options_, std::nullopt));
+    }
+    const double value = errors.objective();
+    return std::isfinite(value) ? value : kHuge;
+  }
+
+  /// A start from the data: the first and lowest losses, the best accuracy, the spread of the
+  /// pooled noise scales; the convergence scale from a scan over epochs.
+  std::vector<double> start() const;
+
+ private:
+  const Workload& base_;
+  const TrainingOptions& options_;
+  std::vector<Measured> fitted_;
+};
+
+std::vector<double> Fitter::start() const {
+  StatisticalModel model = base_.statistics;
+  double first_loss = 0, lowest_loss = kHuge, best_accuracy = 0, epochs = 0;
+  double lowest_noise = kHuge, highest_noise = 0;
+  for (const Measured& measured : fitted_) {
+    const RunLog& run = *measured.run;
+    first_loss = std::max(first_loss, run.windows.front().train_loss);
+    for (const RunWindow& w : run.windows) {
+      lowest_loss = std::min(lowest_loss, w.train_loss);
+      best_accuracy = std::max(best_accuracy, w.validation_accuracy.value_or(0.0));
+    }
+    epochs = std::max(epochs, run.windows.back().samples / static_cast<double>(base_.dataset_size));
+    for (const Block& block : measured.blocks) {
+      lowest_noise = std::min(lowest_noise, std::exp(block.log_noise_scale));
+      highest_noise = std::max(highest_noise, std::exp(block.log_noise_scale));
+    }
+  }
+  model.initial_loss = first_loss * 1.05;
+  model.final_loss = std::min(lowest_loss * 0.5, model.initial_loss * 0.5);
+  const double chance = model.initial_accuracy;
+  fitted_accuracy(model, options_.optimizer) =
+      std::clamp(best_accuracy + 0.02, chance + 0.5 * (1 - chance), 0.999);
+  if (highest_noise > 0) {
+    model.initial_noise_scale = lowest_noise;
+    model.final_noise_scale = std::max(highest_noise, lowest_noise * 1.5);
+  }
+  model.reference_epochs = epochs;
+  std::vector<double> x = encode(model, options_.optimizer);
+  std::vector<double> best = x;
+  double best_value = kHuge;
+  for (int step = kScanLow; step <= kScanHigh; ++step) {
+    x[0] = std::log(epochs) + 0.5 * step * std::log(2.0);
+    const double value = objective(x);
+    if (value < best_value) {
+      best_value = value;
+      best = x;
+    }
+  }
+  return best;
+}
+
+double interpolate(const RunLog& run, double iteration, bool time) {
+  double last_iteration = 0, last_value = 0, rate = 0;
+  for (const RunWindow& w : run.windows) {
+    const double value = time ? w.time_s : w.samples;
+    const auto at = static_cast<double>(w.iteration);
+    rate = (value - last_value) / (at - last_iteration);
+    if (iteration <= at) return last_value + rate * (iteration - last_iteration);
+    last_iteration = at;
+    last_value = value;
+  }
+  return last_value + rate * (iteration - last_iteration);
+}
+
+/// The first validation at which the measured accuracy reached `target`, in iterations: how
+/// time to target is measured, in the simulator as on a real job.
+std::optional<std::int64_t> measured_target_iteration(const RunLog& run, double target) {
+  for (const RunWindow& w : run.windows) {
+    if (w.validation_accuracy && *w.validation_accuracy >= target) return w.iteration;
+  }
+  return std::nullopt;
+}
+
+double rms(double sum, std::size_t count) {
+  return count == 0 ? 0.0 : std::sqrt(sum / static_cast<double>(count));
+}
+
+RunResidual residual(const Measured& measured, const Workload& workload,
+                     const TrainingOptions& options, double target) {
+  const RunLog& run = *measured.run;
+  const Replay replay = replay_run(run, workload, options, target);
+  Errors errors;
+  errors.add(measured, replay);
+  RunResidual r;
+  r.label = run.label;
+  r.first_batch = run.windows.front().global_batch;
+  r.last_batch = run.windows.back().global_batch;
+  r.windows = run.windows.size();
+  r.validations = errors.accuracies;
+  r.accuracy_rmse = rms(errors.accuracy, errors.accuracies);
+  r.loss_rms_log_error = rms(errors.loss, errors.losses);
+  r.noise_scale_blocks = errors.noise_scales;
+  if (errors.noise_scales > 0) r.noise_scale_rms_log_error = rms(errors.noise_scale, errors.noise_scales);
+  if (const auto iteration = measured_target_iteration(run, target)) {
+    r.measured_samples = interpolate(run, static_cast<double>(*iteration), false);
+    r.measured_time_s = interpolate(run, static_cast<double>(*iteration), true);
+  }
+  if (replay.target_iteration) {
+    r.predicted_samples = interpolate(run, static_cast<double>(*replay.target_iteration), false);
+    r.predicted_time_s = interpolate(run, static_cast<double>(*replay.target_iteration), true);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<double> relative_error(const std::optional<double>& predicted,
+                                     const std::optional<double>& measured) {
+  if (!predicted || !measured || *measured <= 0) return std::nullopt;
+  return *predicted / *measured - 1.0;
+}
+
+std::vector<bool> choose_fitted_runs(const RunsFile& runs, const DynamicsFitOptions& options) {
+  std::vector<bool> fitted(runs.runs.size(), false);
+  std::vector<std::string> labels;
+  std::set<int> first_batches;
+  for (const RunLog& run : runs.runs) {
+    labels.push_back(run.label);
+    first_batches.insert(first_global_batch(run));
+  }
+  if (!options.fit_runs.empty()) {
+    for (const std::string& label : options.fit_runs) {
+      const auto at = std::find(labels.begin(), labels.end(), label);
+      if (at == labels.end()) {
+        throw InputError("--dynamics-fit-runs", 0, "", "runs of " + runs.path + " (" + join(labels) + ")",
+                         excerpt(label));
+      }
+      fitted[static_cast<std::size_t>(at - labels.begin())] = true;
+    }
+    return fitted;
+  }
+  std::set<int> chosen(options.fit_batches.begin(), options.fit_batches.end());
+  if (chosen.empty() && first_batches.size() >= 3) {
+    chosen = {*first_batches.begin(), *first_batches.rbegin()};
+  }
+  for (std::size_t r = 0; r < runs.runs.size(); ++r) {
+    fitted[r] = chosen.empty() || chosen.contains(first_global_batch(runs.runs[r]));
+  }
+  if (std::find(fitted.begin(), fitted.end(), true) == fitted.end()) {
+    std::string batches;
+    for (const int batch : first_batches) batches += (batches.empty() ? "" : ", ") + std::to_string(batch);
+    throw InputError("--dynamics-fit-batches", 0, "", "a global batch some run starts at (" + batches + ")",
+                     "none of them");
+  }
+  return fitted;
+}
+
+LrRule infer_lr_rule(const RunsFile& runs, double reference_batch) {
+  struct Candidate {
+    LrRule rule;
+    double worst = 0;
+    const RunWindow* at = nullptr;
+  };
+  std::array<Candidate, 3> candidates{
+      {{LrRule::kLinear, 0, nullptr}, {LrRule::kSqrt, 0, nullptr}, {LrRule::kNone, 0, nullptr}}};
+  for (const RunLog& run : runs.runs) {
+    for (const RunWindow& w : run.windows) {
+      const double scale = w.global_batch / reference_batch;
+      for (Candidate& c : candidates) {
+        const double expected = effective_lr_scale(c.rule, Optimizer::kSgd, scale, scale);
+        const double error = std::abs(std::log(w.lr_factor / expected));
+        if (error > c.worst) c = {c.rule, error, &w};
+      }
+    }
+  }
+  const Candidate& best = *std::min_element(candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.worst < b.worst; });
+  if (best.worst > std::log1p(kLrTolerance)) {
+    throw InputError(runs.path, best.at->line, "lr_factor",
+                     "the linear, square-root or no LR rule of global_batch / " +
+                         std::to_string(static_cast<long long>(reference_batch)) +
+                         " (the workload's reference_batch) within 5%",
+                     std::to_string(best.at->lr_factor));
+  }
+  return best.rule;
+}
+
+DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
+                         const DynamicsFitOptions& options) {
+  const std::vector<bool> chosen = choose_fitted_runs(runs, options);
+  DynamicsFit fit;
+  fit.lr_rule = infer_lr_rule(runs, base.statistics.reference_batch);
+  fit.target_accuracy = options.target_accuracy.value_or(base.statistics.target_accuracy);
+  const TrainingOptions training{.optimizer = options.optimizer, .lr_rule = fit.lr_rule};
+  std::vector<Measured> all;
+  std::vector<Measured> fitted;
+  for (std::size_t r = 0; r < runs.runs.size(); ++r) {
+    all.push_back(measure(runs.runs[r]));
+    if (chosen[r]) fitted.push_back(all.back());
+  }
+  const Fitter fitter(base, training, std::move(fitted));
+  const auto objective = [&](std::span<const double> x) { return fitter.objective(x); };
+  const NelderMeadOptions search{.step = 0.5, .max_evaluations = options.max_evaluations,
+                                 .tolerance = 1e-9};
+  const NelderMeadResult first = nelder_mead(objective, fitter.start(), search);
+  const NelderMeadResult second = nelder_mead(objective, first.x, search);
+  fit.optimizer = options.optimizer;
+  fit.workload = base;
+  fit.workload.statistics = with_other_optimizer(
+      decode(second.x, base.statistics, options.optimizer), base.statistics, options.optimizer);
+  fit.objective = second.value;
+  fit.evaluations = (kScanHigh - kScanLow + 1) + first.evaluations + second.evaluations;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    fit.runs.push_back(residual(all[r], fit.workload, training, fit.target_accuracy));
+    fit.runs.back().fitted = chosen[r];
+  }
+  return fit;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,150 @@
+// The statistical fit: parameters come back from runs the simulator generated, held-out runs are
+// predicted, the LR rule and the fitted runs are chosen as documented, and the workload written
+// reads back as a catalog entry.
+#include "sim/calibration/dynamics_fit.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/calibration/estimator_noise.h"
+#include "sim/calibration/fitted_workload.h"
+#include "tests/fixtures.h"
+#include "tests/sim/calibration/synthetic_runs.h"
+
+namespace dynamix {
+namespace {
+
+using testing::SyntheticJob;
+using testing::SyntheticRun;
+
+/// Runs at five global batches, each about 8 epochs of the synthetic workload.
+std::vector<SyntheticRun> five_batches() {
+  std::vector<SyntheticRun> runs;
+  for (const int batch : {64, 128, 256, 512, 1024}) {
+    runs.push_back({.label = "static-" + std::to_string(batch),
+                    .global_batch = batch,
+                    .windows = 160000 / (batch * 10)});
+  }
+  return runs;
+}
+
+struct Fixture {
+  testing::TempDirectory dir;
+  Workload truth = testing::synthetic_workload();
+  RunsFile runs;
+  explicit Fixture(const SyntheticJob& job = {}) {
+    runs = read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), job)));
+  }
+};
+
+TEST_CASE("The statistical fit recovers the parameters the runs were generated with") {
+  const Fixture fixture;
+  Workload start = fixture.truth;
+  StatisticalModel& s = start.statistics;
+  s.reference_epochs *= 3;
+  s.final_accuracy = 0.7;
+  s.initial_noise_scale = 1000;
+  s.final_noise_scale = 5000;
+  const DynamicsFit fit = fit_dynamics(fixture.runs, start, {});
+  const StatisticalModel& got = fit.workload.statistics;
+  const StatisticalModel& want = fixture.truth.statistics;
+  MESSAGE("reference_epochs " << got.reference_epochs << " final_accuracy " << got.final_accuracy
+          << " loss " << got.initial_loss << " -> " << got.final_loss << " noise scale "
+          << got.initial_noise_scale << " -> " << got.final_noise_scale << " ("
+          << fit.evaluations << " evaluations, objective " << fit.objective << ")");
+  CHECK(fit.lr_rule == LrRule::kLinear);
+  CHECK(got.reference_epochs == doctest::Approx(want.reference_epochs).epsilon(0.05));
+  CHECK(got.final_accuracy == doctest::Approx(want.final_accuracy).epsilon(0.005));
+  CHECK(got.initial_loss == doctest::Approx(want.initial_loss).epsilon(0.05));
+  CHECK(got.final_loss == doctest::Approx(want.final_loss).epsilon(0.02));
+  // The start of the noise scale's path is seen only in the first few windows.
+  CHECK(got.initial_noise_scale == doctest::Approx(want.initial_noise_scale).epsilon(0.2));
+  CHECK(got.final_noise_scale == doctest::Approx(want.final_noise_scale).epsilon(0.05));
+  REQUIRE(fit.runs.size() == 5);
+  for (const RunResidual& run : fit.runs) {
+    MESSAGE(run.label << std::string(run.fitted ? " fitted" : " held out") << ": accuracy RMSE "
+            << run.accuracy_rmse << ", loss " << run.loss_rms_log_error << ", B_simple "
+            << run.noise_scale_rms_log_error.value_or(-1) << ", samples to target "
+            << run.measured_samples.value_or(-1) << " measured, "
+            << run.predicted_samples.value_or(-1) << " predicted");
+    CHECK(run.fitted == (run.first_batch == 64 || run.first_batch == 1024));
+    // Validation noise is sqrt(a(1 - a)/20000), 0.3 points at the target.
+    CHECK(run.accuracy_rmse < 0.005);
+    REQUIRE(run.measured_samples.has_value());
+    REQUIRE(run.predicted_samples.has_value());
+    // Time to target is read at validations: noise can move it by one validation, no more.
+    const double validation_samples = 2.0 * 10 * run.first_batch;
+    CHECK(std::abs(*run.predicted_samples - *run.measured_samples) <= validation_samples);
+    const auto samples = relative_error(run.predicted_samples, run.measured_samples);
+    const auto time = relative_error(run.predicted_time_s, run.measured_time_s);
+    REQUIRE(time.has_value());
+    CHECK(*time == doctest::Approx(*samples));
+  }
+}
+
+TEST_CASE("By default the runs at the smallest and largest first batch are fitted, the rest held out") {
+  const Fixture fixture;
+  const std::vector<bool> chosen = choose_fitted_runs(fixture.runs, {});
+  CHECK(chosen == std::vector<bool>{true, false, false, false, true});
+  CHECK(choose_fitted_runs(fixture.runs, {.fit_runs = {"static-256"}}) ==
+        std::vector<bool>{false, false, true, false, false});
+  CHECK(choose_fitted_runs(fixture.runs, {.fit_batches = {128, 512}}) ==
+        std::vector<bool>{false, true, false, true, false});
+  CHECK(testing::error_of([&] { choose_fitted_runs(fixture.runs, {.fit_runs = {"static-99"}}); })
+            .starts_with("--dynamics-fit-runs: expected runs of "));
+  CHECK(testing::error_of([&] { choose_fitted_runs(fixture.runs, {.fit_batches = {99}}); }) ==
+        "--dynamics-fit-batches: expected a global batch some run starts at (64, 128, 256, 512, "
+        "1024), found none of them");
+}
+
+TEST_CASE("The LR rule is read from lr_factor; a factor no rule explains names its line") {
+  const testing::TempDirectory dir;
+  const std::string header = std::string(kRunsHeader) + "\n";
+  const auto runs = [&](const std::string& lr) {
+    return read_runs(dir.write("lr.csv", header + "a,0,10,2560,1,256,64," + lr +
+                                             ",2.0,0.5,2,1.5\n"));
+  };
+  CHECK(infer_lr_rule(runs("4"), 64) == LrRule::kLinear);
+  CHECK(infer_lr_rule(runs("2"), 64) == LrRule::kSqrt);
+  CHECK(infer_lr_rule(runs("1"), 64) == LrRule::kNone);
+  CHECK(testing::error_of([&] { infer_lr_rule(runs("3"), 64); }) ==
+        dir / "lr.csv" +
+            ":2: lr_factor: expected the linear, square-root or no LR rule of global_batch / 64 "
+            "(the workload's reference_batch) within 5%, found 3.000000");
+}
+
+TEST_CASE("The fitted workload reads back as a catalog entry with each fitted number's residual") {
+  const Fixture fixture;
+  const DynamicsFit fit = fit_dynamics(fixture.runs, fixture.truth, {.max_evaluations = 60});
+  EstimatorNoiseFit noise;
+  noise.noise = 0.3;
+  noise.rms_log_error = 0.01;
+  DynamicsFit with_noise = fit;
+  with_noise.workload.statistics.gradient_statistic_noise = 0.3;
+  for (const CatalogLayout layout : {CatalogLayout::kList, CatalogLayout::kMap}) {
+    const std::string yaml = fitted_workload_yaml(with_noise, noise, fixture.runs, "synthetic", layout);
+    CAPTURE(yaml);
+    for (const char* key : {"reference_epochs", "final_accuracy", "initial_loss", "final_loss",
+                            "initial_noise_scale", "final_noise_scale", "gradient_statistic_noise"}) {
+      const auto line = yaml.find(std::string("    ") + key + ": ");
+      REQUIRE(line != std::string::npos);
+      CHECK(yaml.substr(line, yaml.find('\n', line) - line).find("# fitted: runs.csv, residual: ") !=
+            std::string::npos);
+    }
+    const std::string file = fixture.dir.write("workload.yaml", yaml);
+    if (layout == CatalogLayout::kList) {
+      const Workload loaded = WorkloadCatalog::load(file).at("synthetic");
+      CHECK(loaded.statistics.reference_epochs ==
+            doctest::Approx(fit.workload.statistics.reference_epochs).epsilon(1e-5));
+      CHECK(loaded.statistics.gradient_statistic_noise == 0.3);
+      CHECK(loaded.dataset_size == fixture.truth.dataset_size);
+      CHECK(loaded.cost.parameters == fixture.truth.cost.parameters);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dynamix
