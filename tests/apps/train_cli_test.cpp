@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -253,6 +254,21 @@ TEST_CASE("train interrupted, then resumed, ends byte for byte where an uninterr
   const std::size_t done = read_csv(work.path() / "split.partial" / "train_curve.csv").rows.size();
   CHECK(done >= 3);
   CHECK(done < 16);
+
+  // A curve that lost rows the checkpoint holds is refused, naming it, and left as it was.
+  const fs::path curve_file = work.path() / "split.partial" / "train_curve.csv";
+  const std::string whole_curve = contents(curve_file);
+  const std::string truncated = whole_curve.substr(0, whole_curve.find('\n', 0) + 1);
+  const auto write = [&](const std::string& text) {
+    std::ofstream(curve_file, std::ios::binary | std::ios::trunc) << text;
+  };
+  write(truncated);
+  const Outcome refused = dynamix(command + quoted(work / "split") + " --resume");
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text.find("train_curve.csv: expected a row for each of the ") !=
+        std::string::npos);
+  CHECK(contents(curve_file) == truncated);
+  write(whole_curve);
 
   const Outcome resumed = dynamix(command + quoted(work / "split") + " --resume");
   REQUIRE_MESSAGE(resumed.status == 0, resumed.stderr_text);
