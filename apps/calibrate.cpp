@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/calibrate_dynamics.h"
 #include "apps/command_line.h"
 #include "apps/fidelity_report.h"
 #include "apps/run_directory.h"
@@ -137,14 +138,13 @@ void print_comparison(const std::vector<FidelityRow>& rows) {
   print_fidelity_summary(std::cout, rows, false, "held-out");
 }
 
-}  // namespace
-
-int run_calibrate(const std::vector<std::string>& args) {
+int calibrate_cluster(const std::vector<std::string>& args) {
   ModelOptions model_options;
   std::vector<std::string> knob_texts;
   std::string out, python = "/usr/bin/python3", script_options, device = "cpu-rank";
   po::options_description options(
-      "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster");
+      "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster "
+      "(with --dynamics RUNS.csv: a workload's training dynamics; --dynamics F --help)");
   model_options.add_to(options);
   // clang-format off
   options.add_options()
@@ -197,6 +197,12 @@ int run_calibrate(const std::vector<std::string>& args) {
   directory.commit();
   std::cout << "wrote " << (directory.final_path() / "calibrated.yaml").string() << '\n';
   return 0;
+}
+
+}  // namespace
+
+int run_calibrate(const std::vector<std::string>& args) {
+  return asks_for_dynamics(args) ? run_calibrate_dynamics(args) : calibrate_cluster(args);
 }
 
 int run_fidelity(const std::vector<std::string>& args) {

@@ -22,7 +22,6 @@ constexpr double kNoiseScaleScale = 0.25;
 constexpr double kLrTolerance = 0.05;
 constexpr double kExtension = 4.0;
 constexpr std::uint64_t kReplaySeed = 25;
-constexpr std::size_t kParameters = 6;
 constexpr double kHuge = 1e30;
 // Epochs from 1/8 to 32 times the longest fitted run's, in steps of sqrt(2).
 constexpr int kScanLow = -6;
@@ -63,7 +62,8 @@ Measured measure(const RunLog& run) {
     parts.push_back(*part);
     if (parts.size() < kNoiseScaleBlock && w + 1 < run.windows.size()) continue;
     if (const auto pooled = pooled_noise_scale(parts)) {
-      m.blocks.push_back({.first = block_start, .last = w + 1, .log_noise_scale = std::log(*pooled)});
+      m.blocks.push_back(
+          {.first = block_start, .last = w + 1, .log_noise_scale = std::log(*pooled)});
     }
     parts.clear();
   }
@@ -102,11 +102,11 @@ void extend_to_target(const RunLog& run, TrainingDynamics& dynamics, double targ
   std::array<int, 1> batches{run.windows.back().global_batch};
   std::array<double, 1> std_norm{};
   std::array<double, 1> var_norm{};
-  auto [next, interval] = last_validation(run);
+  const auto [last, interval] = last_validation(run);
   std::int64_t done = run.windows.back().iteration;
   const auto limit = static_cast<std::int64_t>(kExtension * static_cast<double>(done));
-  while (done < limit && dynamics.progress() < 1.0) {
-    while (next <= done) next += interval;
+  for (std::int64_t next = last + interval * ((done - last) / interval + 1);
+       next <= limit && dynamics.progress() < 1.0; next += interval) {
     for (; done < next; ++done) dynamics.step(batches, std_norm, var_norm);
     if (dynamics.validation_accuracy() >= target) {
       replay.target_iteration = done;
@@ -157,7 +157,8 @@ struct Errors {
   void add(const Measured& measured, const Replay& replay) {
     const RunLog& run = *measured.run;
     for (const std::size_t w : measured.validated) {
-      accuracy += std::pow(replay.windows[w].validation_accuracy - *run.windows[w].validation_accuracy, 2);
+      accuracy +=
+          std::pow(replay.windows[w].validation_accuracy - *run.windows[w].validation_accuracy, 2);
       ++accuracies;
     }
     for (std::size_t w = 0; w < run.windows.size(); ++w) {
@@ -166,7 +167,8 @@ struct Errors {
     }
     for (const Block& block : measured.blocks) {
       double predicted = 0;
-      for (std::size_t w = block.first; w < block.last; ++w) predicted += replay.windows[w].noise_scale;
+      for (std::size_t w = block.first; w < block.last; ++w)
+        predicted += replay.windows[w].noise_scale;
       predicted /= static_cast<double>(block.last - block.first);
       noise_scale += std::pow(std::log(predicted) - block.log_noise_scale, 2);
       ++noise_scales;
@@ -175,10 +177,11 @@ struct Errors {
   static double mean(double sum, std::size_t count) {
     return count == 0 ? 0.0 : sum / static_cast<double>(count);
   }
-  double objective() const {
+  double objective(double noise_scale_weight) const {
     return mean(accuracy, accuracies) / (kAccuracyScale * kAccuracyScale) +
            mean(loss, losses) / (kLossScale * kLossScale) +
-           mean(noise_scale, noise_scales) / (kNoiseScaleScale * kNoiseScaleScale);
+           noise_scale_weight * mean(noise_scale, noise_scales) /
+               (kNoiseScaleScale * kNoiseScaleScale);
   }
 };
 
@@ -219,8 +222,8 @@ std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer) {
   const double chance = model.initial_accuracy;
   StatisticalModel copy = model;
   const double share = (fitted_accuracy(copy, optimizer) - chance) / (1 - chance);
-  return {std::log(model.reference_epochs),   std::log(share / (1 - share)),
-          std::log(model.initial_loss),       std::log(model.final_loss),
+  return {std::log(model.reference_epochs),    std::log(share / (1 - share)),
+          std::log(model.initial_loss),        std::log(model.final_loss),
           std::log(model.initial_noise_scale), std::log(model.final_noise_scale)};
 }
 
@@ -231,8 +234,12 @@ namespace {
 /// The chosen runs and how to replay them.
 class Fitter {
  public:
-  Fitter(const Workload& base, const TrainingOptions& options, std::vector<Measured> fitted)
-      : base_(base), options_(options), fitted_(std::move(fitted)) {}
+  Fitter(const Workload& base, const TrainingOptions& options, std::vector<Measured> fitted,
+         double noise_scale_weight)
+      : base_(base),
+        options_(options),
+        fitted_(std::move(fitted)),
+        noise_scale_weight_(noise_scale_weight) {}
 
   double objective(std::span<const double> x) const {
     Workload workload = base_;
@@ -241,7 +248,7 @@ class Fitter {
     for (const Measured& measured : fitted_) {
       errors.add(measured, replay_run(*measured.run, workload, options_, std::nullopt));
     }
-    const double value = errors.objective();
+    const double value = errors.objective(noise_scale_weight_);
     return std::isfinite(value) ? value : kHuge;
   }
 
@@ -253,6 +260,7 @@ class Fitter {
   const Workload& base_;
   const TrainingOptions& options_;
   std::vector<Measured> fitted_;
+  double noise_scale_weight_;
 };
 
 std::vector<double> Fitter::start() const {
@@ -337,7 +345,8 @@ RunResidual residual(const Measured& measured, const Workload& workload,
   r.accuracy_rmse = rms(errors.accuracy, errors.accuracies);
   r.loss_rms_log_error = rms(errors.loss, errors.losses);
   r.noise_scale_blocks = errors.noise_scales;
-  if (errors.noise_scales > 0) r.noise_scale_rms_log_error = rms(errors.noise_scale, errors.noise_scales);
+  if (errors.noise_scales > 0)
+    r.noise_scale_rms_log_error = rms(errors.noise_scale, errors.noise_scales);
   if (const auto iteration = measured_target_iteration(run, target)) {
     r.measured_samples = interpolate(run, static_cast<double>(*iteration), false);
     r.measured_time_s = interpolate(run, static_cast<double>(*iteration), true);
@@ -369,8 +378,8 @@ std::vector<bool> choose_fitted_runs(const RunsFile& runs, const DynamicsFitOpti
     for (const std::string& label : options.fit_runs) {
       const auto at = std::find(labels.begin(), labels.end(), label);
       if (at == labels.end()) {
-        throw InputError("--dynamics-fit-runs", 0, "", "runs of " + runs.path + " (" + join(labels) + ")",
-                         excerpt(label));
+        throw InputError("--dynamics-fit-runs", 0, "",
+                         "runs of " + runs.path + " (" + join(labels) + ")", excerpt(label));
       }
       fitted[static_cast<std::size_t>(at - labels.begin())] = true;
     }
@@ -385,9 +394,10 @@ std::vector<bool> choose_fitted_runs(const RunsFile& runs, const DynamicsFitOpti
   }
   if (std::find(fitted.begin(), fitted.end(), true) == fitted.end()) {
     std::string batches;
-    for (const int batch : first_batches) batches += (batches.empty() ? "" : ", ") + std::to_string(batch);
-    throw InputError("--dynamics-fit-batches", 0, "", "a global batch some run starts at (" + batches + ")",
-                     "none of them");
+    for (const int batch : first_batches)
+      batches += (batches.empty() ? "" : ", ") + std::to_string(batch);
+    throw InputError("--dynamics-fit-batches", 0, "",
+                     "a global batch some run starts at (" + batches + ")", "none of them");
   }
   return fitted;
 }
@@ -410,8 +420,9 @@ LrRule infer_lr_rule(const RunsFile& runs, double reference_batch) {
       }
     }
   }
-  const Candidate& best = *std::min_element(candidates.begin(), candidates.end(),
-      [](const Candidate& a, const Candidate& b) { return a.worst < b.worst; });
+  const Candidate& best =
+      *std::min_element(candidates.begin(), candidates.end(),
+                        [](const Candidate& a, const Candidate& b) { return a.worst < b.worst; });
   if (best.worst > std::log1p(kLrTolerance)) {
     throw InputError(runs.path, best.at->line, "lr_factor",
                      "the linear, square-root or no LR rule of global_batch / " +
@@ -435,10 +446,10 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
     all.push_back(measure(runs.runs[r]));
     if (chosen[r]) fitted.push_back(all.back());
   }
-  const Fitter fitter(base, training, std::move(fitted));
+  const Fitter fitter(base, training, std::move(fitted), options.noise_scale_weight);
   const auto objective = [&](std::span<const double> x) { return fitter.objective(x); };
-  const NelderMeadOptions search{.step = 0.5, .max_evaluations = options.max_evaluations,
-                                 .tolerance = 1e-9};
+  const NelderMeadOptions search{
+      .step = 0.5, .max_evaluations = options.max_evaluations, .tolerance = 1e-9};
   const NelderMeadResult first = nelder_mead(objective, fitter.start(), search);
   const NelderMeadResult second = nelder_mead(objective, first.x, search);
   fit.optimizer = options.optimizer;

@@ -27,6 +27,9 @@ struct DynamicsFitOptions {
   Optimizer optimizer = Optimizer::kSgd;
   /// Accuracy of the samples- and time-to-target comparison; by default the workload's.
   std::optional<double> target_accuracy = std::nullopt;
+  /// Weight of the B_simple term in the objective (0: the noise scale is fitted to the accuracy
+  /// and loss curves alone, the way the batches' time to target sees it).
+  double noise_scale_weight = 1.0;
   /// Evaluations of each of the two Nelder–Mead searches (the second restarts from the first).
   int max_evaluations = 500;
 };

@@ -59,8 +59,8 @@ void collect_run(const RunLog& run, std::map<int, BatchWindows>& batches) {
     batch.log_ratios.push_back(*ratios[i]);
     if (std::isinf(*ratios[i])) ++batch.beyond;
     const std::int64_t before = w == 0 ? 0 : run.windows[w - 1].iteration;
-    batch.iterations.push_back(static_cast<int>(std::min<std::int64_t>(
-        window.iteration - before, std::numeric_limits<int>::max())));
+    batch.iterations.push_back(static_cast<int>(
+        std::min<std::int64_t>(window.iteration - before, std::numeric_limits<int>::max())));
     batch.workers.push_back(static_cast<int>(
         std::lround(static_cast<double>(window.global_batch) / window.local_batch)));
   }
@@ -76,8 +76,8 @@ BatchSpread measure_batch(int global_batch, const BatchWindows& windows) {
   spread.workers = std::max(2, median(windows.workers));
   spread.real_spread = log_spread(windows.log_ratios);
   if (spread.real_spread) {
-    spread.implied_noise = noise_for_spread(*spread.real_spread, global_batch, spread.workers,
-                                            spread.iterations);
+    spread.implied_noise =
+        noise_for_spread(*spread.real_spread, global_batch, spread.workers, spread.iterations);
   }
   return spread;
 }
@@ -100,8 +100,8 @@ std::vector<std::optional<double>> log_ratios_to_trend(std::span<const NoiseScal
   for (std::ptrdiff_t w = 0; w < count; ++w) {
     const std::ptrdiff_t first = std::max<std::ptrdiff_t>(0, w - kTrendHalfWidth);
     const std::ptrdiff_t last = std::min<std::ptrdiff_t>(count, w + kTrendHalfWidth + 1);
-    const std::optional<double> trend = pooled_noise_scale(parts.subspan(
-        static_cast<std::size_t>(first), static_cast<std::size_t>(last - first)));
+    const std::optional<double> trend = pooled_noise_scale(
+        parts.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(last - first)));
     if (!trend) continue;
     const NoiseScaleParts& part = parts[static_cast<std::size_t>(w)];
     if (part.trace_covariance <= 0) {
@@ -137,7 +137,8 @@ double simulated_spread(double gradient_statistic_noise, int global_batch, int w
     }
     double estimate = 0;
     for (std::size_t i = 0; i < p; ++i) estimate += var_sum[i] / iterations * batches[i];
-    parts.push_back({.gradient_sq = noise_scale / iterations, .trace_covariance = estimate / workers});
+    parts.push_back(
+        {.gradient_sq = noise_scale / iterations, .trace_covariance = estimate / workers});
   }
   std::vector<double> logs;
   for (const std::optional<double>& ratio : log_ratios_to_trend(parts)) {
@@ -167,8 +168,8 @@ EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs) {
     fit.batches.push_back(measure_batch(batch, measured));
     const BatchSpread& spread = fit.batches.back();
     if (!spread.implied_noise) continue;
-    log_sum += static_cast<double>(spread.windows) * std::log(std::max(1e-6, *spread.implied_noise));
-    weight += static_cast<double>(spread.windows);
+    log_sum += std::log(std::max(1e-6, *spread.implied_noise));
+    weight += 1;
   }
   if (weight == 0) return fit;
   fit.noise = std::exp(log_sum / weight);

@@ -58,8 +58,8 @@ struct BatchSpread {
 struct EstimatorNoiseFit {
   /// In increasing global batch.
   std::vector<BatchSpread> batches;
-  /// The geometric mean of the implied noises, weighted by windows; nullopt when no batch had
-  /// a spread.
+  /// The geometric mean of the implied noises over the batches (each batch counts once,
+  /// however many windows it logged); nullopt when no batch had a spread.
   std::optional<double> noise;
   /// Root mean square of log(simulated / real spread) over the batches with both.
   std::optional<double> rms_log_error;

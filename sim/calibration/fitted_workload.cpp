@@ -33,8 +33,8 @@ std::string quoted(const std::string& text) {
 }
 
 std::string accuracy_residual(const PooledResiduals& fitted, const PooledResiduals& held_out) {
-  std::string text = "validation accuracy RMSE " + fitted_number(fitted.accuracy_rmse) +
-                     " over the fitted runs";
+  std::string text =
+      "validation accuracy RMSE " + fitted_number(fitted.accuracy_rmse) + " over the fitted runs";
   if (held_out.runs > 0) {
     text += ", " + fitted_number(held_out.accuracy_rmse);
     text += " held out";
@@ -76,17 +76,19 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
   const bool adam = fit.optimizer == Optimizer::kAdam;
   const std::string gap = std::string(adam ? "final_accuracy_adam plus" : "final_accuracy less") +
                           " the SGD-Adam gap of catalog entry " + base_name;
-  list.insert(list.end(), {
-      {"reference_epochs", fitted_number(m.reference_epochs), accuracy},
-      {"final_accuracy", fitted_number(m.final_accuracy), adam ? gap : accuracy},
-      {"final_accuracy_adam", fitted_number(m.final_accuracy_adam), adam ? accuracy : gap},
-      {"final_train_accuracy", format_number(m.final_train_accuracy), as_base},
-      {"initial_loss", fitted_number(m.initial_loss), loss},
-      {"final_loss", fitted_number(m.final_loss), loss},
-      {"initial_noise_scale", fitted_number(m.initial_noise_scale), noise_scale},
-      {"final_noise_scale", fitted_number(m.final_noise_scale), noise_scale},
-      {"target_accuracy", format_number(fit.target_accuracy), ""},
-  });
+  list.insert(
+      list.end(),
+      {
+          {"reference_epochs", fitted_number(m.reference_epochs), accuracy},
+          {"final_accuracy", fitted_number(m.final_accuracy), adam ? gap : accuracy},
+          {"final_accuracy_adam", fitted_number(m.final_accuracy_adam), adam ? accuracy : gap},
+          {"final_train_accuracy", format_number(m.final_train_accuracy), as_base},
+          {"initial_loss", fitted_number(m.initial_loss), loss},
+          {"final_loss", fitted_number(m.final_loss), loss},
+          {"initial_noise_scale", fitted_number(m.initial_noise_scale), noise_scale},
+          {"final_noise_scale", fitted_number(m.final_noise_scale), noise_scale},
+          {"target_accuracy", format_number(fit.target_accuracy), ""},
+      });
   if (noise.noise) {
     list.push_back({"gradient_statistic_noise", fitted_number(m.gradient_statistic_noise),
                     fitted + "per-window B_simple log spread rms log error " +

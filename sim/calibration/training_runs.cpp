@@ -20,8 +20,9 @@ RunWindow parse_window(const CsvRow& row) {
   w.global_batch = row.integer("global_batch", 1);
   w.local_batch = row.integer("local_batch", 1);
   if (w.local_batch > w.global_batch) {
-    row.fail("local_batch", "rank 0's batch <= global_batch (" + std::to_string(w.global_batch) +
-                                ")", excerpt(row.cell("local_batch")));
+    row.fail("local_batch",
+             "rank 0's batch <= global_batch (" + std::to_string(w.global_batch) + ")",
+             excerpt(row.cell("local_batch")));
   }
   w.lr_factor = *row.number("lr_factor", true, 0, true);
   w.train_loss = *row.number("train_loss", true, 0, true);
@@ -52,8 +53,8 @@ void check_order(const CsvRow& row, const RunLog& run, const RunWindow& next) {
     row.fail("samples", "a count" + after, excerpt(row.cell("samples")));
   }
   if (next.time_s < last.time_s) {
-    row.fail("time_s", "a time not below the previous window's (line " +
-                           std::to_string(last.line) + ")",
+    row.fail("time_s",
+             "a time not below the previous window's (line " + std::to_string(last.line) + ")",
              excerpt(row.cell("time_s")));
   }
 }

@@ -36,7 +36,8 @@ struct Fixture {
   Workload truth = testing::synthetic_workload();
   RunsFile runs;
   explicit Fixture(const SyntheticJob& job = {}) {
-    runs = read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), job)));
+    runs =
+        read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), job)));
   }
 };
 
@@ -52,9 +53,10 @@ TEST_CASE("The statistical fit recovers the parameters the runs were generated w
   const StatisticalModel& got = fit.workload.statistics;
   const StatisticalModel& want = fixture.truth.statistics;
   MESSAGE("reference_epochs " << got.reference_epochs << " final_accuracy " << got.final_accuracy
-          << " loss " << got.initial_loss << " -> " << got.final_loss << " noise scale "
-          << got.initial_noise_scale << " -> " << got.final_noise_scale << " ("
-          << fit.evaluations << " evaluations, objective " << fit.objective << ")");
+                              << " loss " << got.initial_loss << " -> " << got.final_loss
+                              << " noise scale " << got.initial_noise_scale << " -> "
+                              << got.final_noise_scale << " (" << fit.evaluations
+                              << " evaluations, objective " << fit.objective << ")");
   CHECK(fit.lr_rule == LrRule::kLinear);
   CHECK(got.reference_epochs == doctest::Approx(want.reference_epochs).epsilon(0.05));
   CHECK(got.final_accuracy == doctest::Approx(want.final_accuracy).epsilon(0.005));
@@ -66,10 +68,10 @@ TEST_CASE("The statistical fit recovers the parameters the runs were generated w
   REQUIRE(fit.runs.size() == 5);
   for (const RunResidual& run : fit.runs) {
     MESSAGE(run.label << std::string(run.fitted ? " fitted" : " held out") << ": accuracy RMSE "
-            << run.accuracy_rmse << ", loss " << run.loss_rms_log_error << ", B_simple "
-            << run.noise_scale_rms_log_error.value_or(-1) << ", samples to target "
-            << run.measured_samples.value_or(-1) << " measured, "
-            << run.predicted_samples.value_or(-1) << " predicted");
+                      << run.accuracy_rmse << ", loss " << run.loss_rms_log_error << ", B_simple "
+                      << run.noise_scale_rms_log_error.value_or(-1) << ", samples to target "
+                      << run.measured_samples.value_or(-1) << " measured, "
+                      << run.predicted_samples.value_or(-1) << " predicted");
     CHECK(run.fitted == (run.first_batch == 64 || run.first_batch == 1024));
     // Validation noise is sqrt(a(1 - a)/20000), 0.3 points at the target.
     CHECK(run.accuracy_rmse < 0.005);
@@ -85,7 +87,8 @@ TEST_CASE("The statistical fit recovers the parameters the runs were generated w
   }
 }
 
-TEST_CASE("By default the runs at the smallest and largest first batch are fitted, the rest held out") {
+TEST_CASE(
+    "By default the runs at the smallest and largest first batch are fitted, the rest held out") {
   const Fixture fixture;
   const std::vector<bool> chosen = choose_fitted_runs(fixture.runs, {});
   CHECK(chosen == std::vector<bool>{true, false, false, false, true});
@@ -93,8 +96,9 @@ TEST_CASE("By default the runs at the smallest and largest first batch are fitte
         std::vector<bool>{false, false, true, false, false});
   CHECK(choose_fitted_runs(fixture.runs, {.fit_batches = {128, 512}}) ==
         std::vector<bool>{false, true, false, true, false});
-  CHECK(testing::error_of([&] { choose_fitted_runs(fixture.runs, {.fit_runs = {"static-99"}}); })
-            .starts_with("--dynamics-fit-runs: expected runs of "));
+  CHECK(testing::error_of([&] {
+          choose_fitted_runs(fixture.runs, {.fit_runs = {"static-99"}});
+        }).starts_with("--dynamics-fit-runs: expected runs of "));
   CHECK(testing::error_of([&] { choose_fitted_runs(fixture.runs, {.fit_batches = {99}}); }) ==
         "--dynamics-fit-batches: expected a global batch some run starts at (64, 128, 256, 512, "
         "1024), found none of them");
@@ -104,8 +108,8 @@ TEST_CASE("The LR rule is read from lr_factor; a factor no rule explains names i
   const testing::TempDirectory dir;
   const std::string header = std::string(kRunsHeader) + "\n";
   const auto runs = [&](const std::string& lr) {
-    return read_runs(dir.write("lr.csv", header + "a,0,10,2560,1,256,64," + lr +
-                                             ",2.0,0.5,2,1.5\n"));
+    return read_runs(
+        dir.write("lr.csv", header + "a,0,10,2560,1,256,64," + lr + ",2.0,0.5,2,1.5\n"));
   };
   CHECK(infer_lr_rule(runs("4"), 64) == LrRule::kLinear);
   CHECK(infer_lr_rule(runs("2"), 64) == LrRule::kSqrt);
@@ -125,14 +129,17 @@ TEST_CASE("The fitted workload reads back as a catalog entry with each fitted nu
   DynamicsFit with_noise = fit;
   with_noise.workload.statistics.gradient_statistic_noise = 0.3;
   for (const CatalogLayout layout : {CatalogLayout::kList, CatalogLayout::kMap}) {
-    const std::string yaml = fitted_workload_yaml(with_noise, noise, fixture.runs, "synthetic", layout);
+    const std::string yaml =
+        fitted_workload_yaml(with_noise, noise, fixture.runs, "synthetic", layout);
     CAPTURE(yaml);
-    for (const char* key : {"reference_epochs", "final_accuracy", "initial_loss", "final_loss",
-                            "initial_noise_scale", "final_noise_scale", "gradient_statistic_noise"}) {
+    for (const char* key :
+         {"reference_epochs", "final_accuracy", "initial_loss", "final_loss", "initial_noise_scale",
+          "final_noise_scale", "gradient_statistic_noise"}) {
       const auto line = yaml.find(std::string("    ") + key + ": ");
       REQUIRE(line != std::string::npos);
-      CHECK(yaml.substr(line, yaml.find('\n', line) - line).find("# fitted: runs.csv, residual: ") !=
-            std::string::npos);
+      CHECK(
+          yaml.substr(line, yaml.find('\n', line) - line).find("# fitted: runs.csv, residual: ") !=
+          std::string::npos);
     }
     const std::string file = fixture.dir.write("workload.yaml", yaml);
     if (layout == CatalogLayout::kList) {

@@ -19,11 +19,13 @@ namespace {
 TEST_CASE("The log spread is σ for normal logs and counts estimates beyond zero as tails") {
   Rng rng(3, 0);
   std::vector<double> logs;
+  logs.reserve(4000);
   for (int i = 0; i < 4000; ++i) logs.push_back(0.3 * rng.normal());
   CHECK(*log_spread(logs) == doctest::Approx(0.3).epsilon(0.05));
   const double infinity = std::numeric_limits<double>::infinity();
   std::vector<double> some_beyond = logs;
-  for (int i = 0; i < 200; ++i) some_beyond[static_cast<std::size_t>(i)] = i % 2 ? infinity : -infinity;
+  for (int i = 0; i < 200; ++i)
+    some_beyond[static_cast<std::size_t>(i)] = i % 2 ? infinity : -infinity;
   CHECK(*log_spread(some_beyond) > *log_spread(logs));
   std::vector<double> many_beyond = logs;
   for (int i = 0; i < 800; ++i) many_beyond[static_cast<std::size_t>(i)] = -infinity;
@@ -31,7 +33,8 @@ TEST_CASE("The log spread is σ for normal logs and counts estimates beyond zero
   CHECK_FALSE(log_spread({0.1, -0.1}).has_value());
 }
 
-TEST_CASE("Each window is compared with its neighbours' pooled estimate; one beyond zero is a tail") {
+TEST_CASE(
+    "Each window is compared with its neighbours' pooled estimate; one beyond zero is a tail") {
   std::vector<NoiseScaleParts> parts(9, {.gradient_sq = 1, .trace_covariance = 100});
   parts[2].trace_covariance = -50;
   parts[6].gradient_sq = -0.5;

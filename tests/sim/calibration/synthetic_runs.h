@@ -31,7 +31,8 @@ struct SyntheticJob {
 };
 
 /// One CSV (kRunsHeader) of `runs` trained on `workload` with SGD and the linear rule.
-inline std::string synthetic_runs_csv(const Workload& workload, const std::vector<SyntheticRun>& runs,
+inline std::string synthetic_runs_csv(const Workload& workload,
+                                      const std::vector<SyntheticRun>& runs,
                                       const SyntheticJob& job) {
   std::ostringstream csv;
   csv.precision(10);
@@ -81,7 +82,9 @@ inline Workload synthetic_workload() {
   w.model = "mlp";
   w.dataset = "teacher";
   w.source = "tests/sim/calibration/synthetic_runs.h";
-  w.cost = {.parameters = 1e5, .flops_per_sample = 1e6, .activation_bytes_per_sample = 1e4,
+  w.cost = {.parameters = 1e5,
+            .flops_per_sample = 1e6,
+            .activation_bytes_per_sample = 1e4,
             .cpu_seconds_per_sample = 1e-6};
   w.dataset_size = 20000;
   StatisticalModel& m = w.statistics;

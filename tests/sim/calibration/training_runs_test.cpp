@@ -37,7 +37,8 @@ TEST_CASE("A runs CSV is read with its provenance, runs interleaved, windows in 
   CHECK(*file.runs[0].windows[0].validation_accuracy == 0.5);
 }
 
-TEST_CASE("A malformed runs CSV is an input error naming the file, the line and what was expected") {
+TEST_CASE(
+    "A malformed runs CSV is an input error naming the file, the line and what was expected") {
   const testing::TempDirectory dir;
   const struct {
     std::string text;
