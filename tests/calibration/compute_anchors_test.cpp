@@ -12,34 +12,11 @@
 namespace dynamix {
 namespace {
 
-/// ResNet-50 v1.5 on ImageNet 224²: 25.6M parameters, 4.1 G multiply-adds forward (He et al.
-/// 2016, Table 1; torchvision's model table), ×3 for forward + backward. Activations: ~100 MB
-/// per sample kept for the backward pass in fp32 (assumed: feature maps of the 53 convolutions,
-/// batch norms and ReLUs at 224², ~25M floats); the statistics are ImageNet's and unused here.
+/// The shipped catalog's ResNet-50 (catalog/workloads.yaml, resnet50-imagenet) on one GPU, as
+/// `dynamix simulate` loads it: no workload is redefined here.
 const std::string kResNet50Scenario =
     "topology:\n"
     "  nodes: [{name: gpu, gpu: V100, cpu_cores: 8}]\n"
-    "workloads:\n"
-    "  resnet50-imagenet:\n"
-    "    model: resnet50\n"
-    "    dataset: imagenet\n"
-    "    parameters: 25.6e6\n"
-    "    flops_per_sample: 12.3e9\n"
-    "    activation_bytes_per_sample: 100.0e6\n"
-    "    cpu_seconds_per_sample: 1.0e-3\n"
-    "    dataset_size: 1281167\n"
-    "    validation_size: 50000\n"
-    "    classes: 1000\n"
-    "    reference_batch: 256\n"
-    "    reference_epochs: 90\n"
-    "    final_accuracy: 0.7688\n"
-    "    final_accuracy_adam: 0.75\n"
-    "    final_train_accuracy: 0.80\n"
-    "    initial_loss: 6.9\n"
-    "    final_loss: 1.0\n"
-    "    initial_noise_scale: 1000\n"
-    "    final_noise_scale: 20000\n"
-    "    target_accuracy: 0.75\n"
     "training:\n"
     "  workload: resnet50-imagenet\n"
     "  precision: mixed\n"
