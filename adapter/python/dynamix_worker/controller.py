@@ -50,7 +50,8 @@ class AdaptiveBatchController:
                  total_iterations: Optional[int] = None, max_batch_change: float = 2.0,
                  max_lr_change: float = 2.0, max_lr_factor: float = 64.0,
                  max_batch: Optional[int] = None, token: Optional[str] = None,
-                 root_certificates: Optional[str] = None, lookahead: int = 0, timer=None):
+                 root_certificates: Optional[str] = None, lookahead: int = 0, timer=None,
+                 lr_factor: float = 1.0):
         if lr_rule not in LR_RULES:
             raise ValueError(f"lr_rule: expected one of {', '.join(LR_RULES)}, found {lr_rule!r}")
         if interval < 1:
@@ -61,7 +62,8 @@ class AdaptiveBatchController:
         if total_iterations is not None and total_iterations < 1:
             raise ValueError(f"total_iterations: expected >= 1, found {total_iterations}")
         for name, value in (("deadline_s", deadline_s), ("max_batch_change", max_batch_change),
-                            ("max_lr_change", max_lr_change), ("max_lr_factor", max_lr_factor)):
+                            ("max_lr_change", max_lr_change), ("max_lr_factor", max_lr_factor),
+                            ("lr_factor", lr_factor)):
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}: expected a finite number > 0, found {value}")
         for name, value in (("max_batch_change", max_batch_change),
@@ -80,12 +82,17 @@ class AdaptiveBatchController:
         self.reference_batch = float(reference_batch or sampler.global_batch)
         self.device = (torch.device("cuda", torch.cuda.current_device())
                        if dist.get_backend() == "nccl" else torch.device("cpu"))
+        # The optimizer's LRs as given are the base LRs, tuned for reference_batch; a job that
+        # starts at another global batch passes the rule's factor for it (lr_factor).
         self.base_lrs = [group["lr"] for group in optimizer.param_groups]
-        self.lr_factor = 1.0
+        self._set_lr_factor(float(lr_factor))
         self.iteration = 0
         self.window_index = 0
         self.pending: Optional[Switch] = None
         self.applied: List[Switch] = []
+        # Every rank's rows of ITERATION_FIELDS for the window that ended last, [ranks,
+        # iterations, fields] (None before the first window's end).
+        self.window_rows: Optional[torch.Tensor] = None
         self.refusals: List[str] = []
         self._validation_accuracy = 0.0
         self._previous_accuracy: Optional[float] = None
@@ -289,6 +296,7 @@ class AdaptiveBatchController:
     def _end_window(self) -> None:
         rows, windows = self._gather()
         self._rows = []
+        self.window_rows = rows
         if self.lookahead == 0:
             self._broadcast_answer()
         if self._stub is not None:
