@@ -127,11 +127,12 @@ void write_runs_csv(const std::filesystem::path& file, const DynamicsFit& fit) {
 void write_noise_csv(const std::filesystem::path& file, const EstimatorNoiseFit& noise) {
   CsvWriter csv(
       file, {"global_batch", "windows", "workers", "iterations_per_window", "beyond_zero_fraction",
-             "real_log_spread", "implied_gradient_statistic_noise", "simulated_log_spread"});
+             "real_log_spread", "implied_gradient_statistic_noise", "fitted_gradient_statistic_noise",
+             "simulated_log_spread", "constant_noise_simulated_log_spread"});
   for (const BatchSpread& batch : noise.batches) {
     csv << batch.global_batch << batch.windows << batch.workers << batch.iterations
         << batch.non_positive_fraction << batch.real_spread << batch.implied_noise
-        << batch.simulated_spread;
+        << batch.fitted_noise << batch.simulated_spread << batch.constant_simulated_spread;
     csv.end_row();
   }
   csv.close();
@@ -167,28 +168,44 @@ void print_runs(const DynamicsFit& fit) {
   }
 }
 
+std::string noise_summary(const EstimatorNoiseFit& noise, const StatisticalModel& m) {
+  if (!noise.noise) {
+    return "gradient_statistic_noise not fitted: no global batch had a measurable spread; kept "
+           "at " +
+           format_rounded(m.gradient_statistic_noise);
+  }
+  std::string text = "gradient_statistic_noise " + format_rounded(*noise.noise);
+  if (noise.noise_samples) {
+    text += " at gradient_statistic_noise_samples " + format_rounded(*noise.noise_samples);
+    text += ", gradient_statistic_noise_floor " + format_rounded(noise.noise_floor);
+  }
+  text += " (rms log error of the spreads " + shown(noise.rms_log_error);
+  text += "; one σ at every batch: " + shown(noise.constant_noise);
+  text += ", rms log error " + shown(noise.constant_rms_log_error) + ")";
+  return text;
+}
+
 void print_summary(const DynamicsFit& fit, const EstimatorNoiseFit& noise) {
   const StatisticalModel& m = fit.workload.statistics;
   std::cout << "fitted " << fit.workload.name << " (LR rule " << to_string(fit.lr_rule) << ", "
             << fit.evaluations << " evaluations, objective " << format_rounded(fit.objective)
-            << "): reference_epochs " << format_rounded(m.reference_epochs) << ", final_accuracy "
+            << "): reference_epochs " << format_rounded(m.reference_epochs)
+            << ", convergence_exponent " << format_rounded(m.convergence_exponent.value_or(0))
+            << ", convergence_knee " << format_rounded(m.convergence_knee.value_or(0))
+            << ", final_accuracy "
             << format_rounded(fit.optimizer == Optimizer::kAdam ? m.final_accuracy_adam
                                                                 : m.final_accuracy)
             << ", loss " << format_rounded(m.initial_loss) << " -> " << format_rounded(m.final_loss)
             << ", noise scale " << format_rounded(m.initial_noise_scale) << " -> "
             << format_rounded(m.final_noise_scale) << "\n\n";
   print_runs(fit);
-  std::cout << "\nper-window B_simple spread (log) by global batch:";
+  std::cout << "\nper-window B_simple spread (log) by global batch (real, simulated with the fitted "
+               "noise, with one σ at every batch):";
   for (const BatchSpread& batch : noise.batches) {
-    std::cout << "  " << batch.global_batch << ": " << shown(batch.real_spread) << " real, "
-              << shown(batch.simulated_spread) << " simulated";
+    std::cout << "  " << batch.global_batch << ": " << shown(batch.real_spread) << ", "
+              << shown(batch.simulated_spread) << ", " << shown(batch.constant_simulated_spread);
   }
-  std::cout << "\ngradient_statistic_noise "
-            << (noise.noise ? format_rounded(*noise.noise) + " (rms log error of the spreads " +
-                                  shown(noise.rms_log_error) + ")"
-                            : "not fitted: no global batch had a measurable spread; kept at " +
-                                  format_rounded(m.gradient_statistic_noise))
-            << '\n';
+  std::cout << '\n' << noise_summary(noise, m) << '\n';
 }
 
 Workload base_workload(const DynamicsOptions& given) {
@@ -223,7 +240,7 @@ int run_calibrate_dynamics(const std::vector<std::string>& args) {
   const RunsFile runs = read_runs(given.runs);
   DynamicsFit fit = fit_dynamics(runs, base, fit_with);
   const EstimatorNoiseFit noise = fit_estimator_noise(runs);
-  if (noise.noise) fit.workload.statistics.gradient_statistic_noise = *noise.noise;
+  apply_estimator_noise(noise, fit.workload.statistics);
   print_summary(fit, noise);
   for (const auto& [name, layout] : {std::pair{"workload.yaml", CatalogLayout::kList},
                                      std::pair{"catalog.yaml", CatalogLayout::kMap}}) {

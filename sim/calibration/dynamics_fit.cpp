@@ -189,12 +189,27 @@ double& fitted_accuracy(StatisticalModel& model, Optimizer optimizer) {
   return optimizer == Optimizer::kAdam ? model.final_accuracy_adam : model.final_accuracy;
 }
 
+// The convergence shapes the scan starts from: α around the shared 0.7, knees a decade apart
+// around the shared 0.002, and the bounds the workload keys accept.
+constexpr std::array<double, 3> kScanExponents = {0.3, 0.7, 1.5};
+constexpr std::array<double, 4> kScanKnees = {2e-4, 2e-3, 2e-2, 0.2};
+constexpr std::size_t kSearchStarts = 2;
+constexpr double kMinExponent = 0.05;
+constexpr double kMaxExponent = 5.0;
+constexpr double kMinKnee = 1e-6;
+constexpr double kMaxKnee = 10.0;
+
 /// The search's coordinates: unconstrained logs (the accuracy's share of the way from chance to
 /// 1 as a logit); of each pair of losses and noise scales the larger is the initial loss and the
-/// final noise scale, as the catalog requires, so that no ordering leaves a flat region.
+/// final noise scale, as the catalog requires, so that no ordering leaves a flat region. The
+/// first is the knee in epochs, reference_epochs·p0, which sets where the curve bends whatever
+/// p0 is: with reference_epochs itself, the two would trade along a ridge.
 StatisticalModel decode(std::span<const double> x, StatisticalModel model, Optimizer optimizer) {
   const auto value = [&](std::size_t i) { return std::exp(std::clamp(x[i], -40.0, 40.0)); };
-  model.reference_epochs = value(0);
+  const double knee = std::clamp(value(7), kMinKnee, kMaxKnee);
+  model.convergence_exponent = std::clamp(value(6), kMinExponent, kMaxExponent);
+  model.convergence_knee = knee;
+  model.reference_epochs = value(0) / knee;
   const double chance = model.initial_accuracy;
   fitted_accuracy(model, optimizer) = chance + (1 - chance) / (1 + 1 / value(1));
   model.initial_loss = std::max(value(2), value(3));
@@ -222,9 +237,17 @@ std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer) {
   const double chance = model.initial_accuracy;
   StatisticalModel copy = model;
   const double share = (fitted_accuracy(copy, optimizer) - chance) / (1 - chance);
-  return {std::log(model.reference_epochs),    std::log(share / (1 - share)),
-          std::log(model.initial_loss),        std::log(model.final_loss),
-          std::log(model.initial_noise_scale), std::log(model.final_noise_scale)};
+  const DynamicsParameters shared;
+  const double exponent = model.convergence_exponent.value_or(shared.convergence_exponent);
+  const double knee = model.convergence_knee.value_or(shared.convergence_knee);
+  return {std::log(model.reference_epochs * knee),
+          std::log(share / (1 - share)),
+          std::log(model.initial_loss),
+          std::log(model.final_loss),
+          std::log(model.initial_noise_scale),
+          std::log(model.final_noise_scale),
+          std::log(exponent),
+          std::log(knee)};
 }
 
 }  // namespace
@@ -252,18 +275,24 @@ class Fitter {
     return std::isfinite(value) ? value : kHuge;
   }
 
-  /// A start from the data: the first and lowest losses, the best accuracy, the spread of the
-  /// pooled noise scales; the convergence scale from a scan over epochs.
-  std::vector<double> start() const;
+  /// Starts from the data: the first and lowest losses, the best accuracy, the spread of the
+  /// pooled noise scales; the convergence shape and scale from a scan over α, p0 and epochs. The
+  /// best point of each of the kSearchStarts best shapes, best first.
+  std::vector<std::vector<double>> starts() const;
+  int scan_evaluations() const {
+    return static_cast<int>(kScanExponents.size() * kScanKnees.size()) * (kScanHigh - kScanLow + 1);
+  }
 
  private:
+  std::vector<std::vector<double>> scan(std::vector<double> x, double epochs) const;
+
   const Workload& base_;
   const TrainingOptions& options_;
   std::vector<Measured> fitted_;
   double noise_scale_weight_;
 };
 
-std::vector<double> Fitter::start() const {
+std::vector<std::vector<double>> Fitter::starts() const {
   StatisticalModel model = base_.statistics;
   double first_loss = 0, lowest_loss = kHuge, best_accuracy = 0, epochs = 0;
   double lowest_noise = kHuge, highest_noise = 0;
@@ -290,18 +319,31 @@ std::vector<double> Fitter::start() const {
     model.final_noise_scale = std::max(highest_noise, lowest_noise * 1.5);
   }
   model.reference_epochs = epochs;
-  std::vector<double> x = encode(model, options_.optimizer);
-  std::vector<double> best = x;
-  double best_value = kHuge;
-  for (int step = kScanLow; step <= kScanHigh; ++step) {
-    x[0] = std::log(epochs) + 0.5 * step * std::log(2.0);
-    const double value = objective(x);
-    if (value < best_value) {
-      best_value = value;
-      best = x;
+  return scan(encode(model, options_.optimizer), epochs);
+}
+
+std::vector<std::vector<double>> Fitter::scan(std::vector<double> x, double epochs) const {
+  std::vector<std::pair<double, std::vector<double>>> best_per_shape;
+  for (const double exponent : kScanExponents) {
+    for (const double knee : kScanKnees) {
+      x[6] = std::log(exponent);
+      x[7] = std::log(knee);
+      std::pair<double, std::vector<double>> best{kHuge, x};
+      for (int step = kScanLow; step <= kScanHigh; ++step) {
+        x[0] = std::log(epochs * knee) + 0.5 * step * std::log(2.0);
+        const double value = objective(x);
+        if (value < best.first) best = {value, x};
+      }
+      best_per_shape.push_back(std::move(best));
     }
   }
-  return best;
+  std::stable_sort(best_per_shape.begin(), best_per_shape.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::vector<double>> chosen;
+  for (std::size_t i = 0; i < std::min(kSearchStarts, best_per_shape.size()); ++i) {
+    chosen.push_back(best_per_shape[i].second);
+  }
+  return chosen;
 }
 
 double interpolate(const RunLog& run, double iteration, bool time) {
@@ -450,14 +492,19 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
   const auto objective = [&](std::span<const double> x) { return fitter.objective(x); };
   const NelderMeadOptions search{
       .step = 0.5, .max_evaluations = options.max_evaluations, .tolerance = 1e-9};
-  const NelderMeadResult first = nelder_mead(objective, fitter.start(), search);
-  const NelderMeadResult second = nelder_mead(objective, first.x, search);
+  fit.evaluations = fitter.scan_evaluations();
+  NelderMeadResult best{.x = {}, .value = kHuge, .evaluations = 0};
+  for (const std::vector<double>& start : fitter.starts()) {
+    const NelderMeadResult first = nelder_mead(objective, start, search);
+    const NelderMeadResult second = nelder_mead(objective, first.x, search);
+    fit.evaluations += first.evaluations + second.evaluations;
+    if (best.x.empty() || second.value < best.value) best = second;
+  }
   fit.optimizer = options.optimizer;
   fit.workload = base;
   fit.workload.statistics = with_other_optimizer(
-      decode(second.x, base.statistics, options.optimizer), base.statistics, options.optimizer);
-  fit.objective = second.value;
-  fit.evaluations = (kScanHigh - kScanLow + 1) + first.evaluations + second.evaluations;
+      decode(best.x, base.statistics, options.optimizer), base.statistics, options.optimizer);
+  fit.objective = best.value;
   for (std::size_t r = 0; r < all.size(); ++r) {
     fit.runs.push_back(residual(all[r], fit.workload, training, fit.target_accuracy));
     fit.runs.back().fitted = chosen[r];

@@ -30,7 +30,8 @@ struct DynamicsFitOptions {
   /// Weight of the B_simple term in the objective (0: the noise scale is fitted to the accuracy
   /// and loss curves alone, the way the batches' time to target sees it).
   double noise_scale_weight = 1.0;
-  /// Evaluations of each of the two Nelder–Mead searches (the second restarts from the first).
+  /// Evaluations of each of the two Nelder–Mead searches (the second restarts from the first)
+  /// from each of the scan's best two convergence shapes.
   int max_evaluations = 500;
 };
 
@@ -64,8 +65,8 @@ std::optional<double> relative_error(const std::optional<double>& predicted,
                                      const std::optional<double>& measured);
 
 struct DynamicsFit {
-  /// The base workload with the fitted statistics (reference_epochs, the final accuracy of the
-  /// optimizer, initial and final loss and noise scale).
+  /// The base workload with the fitted statistics (reference_epochs, the convergence exponent
+  /// and knee, the final accuracy of the optimizer, initial and final loss and noise scale).
   Workload workload;
   /// The optimizer whose final accuracy was fitted (the other keeps the base's gap to it).
   Optimizer optimizer = Optimizer::kSgd;

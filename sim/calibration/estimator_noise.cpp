@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "sim/calibration/nelder_mead.h"
 #include "sim/training/dynamics.h"
 
 namespace dynamix {
@@ -16,6 +17,12 @@ constexpr double kMaxNoise = 5.0;
 constexpr int kSimulatedWindows = 600;
 constexpr int kBisections = 30;
 constexpr std::uint64_t kEstimatorSeed = 25;
+constexpr double kHuge = 1e30;
+// The grid the batch-dependent search starts from: σ and floor in steps of 0.5.
+constexpr int kNoiseGridSteps = 10;
+constexpr int kFloorGridSteps = 6;
+constexpr double kGridStep = 0.5;
+constexpr int kNoiseSearchEvaluations = 80;
 
 /// The p-quantile of sorted values, interpolated; infinite where a neighbour is.
 double quantile(const std::vector<double>& sorted, double p) {
@@ -82,6 +89,73 @@ BatchSpread measure_batch(int global_batch, const BatchWindows& windows) {
   return spread;
 }
 
+StatisticalModel noise_model(double noise, std::optional<double> samples, double floor) {
+  StatisticalModel model;
+  model.gradient_statistic_noise = noise;
+  model.gradient_statistic_noise_samples = samples;
+  model.gradient_statistic_noise_floor = floor;
+  return model;
+}
+
+/// Root mean square of log(simulated / real spread) over the batches with a real spread.
+double spread_error(const std::vector<BatchSpread>& batches, const StatisticalModel& noise) {
+  double squares = 0;
+  int compared = 0;
+  for (const BatchSpread& batch : batches) {
+    if (!batch.real_spread) continue;
+    const double simulated =
+        simulated_spread(noise, batch.global_batch, batch.workers, batch.iterations);
+    squares += std::pow(std::log(simulated / *batch.real_spread), 2);
+    ++compared;
+  }
+  const double error = std::sqrt(squares / compared);
+  return std::isfinite(error) ? error : kHuge;
+}
+
+/// The smallest per-worker batch with a spread, when two or more distinct ones have one: only
+/// then can the spread's dependence on the batch be told from its level.
+std::optional<double> reference_batch(const std::vector<BatchSpread>& batches) {
+  std::vector<int> per_worker;
+  for (const BatchSpread& batch : batches) {
+    if (batch.real_spread) per_worker.push_back(std::max(1, batch.global_batch / batch.workers));
+  }
+  std::sort(per_worker.begin(), per_worker.end());
+  if (per_worker.empty() || per_worker.front() == per_worker.back()) return std::nullopt;
+  return per_worker.front();
+}
+
+/// σ and floor of sqrt(floor² + σ²·n_ref/b) that reproduce the spreads best: a grid, the single
+/// σ among its starts, then Nelder–Mead. Keeps the single σ when the sampling part comes out 0.
+StatisticalModel fit_batch_dependence(const std::vector<BatchSpread>& batches,
+                                      const StatisticalModel& constant, double reference) {
+  const auto model = [&](std::span<const double> x) {
+    return noise_model(std::min(kMaxNoise, std::abs(x[0])), reference,
+                       std::min(kMaxNoise, std::abs(x[1])));
+  };
+  const auto error = [&](std::span<const double> x) { return spread_error(batches, model(x)); };
+  std::vector<double> best{0.0, constant.gradient_statistic_noise};
+  double best_error = error(best);
+  for (int i = 1; i <= kNoiseGridSteps; ++i) {
+    for (int j = 0; j <= kFloorGridSteps; ++j) {
+      const std::vector<double> x{i * kGridStep, j * kGridStep};
+      const double value = error(x);
+      if (value < best_error) std::tie(best, best_error) = std::pair{x, value};
+    }
+  }
+  const NelderMeadResult result = nelder_mead(
+      error, best,
+      {.step = 0.25 * kGridStep, .max_evaluations = kNoiseSearchEvaluations, .tolerance = 1e-6});
+  const StatisticalModel fitted = model(result.value < best_error ? result.x : best);
+  return fitted.gradient_statistic_noise > 0 ? fitted : constant;
+}
+
+/// The fitted keys into `fit`.
+void apply_estimator_noise_model(const StatisticalModel& noise, EstimatorNoiseFit& fit) {
+  fit.noise = noise.gradient_statistic_noise;
+  fit.noise_samples = noise.gradient_statistic_noise_samples;
+  fit.noise_floor = noise.gradient_statistic_noise_floor;
+}
+
 }  // namespace
 
 std::optional<double> log_spread(std::vector<double> log_ratios) {
@@ -116,12 +190,14 @@ std::vector<std::optional<double>> log_ratios_to_trend(std::span<const NoiseScal
   return ratios;
 }
 
-double simulated_spread(double gradient_statistic_noise, int global_batch, int workers,
+double simulated_spread(const StatisticalModel& noise, int global_batch, int workers,
                         int iterations) {
   Workload workload;
   workload.name = "estimator";
   workload.dataset_size = std::int64_t{1} << 40;
-  workload.statistics.gradient_statistic_noise = gradient_statistic_noise;
+  workload.statistics.gradient_statistic_noise = noise.gradient_statistic_noise;
+  workload.statistics.gradient_statistic_noise_samples = noise.gradient_statistic_noise_samples;
+  workload.statistics.gradient_statistic_noise_floor = noise.gradient_statistic_noise_floor;
   const auto p = static_cast<std::size_t>(workers);
   TrainingDynamics dynamics(workload, TrainingOptions{}, p, kEstimatorSeed);
   const std::vector<int> batches(p, std::max(1, global_batch / workers));
@@ -145,6 +221,13 @@ double simulated_spread(double gradient_statistic_noise, int global_batch, int w
     if (ratio) logs.push_back(*ratio);
   }
   return log_spread(std::move(logs)).value_or(kInfinity);
+}
+
+double simulated_spread(double gradient_statistic_noise, int global_batch, int workers,
+                        int iterations) {
+  StatisticalModel noise;
+  noise.gradient_statistic_noise = gradient_statistic_noise;
+  return simulated_spread(noise, global_batch, workers, iterations);
 }
 
 double noise_for_spread(double spread, int global_batch, int workers, int iterations) {
@@ -172,18 +255,32 @@ EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs) {
     weight += 1;
   }
   if (weight == 0) return fit;
-  fit.noise = std::exp(log_sum / weight);
-  double squares = 0;
-  int compared = 0;
-  for (BatchSpread& spread : fit.batches) {
-    spread.simulated_spread =
-        simulated_spread(*fit.noise, spread.global_batch, spread.workers, spread.iterations);
-    if (!spread.real_spread) continue;
-    squares += std::pow(std::log(*spread.simulated_spread / *spread.real_spread), 2);
-    ++compared;
+  const StatisticalModel constant = noise_model(std::exp(log_sum / weight), std::nullopt, 0);
+  fit.constant_noise = constant.gradient_statistic_noise;
+  fit.constant_rms_log_error = spread_error(fit.batches, constant);
+  StatisticalModel fitted = constant;
+  fit.rms_log_error = fit.constant_rms_log_error;
+  if (const std::optional<double> reference = reference_batch(fit.batches)) {
+    fitted = fit_batch_dependence(fit.batches, constant, *reference);
+    fit.rms_log_error = spread_error(fit.batches, fitted);
   }
-  fit.rms_log_error = std::sqrt(squares / compared);
+  apply_estimator_noise_model(fitted, fit);
+  for (BatchSpread& spread : fit.batches) {
+    const double per_worker = std::max(1, spread.global_batch / spread.workers);
+    spread.fitted_noise = gradient_statistic_noise_at(fitted, per_worker);
+    spread.simulated_spread =
+        simulated_spread(fitted, spread.global_batch, spread.workers, spread.iterations);
+    spread.constant_simulated_spread =
+        simulated_spread(constant, spread.global_batch, spread.workers, spread.iterations);
+  }
   return fit;
+}
+
+void apply_estimator_noise(const EstimatorNoiseFit& fit, StatisticalModel& model) {
+  if (!fit.noise) return;
+  model.gradient_statistic_noise = *fit.noise;
+  model.gradient_statistic_noise_samples = fit.noise_samples;
+  model.gradient_statistic_noise_floor = fit.noise_floor;
 }
 
 }  // namespace dynamix

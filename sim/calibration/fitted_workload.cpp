@@ -80,6 +80,8 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
       list.end(),
       {
           {"reference_epochs", fitted_number(m.reference_epochs), accuracy},
+          {"convergence_exponent", fitted_number(m.convergence_exponent.value_or(0)), accuracy},
+          {"convergence_knee", fitted_number(m.convergence_knee.value_or(0)), accuracy},
           {"final_accuracy", fitted_number(m.final_accuracy), adam ? gap : accuracy},
           {"final_accuracy_adam", fitted_number(m.final_accuracy_adam), adam ? accuracy : gap},
           {"final_train_accuracy", format_number(m.final_train_accuracy), as_base},
@@ -90,13 +92,21 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
           {"target_accuracy", format_number(fit.target_accuracy), ""},
       });
   if (noise.noise) {
-    list.push_back({"gradient_statistic_noise", fitted_number(m.gradient_statistic_noise),
-                    fitted + "per-window B_simple log spread rms log error " +
-                        fitted_number(noise.rms_log_error.value_or(0)) + " over " +
-                        std::to_string(std::count_if(
-                            noise.batches.begin(), noise.batches.end(),
-                            [](const BatchSpread& b) { return b.real_spread.has_value(); })) +
-                        " global batches"});
+    const std::string spreads =
+        fitted + "per-window B_simple log spread rms log error " +
+        fitted_number(noise.rms_log_error.value_or(0)) + " over " +
+        std::to_string(std::count_if(
+            noise.batches.begin(), noise.batches.end(),
+            [](const BatchSpread& b) { return b.real_spread.has_value(); })) +
+        " global batches";
+    list.push_back({"gradient_statistic_noise", fitted_number(m.gradient_statistic_noise), spreads});
+    if (m.gradient_statistic_noise_samples) {
+      list.push_back({"gradient_statistic_noise_samples",
+                      fitted_number(*m.gradient_statistic_noise_samples),
+                      "the smallest per-worker batch with a spread"});
+      list.push_back({"gradient_statistic_noise_floor",
+                      fitted_number(m.gradient_statistic_noise_floor), spreads});
+    }
   }
   return list;
 }

@@ -56,6 +56,15 @@ double noise_scale_at_loss(const StatisticalModel& model, double loss) {
   return model.final_noise_scale * std::pow(loss / model.final_loss, -exponent);
 }
 
+double gradient_statistic_noise_at(const StatisticalModel& model, double batch) {
+  if (!model.gradient_statistic_noise_samples) return model.gradient_statistic_noise;
+  constexpr double kMaxNoise = 5.0;
+  const double sampling = model.gradient_statistic_noise * model.gradient_statistic_noise *
+                          *model.gradient_statistic_noise_samples / batch;
+  const double floor = model.gradient_statistic_noise_floor;
+  return std::min(kMaxNoise, std::sqrt(floor * floor + sampling));
+}
+
 TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptions& options,
                                    std::size_t workers, std::uint64_t seed,
                                    const DynamicsParameters& parameters)
@@ -65,9 +74,10 @@ TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptio
       workers_(workers),
       dataset_size_(static_cast<double>(workload.dataset_size)),
       reference_steps_(model_.reference_epochs * dataset_size_ / model_.reference_batch),
-      knee_(parameters.convergence_knee *
+      exponent_(model_.convergence_exponent.value_or(parameters.convergence_exponent)),
+      knee_(model_.convergence_knee.value_or(parameters.convergence_knee) *
             (options.optimizer == Optimizer::kAdam ? parameters.adam_knee_factor : 1.0)),
-      knee_floor_(std::pow(1.0 + 1.0 / knee_, -parameters.convergence_exponent)),
+      knee_floor_(std::pow(1.0 + 1.0 / knee_, -exponent_)),
       final_accuracy_(validation_final_accuracy(model_, options.optimizer)),
       noise_scale_exponent_(std::log(model_.final_noise_scale / model_.initial_noise_scale) /
                             std::log(model_.initial_loss / model_.final_loss)),
@@ -80,7 +90,7 @@ TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptio
 }
 
 double TrainingDynamics::remaining_fraction(double progress) const {
-  const double power = std::pow(1.0 + progress / knee_, -parameters_.convergence_exponent);
+  const double power = std::pow(1.0 + progress / knee_, -exponent_);
   return std::max(0.0, (power - knee_floor_) / (1.0 - knee_floor_));
 }
 
@@ -155,7 +165,7 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
   for (std::size_t i = 0; i < workers_; ++i) {
     const double variance =
         stats.noise_scale / batches[i] *
-        std::exp(model_.gradient_statistic_noise * approximate_normal(gradient_rng_));
+        std::exp(gradient_statistic_noise_at(model_, batches[i]) * approximate_normal(gradient_rng_));
     grad_var_norm[i] = variance;
     grad_std_norm[i] = std::sqrt(variance);
   }

@@ -14,9 +14,11 @@ namespace dynamix {
 
 /// Constants shared by every workload; the defaults and their sources are in docs/calibration.md.
 struct DynamicsParameters {
-  /// Exponent α of the power law in progress followed by error, loss and noise scale.
+  /// Exponent α of the power law in progress followed by error, loss and noise scale, for a
+  /// workload without its own convergence_exponent.
   double convergence_exponent = 0.7;
-  /// Knee p0 of that power law for SGD, (1 + p/p0)^-α.
+  /// Knee p0 of that power law for SGD, (1 + p/p0)^-α, for a workload without its own
+  /// convergence_knee.
   double convergence_knee = 0.002;
   /// Adam's knee relative to SGD's (< 1: Adam gets going faster).
   double adam_knee_factor = 0.5;
@@ -62,6 +64,10 @@ double progress_gain(double lr_scale, double gain);
 /// B_noise at training loss `loss`: φ = φ_final·(L/L_final)^-γ, γ fitted so that φ goes from its
 /// initial to its final value as the loss does.
 double noise_scale_at_loss(const StatisticalModel& model, double loss);
+/// σ of the log-normal factor on a worker's gradient statistic at per-worker batch `batch`:
+/// gradient_statistic_noise, or sqrt(floor² + σ²·n_ref/batch) capped at 5 with
+/// gradient_statistic_noise_samples n_ref.
+double gradient_statistic_noise_at(const StatisticalModel& model, double batch);
 
 /// One training run. Deterministic: the same seed and calls give the same numbers.
 class TrainingDynamics {
@@ -100,6 +106,7 @@ class TrainingDynamics {
   std::size_t workers_;
   double dataset_size_;
   double reference_steps_;
+  double exponent_;
   double knee_;
   double knee_floor_;
   double final_accuracy_;

@@ -27,8 +27,12 @@ std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::
 
 constexpr std::int64_t kMinDatasetSize = 1000;
 constexpr double kMaxGradientStatisticNoise = 5.0;
+constexpr double kMinConvergenceExponent = 0.05;
+constexpr double kMaxConvergenceExponent = 5.0;
+constexpr double kMinConvergenceKnee = 1e-6;
+constexpr double kMaxConvergenceKnee = 10.0;
 
-constexpr std::array<std::string_view, 22> kWorkloadKeys = {"model",
+constexpr std::array<std::string_view, 26> kWorkloadKeys = {"model",
                                                             "dataset",
                                                             "source",
                                                             "parameters",
@@ -49,7 +53,11 @@ constexpr std::array<std::string_view, 22> kWorkloadKeys = {"model",
                                                             "initial_noise_scale",
                                                             "final_noise_scale",
                                                             "target_accuracy",
-                                                            "gradient_statistic_noise"};
+                                                            "gradient_statistic_noise",
+                                                            "gradient_statistic_noise_samples",
+                                                            "gradient_statistic_noise_floor",
+                                                            "convergence_exponent",
+                                                            "convergence_knee"};
 
 ModelCost read_cost(const ConfigNode& entry) {
   ModelCost cost;
@@ -59,6 +67,43 @@ ModelCost read_cost(const ConfigNode& entry) {
   cost.cpu_seconds_per_sample = entry.positive("cpu_seconds_per_sample");
   cost.bytes_per_parameter = entry.positive_or("bytes_per_parameter", cost.bytes_per_parameter);
   return cost;
+}
+
+std::optional<double> optional_in_range(const ConfigNode& entry, std::string_view key, double low,
+                                        double high, const std::string& expected) {
+  if (!entry.has(key)) return std::nullopt;
+  const double value = entry.number(key);
+  if (!(value >= low && value <= high)) entry.at(key).fail(expected);
+  return value;
+}
+
+/// The gradient-statistics noise and its batch dependence; the bounds keep exp(σ·z), |z| < 3.5,
+/// finite and the spread a spread, not a tail.
+void read_gradient_noise(const ConfigNode& entry, StatisticalModel& model) {
+  model.gradient_statistic_noise =
+      entry.at_least_or("gradient_statistic_noise", 0.0, model.gradient_statistic_noise);
+  if (model.gradient_statistic_noise > kMaxGradientStatisticNoise) {
+    entry.at("gradient_statistic_noise").fail("a number in [0, 5]");
+  }
+  model.gradient_statistic_noise_samples = optional_in_range(
+      entry, "gradient_statistic_noise_samples", 1.0, 1e9, "a per-worker batch in [1, 1e9]");
+  const std::optional<double> floor = optional_in_range(
+      entry, "gradient_statistic_noise_floor", 0.0, kMaxGradientStatisticNoise,
+      "a number in [0, 5]");
+  if (floor && !model.gradient_statistic_noise_samples) {
+    entry.at("gradient_statistic_noise_floor")
+        .fail("gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise)",
+              "a floor without it");
+  }
+  model.gradient_statistic_noise_floor = floor.value_or(0.0);
+}
+
+void read_convergence(const ConfigNode& entry, StatisticalModel& model) {
+  model.convergence_exponent =
+      optional_in_range(entry, "convergence_exponent", kMinConvergenceExponent,
+                        kMaxConvergenceExponent, "an exponent in [0.05, 5]");
+  model.convergence_knee = optional_in_range(entry, "convergence_knee", kMinConvergenceKnee,
+                                             kMaxConvergenceKnee, "a knee in [1e-06, 10]");
 }
 
 StatisticalModel read_statistics(const ConfigNode& entry) {
@@ -75,12 +120,8 @@ StatisticalModel read_statistics(const ConfigNode& entry) {
   model.final_loss = entry.positive("final_loss");
   model.initial_noise_scale = entry.positive("initial_noise_scale");
   model.final_noise_scale = entry.positive("final_noise_scale");
-  model.gradient_statistic_noise =
-      entry.at_least_or("gradient_statistic_noise", 0.0, model.gradient_statistic_noise);
-  // exp(σ·z) with |z| < 3.5 stays finite and the spread stays a spread, not a tail.
-  if (model.gradient_statistic_noise > kMaxGradientStatisticNoise) {
-    entry.at("gradient_statistic_noise").fail("a number in [0, 5]");
-  }
+  read_gradient_noise(entry, model);
+  read_convergence(entry, model);
   for (const double accuracy :
        {model.final_accuracy, model.final_accuracy_adam, model.final_train_accuracy}) {
     if (accuracy <= model.initial_accuracy) {

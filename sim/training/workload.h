@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,16 @@ struct StatisticalModel {
   /// B_noise/b: what makes the per-window noise-scale estimate as noisy as a real job's
   /// (assumed 0.05; `dynamix calibrate --dynamics` fits it, docs/calibration.md).
   double gradient_statistic_noise = 0.05;
+  /// Per-worker batch n_ref at which gradient_statistic_noise is the sampling part of that
+  /// spread: a worker with batch b draws σ(b) = sqrt(floor² + σ²·n_ref/b), capped at 5, since a
+  /// mean over more samples is less noisy. Absent: σ at every batch.
+  std::optional<double> gradient_statistic_noise_samples;
+  /// The part of that spread that does not shrink with the batch (only with n_ref).
+  double gradient_statistic_noise_floor = 0;
+  /// Exponent α and knee p0 of this workload's convergence curve (1 + p/p0)^-α; absent: the
+  /// values shared by every workload (DynamicsParameters).
+  std::optional<double> convergence_exponent;
+  std::optional<double> convergence_knee;
 };
 
 struct Workload {

@@ -118,6 +118,72 @@ TEST_CASE("The workload's gradient_statistic_noise is the log-normal spread of Ï
   CHECK(log_spread(0.8) == doctest::Approx(0.8).epsilon(0.05));
 }
 
+/// Loss, accuracies, progress and both gradient statistics of every step of a short run with
+/// workers at 32 and 96.
+std::vector<double> trace_of(const Workload& workload, const DynamicsParameters& parameters = {}) {
+  TrainingDynamics dynamics(workload, options_with(Optimizer::kSgd, LrRule::kLinear), 2, 5,
+                            parameters);
+  std::vector<double> std_norm(2), var_norm(2), values;
+  for (int i = 0; i < 400; ++i) {
+    const IterationStats stats = dynamics.step(std::vector<int>{32, 96}, std_norm, var_norm);
+    values.insert(values.end(), {stats.train_loss, stats.progress, stats.noise_scale, std_norm[0],
+                                 var_norm[1], dynamics.validation_accuracy(), dynamics.validate()});
+  }
+  return values;
+}
+
+TEST_CASE("A workload's convergence shape replaces the shared one; absent, the shared one holds") {
+  Workload same = resnet18();
+  same.statistics.convergence_exponent = 0.7;
+  same.statistics.convergence_knee = 0.002;
+  CHECK(trace_of(same) == trace_of(resnet18()));
+  Workload own = resnet18();
+  own.statistics.convergence_exponent = 0.4;
+  own.statistics.convergence_knee = 0.0005;
+  CHECK(trace_of(own) ==
+        trace_of(resnet18(), {.convergence_exponent = 0.4, .convergence_knee = 0.0005}));
+  CHECK(trace_of(own) != trace_of(resnet18()));
+  // A smaller knee and exponent: faster at first, slower later.
+  const auto accuracy_at = [](const Workload& workload, double epochs) {
+    TrainingDynamics dynamics(workload, options_with(Optimizer::kSgd, LrRule::kLinear), 1, 1);
+    std::vector<double> std_norm(1), var_norm(1);
+    while (dynamics.epochs() < epochs) dynamics.step(std::vector<int>{128}, std_norm, var_norm);
+    return dynamics.validation_accuracy();
+  };
+  CHECK(accuracy_at(own, 1) > accuracy_at(resnet18(), 1));
+  CHECK(accuracy_at(own, 100) < accuracy_at(resnet18(), 100));
+}
+
+TEST_CASE("With gradient_statistic_noise_samples the spread shrinks as sqrt(n_ref/b) to a floor") {
+  StatisticalModel model = resnet18().statistics;
+  model.gradient_statistic_noise = 0.8;
+  CHECK(gradient_statistic_noise_at(model, 16) == 0.8);
+  CHECK(gradient_statistic_noise_at(model, 4096) == 0.8);
+  model.gradient_statistic_noise_samples = 64;
+  CHECK(gradient_statistic_noise_at(model, 64) == 0.8);
+  CHECK(gradient_statistic_noise_at(model, 256) == doctest::Approx(0.4));
+  CHECK(gradient_statistic_noise_at(model, 1) == 5.0);
+  model.gradient_statistic_noise_floor = 0.3;
+  CHECK(gradient_statistic_noise_at(model, 256) == doctest::Approx(0.5));
+  CHECK(gradient_statistic_noise_at(model, 1e12) == doctest::Approx(0.3));
+  // At n_ref without a floor the draws are today's, bit for bit.
+  Workload constant = resnet18();
+  constant.statistics.gradient_statistic_noise = 0.8;
+  Workload at_reference = constant;
+  at_reference.statistics.gradient_statistic_noise_samples = 64;
+  const auto statistics = [](const Workload& workload, int batch) {
+    TrainingDynamics dynamics(workload, options_with(Optimizer::kSgd, LrRule::kLinear), 1, 3);
+    std::vector<double> std_norm(1), var_norm(1), values;
+    for (int i = 0; i < 200; ++i) {
+      dynamics.step(std::vector<int>{batch}, std_norm, var_norm);
+      values.push_back(var_norm[0]);
+    }
+    return values;
+  };
+  CHECK(statistics(at_reference, 64) == statistics(constant, 64));
+  CHECK(statistics(at_reference, 256) != statistics(constant, 256));
+}
+
 TEST_CASE("The same seed gives the same numbers and another seed other noise") {
   const TrainingOptions options = options_with(Optimizer::kAdam, LrRule::kSqrt);
   const auto trace = [&](std::uint64_t seed) {

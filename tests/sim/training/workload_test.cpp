@@ -131,8 +131,9 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "bytes_per_parameter, dataset_size, validation_size, classes, reference_batch, "
         "reference_epochs, "
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
-        "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise), found "
-        "unknown key 'modle'");
+        "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise, "
+        "gradient_statistic_noise_samples, gradient_statistic_noise_floor, convergence_exponent, "
+        "convergence_knee), found unknown key 'modle'");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
   const std::string complete =
@@ -151,6 +152,55 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
   CHECK(error_of([] {
           WorkloadCatalog::builtin().at("bert");
         }).ends_with("found unknown workload 'bert'"));
+}
+
+TEST_CASE("The convergence shape and the batch-dependent noise keys are optional and range-checked") {
+  const std::string complete =
+      "    model: m\n    dataset: d\n    parameters: 1000\n    flops_per_sample: 1\n"
+      "    activation_bytes_per_sample: 1\n    cpu_seconds_per_sample: 1.0e-9\n"
+      "    validation_size: 100\n    classes: 10\n    reference_batch: 1\n"
+      "    reference_epochs: 1\n    final_accuracy: 0.9\n    final_accuracy_adam: 0.9\n"
+      "    final_train_accuracy: 0.9\n    initial_loss: 2\n    final_loss: 1\n"
+      "    initial_noise_scale: 1\n    final_noise_scale: 1\n    target_accuracy: 0.5\n"
+      "    dataset_size: 1000\n";
+  const auto error = [&](const std::string& line) { return load_error(complete + line); };
+  CHECK(error("    convergence_exponent: 0\n") ==
+        ":22: workloads.0.convergence_exponent: expected an exponent in [0.05, 5], found '0'");
+  CHECK(error("    convergence_exponent: 7.5\n") ==
+        ":22: workloads.0.convergence_exponent: expected an exponent in [0.05, 5], found '7.5'");
+  CHECK(error("    convergence_knee: -0.01\n") ==
+        ":22: workloads.0.convergence_knee: expected a knee in [1e-06, 10], found '-0.01'");
+  CHECK(error("    convergence_knee: .nan\n") ==
+        ":22: workloads.0.convergence_knee: expected a number, found '.nan'");
+  CHECK(error("    convergence_knee: fast\n").starts_with(":22: workloads.0.convergence_knee: "));
+  CHECK(error("    gradient_statistic_noise_samples: 0.5\n") ==
+        ":22: workloads.0.gradient_statistic_noise_samples: expected a per-worker batch in [1, "
+        "1e9], found '0.5'");
+  CHECK(error("    gradient_statistic_noise_samples: 64\n    gradient_statistic_noise_floor: 6\n") ==
+        ":23: workloads.0.gradient_statistic_noise_floor: expected a number in [0, 5], found '6'");
+  CHECK(error("    gradient_statistic_noise_floor: 0.5\n") ==
+        ":22: workloads.0.gradient_statistic_noise_floor: expected "
+        "gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise), found "
+        "a floor without it");
+
+  const testing::TempDirectory dir;
+  const std::string path = dir.write(
+      "workloads.yaml", "workloads:\n  - name: tiny\n" + complete +
+                            "    convergence_exponent: 0.4\n    convergence_knee: 0.0005\n"
+                            "    gradient_statistic_noise_samples: 64\n"
+                            "    gradient_statistic_noise_floor: 1.2\n");
+  const StatisticalModel given = WorkloadCatalog::load(path).at("tiny").statistics;
+  CHECK(given.convergence_exponent == 0.4);
+  CHECK(given.convergence_knee == 0.0005);
+  CHECK(given.gradient_statistic_noise_samples == 64);
+  CHECK(given.gradient_statistic_noise_floor == 1.2);
+  const WorkloadCatalog catalog = WorkloadCatalog::builtin();
+  for (const Workload& shipped : catalog.all()) {
+    CAPTURE(shipped.name);
+    CHECK_FALSE(shipped.statistics.convergence_exponent.has_value());
+    CHECK_FALSE(shipped.statistics.convergence_knee.has_value());
+    CHECK_FALSE(shipped.statistics.gradient_statistic_noise_samples.has_value());
+  }
 }
 
 }  // namespace
