@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Measures this machine for `dynamix calibrate`: gloo all-reduce times over loopback and a small
-CNN's per-iteration compute, communication and total time under DDP, one process per rank, each
-limited to one thread (torch.set_num_threads(1)), as data-parallel CPU ranks run.
+model's per-iteration compute, communication and total time under DDP (--model cnn: SmallCnn;
+mlp: the sim-to-real reference job's student), one process per rank, each limited to one thread
+(torch.set_num_threads(1)), as data-parallel CPU ranks run.
 
     /usr/bin/python3 scripts/measure_cluster.py --out measurements.csv
     /usr/bin/python3 scripts/measure_cluster.py --quick --out smoke.csv      # a few seconds
@@ -58,8 +59,37 @@ class SmallCnn(torch.nn.Module):
         return self.head(F.relu(self.hidden(x.flatten(1))))
 
 
-def parameter_count() -> int:
-    return sum(p.numel() for p in SmallCnn().parameters())
+class ReferenceMlp(torch.nn.Sequential):
+    """The student of adapter/examples/reference_job.py (22,026 parameters): 32 Gaussian
+    features, two hidden layers of 128, ten classes."""
+
+    FEATURES, HIDDEN = 32, 128
+
+    def __init__(self):
+        super().__init__(torch.nn.Linear(self.FEATURES, self.HIDDEN), torch.nn.ReLU(),
+                         torch.nn.Linear(self.HIDDEN, self.HIDDEN), torch.nn.ReLU(),
+                         torch.nn.Linear(self.HIDDEN, CLASSES))
+
+
+# --model: the network, one batch of its inputs, and how the provenance line describes them.
+MODELS = {
+    "cnn": (SmallCnn, lambda batch: torch.randn(batch, 1, SIDE, SIDE),
+            f"1x{SIDE}x{SIDE} images"),
+    "mlp": (ReferenceMlp, lambda batch: torch.randn(batch, ReferenceMlp.FEATURES),
+            f"{ReferenceMlp.FEATURES} Gaussian features (the sim-to-real reference job)"),
+}
+
+
+def new_model(options) -> torch.nn.Module:
+    return MODELS[options.model][0]()
+
+
+def batch_of(options, batch: int):
+    return MODELS[options.model][1](batch), torch.randint(0, CLASSES, (batch,))
+
+
+def parameter_count(options) -> int:
+    return sum(p.numel() for p in new_model(options).parameters())
 
 
 def spread(samples):
@@ -182,10 +212,10 @@ def one_iteration(model, optimizer, x, y, sync):
     return time.perf_counter() - start
 
 
-def iteration_trial(model, optimizer, timer, batch, iterations):
+def iteration_trial(model, optimizer, timer, batch, options):
     """A block of iterations without synchronization (compute), then one with it (total)."""
-    x = torch.randn(batch, 1, SIDE, SIDE)
-    y = torch.randint(0, CLASSES, (batch,))
+    x, y = batch_of(options, batch)
+    iterations = options.iterations
     for _ in range(3):
         one_iteration(model, optimizer, x, y, sync=True)
     compute, comm, total = [], [], []
@@ -218,15 +248,14 @@ def iteration_row(world, batch, trials):
 
 def ddp_rows(world, options):
     torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(SmallCnn())
+    model = torch.nn.parallel.DistributedDataParallel(new_model(options))
     timer = HookTimer(world)
     model.register_comm_hook(None, timer.hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     trials = {batch: [] for batch in options.batches}
     for _ in range(options.trials):
         for batch in options.batches:
-            trials[batch].append(iteration_trial(model, optimizer, timer, batch,
-                                                 options.iterations))
+            trials[batch].append(iteration_trial(model, optimizer, timer, batch, options))
     # Every rank picks the same trial: rank 0's view of the machine decides.
     for batch in options.batches:
         others = torch.tensor([t[0] for t in trials[batch]], dtype=torch.float64)
@@ -259,9 +288,8 @@ def distributed_rows(world, options):
     return queue.get()
 
 
-def compute_trial(model, optimizer, batch, iterations):
-    x = torch.randn(batch, 1, SIDE, SIDE)
-    y = torch.randint(0, CLASSES, (batch,))
+def compute_trial(model, optimizer, inputs, iterations):
+    x, y = inputs
     samples = []
     with Trial() as trial:
         for step in range(3 + iterations):
@@ -277,13 +305,15 @@ def compute_trial(model, optimizer, batch, iterations):
 def single_rank_rows(options):
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = SmallCnn()
+    model = new_model(options)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    compute_trial(model, optimizer, max(options.compute_batches), 20)  # warm the allocator
+    # Warm the allocator.
+    compute_trial(model, optimizer, batch_of(options, max(options.compute_batches)), 20)
     trials = {batch: [] for batch in options.compute_batches}
     for _ in range(options.trials):
         for batch in options.compute_batches:
-            trials[batch].append(compute_trial(model, optimizer, batch, 2 * options.iterations))
+            trials[batch].append(compute_trial(model, optimizer, batch_of(options, batch),
+                                               2 * options.iterations))
     rows = []
     for batch in options.compute_batches:
         other, samples = best_trial(trials[batch])
@@ -315,8 +345,9 @@ def provenance(options, started, settled_load, others_busy):
         f"{'SCHED_RR' if options.realtime else 'default'}; {options.trials} trials per "
         "configuration, the least disturbed kept",
         f"date: {started.isoformat(timespec='seconds')}",
-        f"model: SmallCnn, {parameter_count()} parameters ({4 * parameter_count()} gradient "
-        f"bytes), 1x{SIDE}x{SIDE} images, SGD momentum",
+        f"model: {MODELS[options.model][0].__name__}, {parameter_count(options)} parameters "
+        f"({4 * parameter_count(options)} gradient bytes), {MODELS[options.model][2]}, "
+        "SGD momentum",
         f"load average before measuring: {settled_load:.2f}; CPU used by other processes "
         f"while measuring: {others_busy:.2f} cores on average",
         "command: measure_cluster.py " + " ".join(options.argv),
@@ -362,6 +393,9 @@ def integers(text):
 def arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="-", help="CSV to write ('-': standard output)")
+    parser.add_argument("--model", choices=sorted(MODELS), default="cnn",
+                        help="cnn: SmallCnn (adapter/examples/train_cnn.py); mlp: the reference "
+                             "job's student (adapter/examples/reference_job.py)")
     parser.add_argument("--ranks", type=integers, default=[2, 4])
     parser.add_argument("--sizes", type=integers, default=[2 ** k for k in range(16, 27)],
                         help="all-reduce message bytes (default 64 KiB .. 64 MiB, powers of 2)")

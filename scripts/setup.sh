@@ -9,7 +9,7 @@ packages=(
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf
   python3-nbclient python3-nbconvert python3-matplotlib python3-pandas python3-ipykernel
-  pybind11-dev python3-dev python3-numpy
+  pybind11-dev python3-dev python3-numpy python3-yaml
 )
 
 missing=()

@@ -1,0 +1,495 @@
+"""The sim-to-real study (issue 25): calibrate the simulator on a real job, predict each policy's
+time to target with it, then measure the same policies steering the real job through
+`dynamix serve`, and compare.
+
+    scripts/sim_to_real.sh --out runs/sim_to_real                 # the study (about 30 min)
+    scripts/sim_to_real.sh --smoke --out runs/sim_to_real_smoke    # every stage, tiny (CI)
+
+Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partial):
+  fit/       static runs of adapter/examples/reference_job.py at --fit-batches x --fit-seeds
+             (or the logs given with --fit-logs), concatenated into fit/runs.csv
+  cluster/   dynamix calibrate: measure_cluster.py --model mlp on this machine, the device's
+             time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml)
+  dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model
+  scenario.yaml  the calibrated cluster with the fitted workload
+  train/     dynamix train on scenario.yaml: the learned policy (policy.pt)
+  predict/   dynamix evaluate on scenario.yaml, one window of decision lag (as serve has)
+  measure/   each policy x --seeds: dynamix serve + the reference job; dynamix replay of the log
+  results.csv, summary.md, sim_to_real.png/.svg   predicted against measured
+The policies and seeds measured are held out of the fit: other seeds, and batches or policies
+the fit never saw.
+"""
+import argparse
+import csv
+import math
+import os
+import pathlib
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import yaml
+
+SOURCE = pathlib.Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+WORKLOAD = "reference-mlp"
+JOB_START_TIMEOUT_S = 120
+
+
+def arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, required=True, help="directory to write")
+    parser.add_argument("--dynamix", type=pathlib.Path, default=SOURCE / "build/apps/dynamix")
+    parser.add_argument("--proto", type=pathlib.Path, default=SOURCE / "build/adapter/proto",
+                        help="the generated Python protobuf stubs (dynamix_pb2.py)")
+    parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--fit-batches", default="256,4096", help="global batches fitted")
+    parser.add_argument("--fit-seeds", default="0,1,2")
+    parser.add_argument("--fit-logs", type=pathlib.Path,
+                        help="a folder of reference-job logs (bN_sS.csv) to fit instead of "
+                             "running the fit runs, e.g. calibration/sim_to_real")
+    parser.add_argument("--fit-validate-every", type=int, default=50000,
+                        help="samples between the fit runs' validations")
+    parser.add_argument("--static", default="64,256,1024",
+                        help="per-worker batches of the static policies compared")
+    parser.add_argument("--seeds", default="10,11,12", help="seeds of the measured runs")
+    parser.add_argument("--predict-seeds", type=int, default=10,
+                        help="simulator seeds per policy")
+    parser.add_argument("--target-accuracy", type=float, default=0.86)
+    parser.add_argument("--time-budget-s", type=float, default=240)
+    parser.add_argument("--train-steps", type=int, default=40960,
+                        help="dynamix train --steps (0: no trained policy)")
+    parser.add_argument("--job-options", default="",
+                        help="more reference_job.py options, e.g. '--dataset-size 20000'")
+    parser.add_argument("--measure-options",
+                        default="--model mlp --batches 64,256,1024 "
+                                "--compute-batches 16,64,256,1024 --sizes 65536,262144,1048576 "
+                                "--trials 2")
+    parser.add_argument("--calibrate-options",
+                        default="--fit-batches 64,1024 --fit-sizes 65536,262144,1048576",
+                        help="dynamix calibrate options: what is fitted (256 held out)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="2 ranks, tiny budgets, one seed: checks the pipeline, not targets")
+    options = parser.parse_args(argv)
+    if options.smoke:
+        options.ranks, options.fit_batches, options.fit_seeds = 2, "64,512", "0"
+        options.static, options.seeds, options.predict_seeds = "32,256", "10", 2
+        options.target_accuracy, options.time_budget_s, options.train_steps = 0.7, 8, 1024
+        options.fit_validate_every = 4000
+        options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
+        options.measure_options = "--model mlp --quick"
+        options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
+    return options
+
+
+def integers(text):
+    return [int(word) for word in text.split(",") if word]
+
+
+class Study:
+    """One run of the study in OUT.partial, renamed to OUT when every stage has run."""
+
+    def __init__(self, options):
+        self.options = options
+        self.out = options.out
+        if self.out.exists():
+            raise SystemExit(f"sim_to_real.py: --out: expected a new directory, found "
+                             f"'{self.out}', which exists (it is left as it is)")
+        self.work = self.out.with_name(self.out.name + ".partial")
+        if self.work.exists():
+            if not (self.work / ".sim_to_real").is_file():
+                raise SystemExit(f"sim_to_real.py: '{self.work}' exists and was not written by "
+                                 "this script (it is left as it is)")
+            shutil.rmtree(self.work)
+        self.work.mkdir(parents=True)
+        (self.work / ".sim_to_real").write_text("written by scripts/sim_to_real.py\n")
+        self.started = time.monotonic()
+        self.stage_seconds = {}
+
+    def stage(self, name, function, *args):
+        print(f"== {name}", flush=True)
+        start = time.monotonic()
+        result = function(*args)
+        self.stage_seconds[name] = time.monotonic() - start
+        print(f"   {name}: {self.stage_seconds[name]:.0f} s", flush=True)
+        return result
+
+    def dynamix(self, *args, log=None):
+        command = [str(self.options.dynamix), *map(str, args)]
+        with open(log or os.devnull, "w") as output:
+            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT)
+        if done.returncode != 0:
+            tail = pathlib.Path(log).read_text()[-2000:] if log else ""
+            raise SystemExit(f"sim_to_real.py: {' '.join(command)} failed "
+                             f"(exit {done.returncode})\n{tail}")
+
+    def finish(self):
+        self.work.rename(self.out)
+
+
+# ---------------------------------------------------------------- the real job
+
+
+def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, arbitrator=None,
+                validate_every=None):
+    command = [PYTHON, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
+               "--standalone", "--nproc_per_node", str(ranks),
+               str(SOURCE / "adapter/examples/reference_job.py"),
+               "--run", run, "--log", str(log), "--seed", str(seed),
+               "--target-accuracy", str(options.target_accuracy),
+               "--time-budget-s", str(options.time_budget_s)]
+    command += ["--batch", str(batch)] if batch else ["--global-batch", str(global_batch)]
+    if arbitrator:
+        command += ["--arbitrator", arbitrator]
+    if validate_every:
+        command += ["--validate-every-samples", str(validate_every)]
+    return command + options.job_options.split()
+
+
+def run_job(options, command, transcript):
+    """Runs the job in its own process group; its time to target, or None if it missed."""
+    env = dict(os.environ, PYTHONPATH=str(SOURCE / "adapter/python"),
+               DYNAMIX_PROTO_PYTHON=str(options.proto))
+    limit = options.time_budget_s * 4 + JOB_START_TIMEOUT_S
+    with open(transcript, "w") as output:
+        job = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+        try:
+            status = job.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+            raise SystemExit(f"sim_to_real.py: the reference job ran past {limit:.0f} s "
+                             f"({transcript})")
+    text = pathlib.Path(transcript).read_text()
+    found = re.findall(r"time_to_target_s ([0-9.]+)|(missed)", text)
+    if status != 0 or not found:
+        raise SystemExit(f"sim_to_real.py: the reference job failed (exit {status}); see "
+                         f"{transcript}")
+    reached, _ = found[-1]
+    return float(reached) if reached else None
+
+
+class Arbitrator:
+    """dynamix serve on a free loopback port for the length of one run."""
+
+    def __init__(self, options, policy, log_dir):
+        self.process = subprocess.Popen(
+            [str(options.dynamix), "serve", "--policy", policy, "--workers",
+             str(options.ranks), "--listen", "127.0.0.1:0", "--log", str(log_dir)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"listening on (\S+)", line)
+        if not match:
+            self.close()
+            raise SystemExit(f"sim_to_real.py: dynamix serve did not start: {line.strip()}")
+        self.address = match.group(1)
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+# ---------------------------------------------------------------- stages
+
+
+def fit_runs(study):
+    options, folder = study.options, study.work / "fit"
+    folder.mkdir()
+    logs = []
+    if options.fit_logs:
+        for batch in integers(options.fit_batches):
+            logs += sorted(options.fit_logs.glob(f"b{batch}_s*.csv"))
+        if not logs:
+            raise SystemExit(f"sim_to_real.py: --fit-logs: no b{{N}}_s{{S}}.csv for batches "
+                             f"{options.fit_batches} in {options.fit_logs}")
+    else:
+        for seed in integers(options.fit_seeds):
+            for batch in integers(options.fit_batches):
+                run = f"b{batch}_s{seed}"
+                log = folder / f"{run}.csv"
+                run_job(options, job_command(options, options.ranks, run, log, seed,
+                                             global_batch=batch,
+                                             validate_every=options.fit_validate_every),
+                        folder / f"{run}.txt")
+                logs.append(log)
+    with open(folder / "runs.csv", "w") as merged:
+        for index, log in enumerate(logs):
+            lines = log.read_text().splitlines(keepends=True)
+            merged.writelines(lines if index == 0 else lines[1:])
+    return [log.stem for log in logs]
+
+
+def calibrate_cluster(study):
+    options = study.options
+    scenario = SOURCE / "calibration/sim_to_real/reference.yaml"
+    ranks = "topology.nodes.0.count=" + str(options.ranks)
+    study.dynamix("calibrate", "--scenario", scenario, "--set", ranks,
+                  "--measure-options", f"--ranks {options.ranks} " + options.measure_options,
+                  *options.calibrate_options.split(),
+                  "--out", study.work / "cluster", log=study.work / "cluster.txt")
+
+
+def fit_dynamics(study):
+    base = yaml.safe_load((SOURCE / "calibration/sim_to_real/reference.yaml").read_text())
+    entry = dict(base["workloads"][WORKLOAD], name=WORKLOAD)
+    catalog = study.work / "base_catalog.yaml"
+    catalog.write_text(yaml.safe_dump({"workloads": [entry]}, sort_keys=False))
+    study.dynamix("calibrate", "--dynamics", study.work / "fit/runs.csv", "--workload", WORKLOAD,
+                  "--catalog", catalog, "--target-accuracy", study.options.target_accuracy,
+                  "--dynamics-fit-batches", study.options.fit_batches,
+                  "--out", study.work / "dynamics", log=study.work / "dynamics.txt")
+
+
+def write_scenario(study):
+    """The calibrated cluster (its devices, sync knobs, topology) with the fitted workload."""
+    scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
+    fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
+    scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
+    scenario["name"] = "sim_to_real"
+    scenario.setdefault("training", {}).update(
+        target_accuracy=study.options.target_accuracy, budget_time_s=study.options.time_budget_s)
+    (study.work / "scenario.yaml").write_text(
+        "# The calibrated reference job: cluster/calibrated.yaml with dynamics/catalog.yaml's "
+        "workload.\n" + yaml.safe_dump(scenario, sort_keys=False))
+
+
+def train_policy(study):
+    if study.options.train_steps <= 0:
+        return
+    study.dynamix("train", "--scenario", study.work / "scenario.yaml", "--steps",
+                  study.options.train_steps, "--eval-seeds", 2, "--quiet",
+                  "--out", study.work / "train", log=study.work / "train.txt")
+
+
+def policies(study):
+    """(label, serve/evaluate spec, first per-worker batch of the real job)."""
+    listed = [(f"static:{b}", f"static:{b}", b) for b in integers(study.options.static)]
+    listed += [("goodput:100", "goodput:100", 64),
+               ("goodput+proportional", "goodput+proportional", 64)]
+    if study.options.train_steps > 0:
+        listed.append(("ppo", str(study.work / "train/policy.pt"), 64))
+    return listed
+
+
+def predict(study):
+    specs = ",".join(f"ppo=ppo:{spec}" if label == "ppo" else spec
+                     for label, spec, _ in policies(study))
+    study.dynamix("evaluate", "--scenario", study.work / "scenario.yaml", "--policies", specs,
+                  "--seeds", study.options.predict_seeds, "--decision-lag", 1,
+                  "--decision-interval", 10, "--quiet", "--out", study.work / "predict",
+                  log=study.work / "predict.txt")
+    predicted = {}
+    with open(study.work / "predict/results.csv", newline="") as results:
+        for row in csv.DictReader(results):
+            reached = row["reached"] == "1"
+            predicted.setdefault(row["policy"], []).append(
+                float(row["time_to_target_s"]) if reached else None)
+    return predicted
+
+
+def measure(study):
+    """Every policy on every seed, policies alternated within a seed; each log replayed."""
+    options, folder = study.options, study.work / "measure"
+    folder.mkdir()
+    dataset = yaml.safe_load((study.work / "scenario.yaml").read_text())
+    validate_every = dataset["workloads"][WORKLOAD]["dataset_size"]  # at epoch ends, as simulated
+    measured = {}
+    for seed in integers(options.seeds):
+        order = policies(study)
+        random.Random(seed).shuffle(order)
+        for label, spec, batch in order:
+            run = f"{label.replace(':', '').replace('+', '_')}_s{seed}"
+            arbitrator = Arbitrator(options, spec, folder / f"{run}.serve")
+            try:
+                reached = run_job(options, job_command(
+                    options, options.ranks, run, folder / f"{run}.csv", seed, batch=batch,
+                    arbitrator=arbitrator.address, validate_every=validate_every),
+                    folder / f"{run}.txt")
+            finally:
+                arbitrator.close()
+            study.dynamix("replay", "--policy", spec, "--log", folder / f"{run}.serve",
+                          log=folder / f"{run}.replay.txt")
+            measured.setdefault(label, []).append((seed, reached))
+            print(f"   {label} seed {seed}: "
+                  f"{'missed' if reached is None else f'{reached:.1f} s'}", flush=True)
+    return measured
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def kendall_tau(first, second):
+    pairs = [(i, j) for i in range(len(first)) for j in range(i + 1, len(first))]
+    score = sum(math.copysign(1, (first[i] - first[j]) * (second[i] - second[j]))
+                for i, j in pairs if (first[i] - first[j]) * (second[i] - second[j]) != 0)
+    return score / len(pairs) if pairs else float("nan")
+
+
+def bootstrap_ratio(numerators, denominators, rounds=2000, seed=1):
+    """95% interval of median(numerators) / median(denominators), resampling both."""
+    generator = random.Random(seed)
+    ratios = sorted(
+        statistics.median(generator.choices(numerators, k=len(numerators))) /
+        statistics.median(generator.choices(denominators, k=len(denominators)))
+        for _ in range(rounds))
+    return ratios[int(0.025 * rounds)], ratios[int(0.975 * rounds) - 1]
+
+
+def compare(study, predicted, measured):
+    rows, table = [], []
+    for label, _, _ in policies(study):
+        for seed, seconds in measured[label]:
+            rows.append({"policy": label, "seed": seed, "kind": "measured",
+                         "time_to_target_s": "" if seconds is None else f"{seconds:.3f}"})
+        for index, seconds in enumerate(predicted.get(label, [])):
+            rows.append({"policy": label, "seed": index, "kind": "predicted",
+                         "time_to_target_s": "" if seconds is None else f"{seconds:.3f}"})
+        real = [s for _, s in measured[label]]
+        sim = predicted.get(label, [])
+        table.append((label, median_or_none(sim), median_or_none(real),
+                      sum(s is not None for s in sim), len(sim),
+                      sum(s is not None for s in real), len(real),
+                      min((s for s in real if s is not None), default=None),
+                      max((s for s in real if s is not None), default=None)))
+    with open(study.work / "results.csv", "w", newline="") as out:
+        writer = csv.DictWriter(out, ["policy", "seed", "kind", "time_to_target_s"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return table
+
+
+def speedups(study, predicted, measured, table):
+    """Best adaptive over best static: measured and predicted medians with 95% intervals."""
+    def complete(values):
+        return values if values and all(v is not None for v in values) else None
+
+    def best(kinds, source):
+        candidates = [(statistics.median(v), label) for label, v in source.items()
+                      if label in kinds and complete(v)]
+        return min(candidates)[1] if candidates else None
+
+    statics = [label for label, _, _ in policies(study) if label.startswith("static:")]
+    adaptive = [label for label, _, _ in policies(study) if label not in statics]
+    real = {label: [s for _, s in values] for label, values in measured.items()}
+    out = {}
+    for name, source in (("measured", real), ("predicted", predicted)):
+        static, learned = best(statics, source), best(adaptive, source)
+        if static is None or learned is None:
+            out[name] = None
+            continue
+        ratio = statistics.median(source[static]) / statistics.median(source[learned])
+        out[name] = (static, learned, ratio, bootstrap_ratio(source[static], source[learned]))
+    return out
+
+
+def write_summary(study, table, speedup):
+    lines = ["# Sim-to-real: predicted against measured time to target", "",
+             f"Ranks {study.options.ranks}; target validation accuracy "
+             f"{study.options.target_accuracy}; measured seeds {study.options.seeds}; "
+             f"{study.options.predict_seeds} simulator seeds per policy.", "",
+             "| policy | predicted median (s) | measured median (s) | measured range (s) | "
+             "predicted / measured | reached (sim) | reached (real) |", "|---|---|---|---|---|---|---|"]
+    errors, pairs = [], []
+    for label, sim, real, sim_ok, sim_n, real_ok, real_n, low, high in table:
+        ratio = sim / real if sim and real else None
+        if ratio:
+            errors.append(abs(ratio - 1))
+            pairs.append((sim, real))
+        lines.append(f"| {label} | {fmt(sim)} | {fmt(real)} | {fmt(low)}–{fmt(high)} | "
+                     f"{'—' if ratio is None else f'{ratio:.3f}'} | {sim_ok}/{sim_n} | "
+                     f"{real_ok}/{real_n} |")
+    lines.append("")
+    if errors:
+        lines.append(f"Median over policies of |predicted / measured − 1|: "
+                     f"{100 * statistics.median(errors):.1f}% (target ≤ 15%).")
+    if len(pairs) >= 2:
+        tau = kendall_tau([p for p, _ in pairs], [m for _, m in pairs])
+        lines.append(f"Kendall τ between predicted and measured policy rankings: {tau:.2f} "
+                     f"(target ≥ 0.8).")
+    for name in ("measured", "predicted"):
+        if speedup.get(name):
+            static, learned, ratio, (low, high) = speedup[name]
+            lines.append(f"Speed-up of the best adaptive policy ({learned}) over the best static "
+                         f"({static}), {name}: {ratio:.2f} [95%: {low:.2f}, {high:.2f}].")
+    if speedup.get("measured") and speedup.get("predicted"):
+        _, _, ratio, _ = speedup["measured"]
+        _, _, _, (low, high) = speedup["predicted"]
+        lines.append(f"The measured speed-up {'lies' if low <= ratio <= high else 'does not lie'}"
+                     f" within the predicted interval.")
+    lines += ["", "Stage wall times: " + ", ".join(
+        f"{name} {seconds:.0f} s" for name, seconds in study.stage_seconds.items()),
+        f"Total: {time.monotonic() - study.started:.0f} s."]
+    (study.work / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
+def fmt(value):
+    return "—" if value is None else f"{value:.1f}"
+
+
+def plot(study, table):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(figsize=(6, 5), dpi=150)
+    results = list(csv.DictReader(open(study.work / "results.csv", newline="")))
+    for label, sim, real, *_ in table:
+        sims = [float(r["time_to_target_s"]) for r in results if r["policy"] == label and
+                r["kind"] == "predicted" and r["time_to_target_s"]]
+        reals = [float(r["time_to_target_s"]) for r in results if r["policy"] == label and
+                 r["kind"] == "measured" and r["time_to_target_s"]]
+        if not sims or not reals:
+            continue
+        axes.errorbar(statistics.median(reals), statistics.median(sims),
+                      xerr=[[statistics.median(reals) - min(reals)],
+                            [max(reals) - statistics.median(reals)]],
+                      yerr=[[statistics.median(sims) - min(sims)],
+                            [max(sims) - statistics.median(sims)]],
+                      fmt="o", capsize=3, label=label)
+    limits = [min(axes.get_xlim()[0], axes.get_ylim()[0]), max(axes.get_xlim()[1],
+                                                                axes.get_ylim()[1])]
+    axes.plot(limits, limits, "k--", linewidth=0.8, label="predicted = measured")
+    axes.set_xlabel("measured time to target (s): median, range over seeds")
+    axes.set_ylabel("predicted time to target (s): median, range over seeds")
+    axes.set_title("dynamix simulator against the real reference job")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    for suffix in ("png", "svg"):
+        figure.savefig(study.work / f"sim_to_real.{suffix}")
+
+
+def main(argv):
+    options = arguments(argv)
+    study = Study(options)
+    study.stage("fit runs", fit_runs, study)
+    study.stage("cluster calibration", calibrate_cluster, study)
+    study.stage("dynamics fit", fit_dynamics, study)
+    write_scenario(study)
+    study.stage("training", train_policy, study)
+    predicted = study.stage("prediction", predict, study)
+    measured = study.stage("measurement", measure, study)
+    table = compare(study, predicted, measured)
+    write_summary(study, table, speedups(study, predicted, measured, table))
+    plot(study, table)
+    study.finish()
+    print(f"wrote {options.out}/{{results.csv,summary.md,sim_to_real.png,sim_to_real.svg}}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
