@@ -211,7 +211,10 @@ StatisticalModel decode(std::span<const double> x, StatisticalModel model, Optim
   model.convergence_knee = knee;
   model.reference_epochs = value(0) / knee;
   const double chance = model.initial_accuracy;
-  fitted_accuracy(model, optimizer) = chance + (1 - chance) / (1 + 1 / value(1));
+  // At most 99.9% of the way to 1: a catalog accuracy lies in (0, 1), and a curve still rising
+  // when its runs end would otherwise drive the share to 1 within rounding.
+  fitted_accuracy(model, optimizer) =
+      chance + (1 - chance) * std::min(1 / (1 + 1 / value(1)), 0.999);
   model.initial_loss = std::max(value(2), value(3));
   model.final_loss = std::min(value(2), value(3));
   model.initial_noise_scale = std::min(value(4), value(5));
