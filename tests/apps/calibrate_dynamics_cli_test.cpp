@@ -60,7 +60,15 @@ TEST_CASE(
   CHECK(contents(out / "runs.csv") == contents(runs));
 
   const Workload fitted = WorkloadCatalog::load(out / "workload.yaml").at("synthetic");
-  CHECK(fitted.statistics.reference_epochs == doctest::Approx(5).epsilon(0.1));
+  // These runs stop before the curve flattens: what they fix is where it bends, the knee in
+  // epochs reference_epochs·p0 (5 · 0.002), not reference_epochs and p0 apart.
+  MESSAGE("reference_epochs " << fitted.statistics.reference_epochs << ", convergence_knee "
+                              << fitted.statistics.convergence_knee.value_or(0)
+                              << ", convergence_exponent "
+                              << fitted.statistics.convergence_exponent.value_or(0));
+  CHECK(fitted.statistics.reference_epochs * fitted.statistics.convergence_knee.value() ==
+        doctest::Approx(0.01).epsilon(0.1));
+  CHECK(fitted.statistics.convergence_exponent.value() == doctest::Approx(0.7).epsilon(0.1));
   CHECK(fitted.statistics.final_accuracy == doctest::Approx(0.85).epsilon(0.01));
   CHECK(fitted.dataset_size == 20000);
   CHECK(contents(out / "workload.yaml").find("# fitted: runs.csv, residual: ") !=

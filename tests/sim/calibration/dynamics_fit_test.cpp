@@ -93,6 +93,36 @@ TEST_CASE("The statistical fit recovers the parameters the runs were generated w
   }
 }
 
+TEST_CASE("The fit recovers a convergence shape other than the shared one") {
+  testing::TempDirectory dir;
+  Workload truth = testing::synthetic_workload();
+  truth.statistics.convergence_exponent = 0.4;
+  truth.statistics.convergence_knee = 0.0005;
+  const RunsFile runs =
+      read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), {})));
+  Workload start = testing::synthetic_workload();
+  start.statistics.reference_epochs *= 2;
+  const DynamicsFit fit = fit_dynamics(runs, start, {});
+  const StatisticalModel& got = fit.workload.statistics;
+  MESSAGE("convergence_exponent " << got.convergence_exponent.value_or(0) << " knee "
+                                  << got.convergence_knee.value_or(0) << " reference_epochs "
+                                  << got.reference_epochs << " final_accuracy "
+                                  << got.final_accuracy << " loss " << got.initial_loss << " -> "
+                                  << got.final_loss << " (objective " << fit.objective << ")");
+  CHECK(got.convergence_exponent.value() == doctest::Approx(0.4).epsilon(0.1));
+  CHECK(got.convergence_knee.value() == doctest::Approx(0.0005).epsilon(0.2));
+  CHECK(got.reference_epochs == doctest::Approx(5).epsilon(0.1));
+  CHECK(got.final_accuracy == doctest::Approx(0.85).epsilon(0.005));
+  CHECK(got.initial_loss == doctest::Approx(2.3).epsilon(0.05));
+  for (const RunResidual& run : fit.runs) {
+    CAPTURE(run.label);
+    CHECK(run.accuracy_rmse < 0.005);
+    REQUIRE(run.measured_samples.has_value());
+    REQUIRE(run.predicted_samples.has_value());
+    CHECK(std::abs(*run.predicted_samples - *run.measured_samples) <= 2.0 * 10 * run.first_batch);
+  }
+}
+
 TEST_CASE(
     "By default the runs at the smallest and largest first batch are fitted, the rest held out") {
   const Fixture fixture;

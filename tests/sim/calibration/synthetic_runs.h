@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,10 +26,21 @@ struct SyntheticJob {
   int iterations_per_window = 10;
   /// A validation every this many windows.
   int validation_every = 2;
-  /// σ of log(B_simple / B_noise) in each window.
+  /// σ of log(B_simple / B_noise) in each window; with estimate_spread_samples n_ref, at a
+  /// per-worker batch of n_ref, and sqrt(floor² + σ²·n_ref/b) at b.
   double estimate_spread = 0.2;
+  std::optional<double> estimate_spread_samples = std::nullopt;
+  double estimate_spread_floor = 0;
   std::uint64_t seed = 1;
 };
+
+/// The per-window spread of log(B_simple / B_noise) at per-worker batch `local`.
+inline double estimate_spread_at(const SyntheticJob& job, int local) {
+  if (!job.estimate_spread_samples) return job.estimate_spread;
+  return std::sqrt(job.estimate_spread_floor * job.estimate_spread_floor +
+                   job.estimate_spread * job.estimate_spread * *job.estimate_spread_samples /
+                       local);
+}
 
 /// One CSV (kRunsHeader) of `runs` trained on `workload` with SGD and the linear rule.
 inline std::string synthetic_runs_csv(const Workload& workload,
@@ -61,7 +73,8 @@ inline std::string synthetic_runs_csv(const Workload& workload,
       iteration += job.iterations_per_window;
       loss /= job.iterations_per_window;
       noise_scale /= job.iterations_per_window;
-      const double estimate = noise_scale * std::exp(job.estimate_spread * estimate_rng.normal());
+      const double estimate =
+          noise_scale * std::exp(estimate_spread_at(job, local) * estimate_rng.normal());
       const double gradient_sq = 1.0;  // |G|²: any scale, B_simple is a ratio
       const double samples = static_cast<double>(iteration) * run.global_batch;
       csv << run.label << ',' << w << ',' << iteration << ',' << samples << ','
