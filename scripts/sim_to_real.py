@@ -87,6 +87,12 @@ def arguments(argv):
     return options
 
 
+def refuse(message):
+    """Bad input: one line on stderr, exit status 2, nothing written."""
+    print(f"sim_to_real.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def integers(text):
     return [int(word) for word in text.split(",") if word]
 
@@ -98,13 +104,13 @@ class Study:
         self.options = options
         self.out = options.out
         if self.out.exists():
-            raise SystemExit(f"sim_to_real.py: --out: expected a new directory, found "
-                             f"'{self.out}', which exists (it is left as it is)")
+            refuse(f"--out: expected a new directory, found '{self.out}', which exists (it is "
+                   "left as it is)")
         self.work = self.out.with_name(self.out.name + ".partial")
         if self.work.exists():
             if not (self.work / ".sim_to_real").is_file():
-                raise SystemExit(f"sim_to_real.py: '{self.work}' exists and was not written by "
-                                 "this script (it is left as it is)")
+                refuse(f"--out: '{self.work}' exists and was not written by this script (it is "
+                       "left as it is)")
             shutil.rmtree(self.work)
         self.work.mkdir(parents=True)
         (self.work / ".sim_to_real").write_text("written by scripts/sim_to_real.py\n")
@@ -211,8 +217,8 @@ def fit_runs(study):
         for batch in integers(options.fit_batches):
             logs += sorted(options.fit_logs.glob(f"b{batch}_s*.csv"))
         if not logs:
-            raise SystemExit(f"sim_to_real.py: --fit-logs: no b{{N}}_s{{S}}.csv for batches "
-                             f"{options.fit_batches} in {options.fit_logs}")
+            refuse(f"--fit-logs: expected b{{N}}_s{{S}}.csv logs of batches {options.fit_batches} "
+                   f"in {options.fit_logs}, found none")
     else:
         for seed in integers(options.fit_seeds):
             for batch in integers(options.fit_batches):
