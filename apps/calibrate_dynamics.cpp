@@ -125,10 +125,10 @@ void write_runs_csv(const std::filesystem::path& file, const DynamicsFit& fit) {
 }
 
 void write_noise_csv(const std::filesystem::path& file, const EstimatorNoiseFit& noise) {
-  CsvWriter csv(
-      file, {"global_batch", "windows", "workers", "iterations_per_window", "beyond_zero_fraction",
-             "real_log_spread", "implied_gradient_statistic_noise", "fitted_gradient_statistic_noise",
-             "simulated_log_spread", "constant_noise_simulated_log_spread"});
+  CsvWriter csv(file, {"global_batch", "windows", "workers", "iterations_per_window",
+                       "beyond_zero_fraction", "real_log_spread",
+                       "implied_gradient_statistic_noise", "fitted_gradient_statistic_noise",
+                       "simulated_log_spread", "constant_noise_simulated_log_spread"});
   for (const BatchSpread& batch : noise.batches) {
     csv << batch.global_batch << batch.windows << batch.workers << batch.iterations
         << batch.non_positive_fraction << batch.real_spread << batch.implied_noise
@@ -199,8 +199,9 @@ void print_summary(const DynamicsFit& fit, const EstimatorNoiseFit& noise) {
             << ", noise scale " << format_rounded(m.initial_noise_scale) << " -> "
             << format_rounded(m.final_noise_scale) << "\n\n";
   print_runs(fit);
-  std::cout << "\nper-window B_simple spread (log) by global batch (real, simulated with the fitted "
-               "noise, with one σ at every batch):";
+  std::cout
+      << "\nper-window B_simple spread (log) by global batch (real, simulated with the fitted "
+         "noise, with one σ at every batch):";
   for (const BatchSpread& batch : noise.batches) {
     std::cout << "  " << batch.global_batch << ": " << shown(batch.real_spread) << ", "
               << shown(batch.simulated_spread) << ", " << shown(batch.constant_simulated_spread);

@@ -505,8 +505,8 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
   }
   fit.optimizer = options.optimizer;
   fit.workload = base;
-  fit.workload.statistics = with_other_optimizer(
-      decode(best.x, base.statistics, options.optimizer), base.statistics, options.optimizer);
+  fit.workload.statistics = with_other_optimizer(decode(best.x, base.statistics, options.optimizer),
+                                                 base.statistics, options.optimizer);
   fit.objective = best.value;
   for (std::size_t r = 0; r < all.size(); ++r) {
     fit.runs.push_back(residual(all[r], fit.workload, training, fit.target_accuracy));

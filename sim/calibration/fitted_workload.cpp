@@ -95,11 +95,12 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
     const std::string spreads =
         fitted + "per-window B_simple log spread rms log error " +
         fitted_number(noise.rms_log_error.value_or(0)) + " over " +
-        std::to_string(std::count_if(
-            noise.batches.begin(), noise.batches.end(),
-            [](const BatchSpread& b) { return b.real_spread.has_value(); })) +
+        std::to_string(
+            std::count_if(noise.batches.begin(), noise.batches.end(),
+                          [](const BatchSpread& b) { return b.real_spread.has_value(); })) +
         " global batches";
-    list.push_back({"gradient_statistic_noise", fitted_number(m.gradient_statistic_noise), spreads});
+    list.push_back(
+        {"gradient_statistic_noise", fitted_number(m.gradient_statistic_noise), spreads});
     if (m.gradient_statistic_noise_samples) {
       list.push_back({"gradient_statistic_noise_samples",
                       fitted_number(*m.gradient_statistic_noise_samples),

@@ -163,9 +163,9 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
 
   // B_simple = tr(Σ)/|G|² ≈ B_noise; a mean over b samples has normalized variance B_simple/b.
   for (std::size_t i = 0; i < workers_; ++i) {
-    const double variance =
-        stats.noise_scale / batches[i] *
-        std::exp(gradient_statistic_noise_at(model_, batches[i]) * approximate_normal(gradient_rng_));
+    const double variance = stats.noise_scale / batches[i] *
+                            std::exp(gradient_statistic_noise_at(model_, batches[i]) *
+                                     approximate_normal(gradient_rng_));
     grad_var_norm[i] = variance;
     grad_std_norm[i] = std::sqrt(variance);
   }

@@ -87,9 +87,9 @@ void read_gradient_noise(const ConfigNode& entry, StatisticalModel& model) {
   }
   model.gradient_statistic_noise_samples = optional_in_range(
       entry, "gradient_statistic_noise_samples", 1.0, 1e9, "a per-worker batch in [1, 1e9]");
-  const std::optional<double> floor = optional_in_range(
-      entry, "gradient_statistic_noise_floor", 0.0, kMaxGradientStatisticNoise,
-      "a number in [0, 5]");
+  const std::optional<double> floor =
+      optional_in_range(entry, "gradient_statistic_noise_floor", 0.0, kMaxGradientStatisticNoise,
+                        "a number in [0, 5]");
   if (floor && !model.gradient_statistic_noise_samples) {
     entry.at("gradient_statistic_noise_floor")
         .fail("gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise)",

@@ -55,9 +55,9 @@ TEST_CASE("The statistical fit recovers the parameters the runs were generated w
   MESSAGE("reference_epochs " << got.reference_epochs << " convergence "
                               << got.convergence_exponent.value_or(0) << ", "
                               << got.convergence_knee.value_or(0) << " final_accuracy "
-                              << got.final_accuracy << " loss " << got.initial_loss << " -> " << got.final_loss
-                              << " noise scale " << got.initial_noise_scale << " -> "
-                              << got.final_noise_scale << " (" << fit.evaluations
+                              << got.final_accuracy << " loss " << got.initial_loss << " -> "
+                              << got.final_loss << " noise scale " << got.initial_noise_scale
+                              << " -> " << got.final_noise_scale << " (" << fit.evaluations
                               << " evaluations, objective " << fit.objective << ")");
   CHECK(fit.lr_rule == LrRule::kLinear);
   // With the convergence shape fitted too, the end of progress is pinned only by the last few

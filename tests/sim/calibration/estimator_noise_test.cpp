@@ -87,7 +87,8 @@ TEST_CASE("The fitted noise gives the simulator's per-window estimate the real s
   CHECK(*log_spread(logs) == doctest::Approx(0.2).epsilon(0.15));
 }
 
-TEST_CASE("A spread that shrinks with the per-worker batch is fitted as sqrt(floor² + σ²·n_ref/b)") {
+TEST_CASE(
+    "A spread that shrinks with the per-worker batch is fitted as sqrt(floor² + σ²·n_ref/b)") {
   const testing::TempDirectory dir;
   const testing::SyntheticJob job{.workers = 4,
                                   .iterations_per_window = 5,
@@ -103,8 +104,8 @@ TEST_CASE("A spread that shrinks with the per-worker batch is fitted as sqrt(flo
   REQUIRE(fit.noise.has_value());
   REQUIRE(fit.noise_samples.has_value());
   MESSAGE("noise " << *fit.noise << " at " << *fit.noise_samples << ", floor " << fit.noise_floor
-                   << ", rms log error " << *fit.rms_log_error << " (one σ: "
-                   << *fit.constant_noise << ", " << *fit.constant_rms_log_error << ")");
+                   << ", rms log error " << *fit.rms_log_error << " (one σ: " << *fit.constant_noise
+                   << ", " << *fit.constant_rms_log_error << ")");
   CHECK(*fit.noise_samples == 32);
   // The simulator draws per iteration and worker, the runs per window: the shapes differ a little.
   CHECK(*fit.rms_log_error < 0.08);

@@ -154,7 +154,8 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         }).ends_with("found unknown workload 'bert'"));
 }
 
-TEST_CASE("The convergence shape and the batch-dependent noise keys are optional and range-checked") {
+TEST_CASE(
+    "The convergence shape and the batch-dependent noise keys are optional and range-checked") {
   const std::string complete =
       "    model: m\n    dataset: d\n    parameters: 1000\n    flops_per_sample: 1\n"
       "    activation_bytes_per_sample: 1\n    cpu_seconds_per_sample: 1.0e-9\n"
@@ -176,8 +177,9 @@ TEST_CASE("The convergence shape and the batch-dependent noise keys are optional
   CHECK(error("    gradient_statistic_noise_samples: 0.5\n") ==
         ":22: workloads.0.gradient_statistic_noise_samples: expected a per-worker batch in [1, "
         "1e9], found '0.5'");
-  CHECK(error("    gradient_statistic_noise_samples: 64\n    gradient_statistic_noise_floor: 6\n") ==
-        ":23: workloads.0.gradient_statistic_noise_floor: expected a number in [0, 5], found '6'");
+  CHECK(
+      error("    gradient_statistic_noise_samples: 64\n    gradient_statistic_noise_floor: 6\n") ==
+      ":23: workloads.0.gradient_statistic_noise_floor: expected a number in [0, 5], found '6'");
   CHECK(error("    gradient_statistic_noise_floor: 0.5\n") ==
         ":22: workloads.0.gradient_statistic_noise_floor: expected "
         "gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise), found "
