@@ -29,6 +29,7 @@ struct DynamicsOptions {
   std::string optimizer = "sgd";
   std::optional<double> target_accuracy;
   double noise_scale_weight = 1.0;
+  std::optional<double> noise_scale_estimate_ratio;
   std::string out;
 };
 
@@ -71,6 +72,12 @@ DynamicsFitOptions fit_options(const DynamicsOptions& given) {
                      std::to_string(given.noise_scale_weight));
   }
   options.noise_scale_weight = given.noise_scale_weight;
+  if (const auto ratio = given.noise_scale_estimate_ratio;
+      ratio && !(*ratio >= 1e-3 && *ratio <= 1e3)) {
+    throw InputError("--noise-scale-estimate-ratio", 0, "", "a ratio in [0.001, 1000]",
+                     std::to_string(*ratio));
+  }
+  options.noise_scale_estimate_ratio = given.noise_scale_estimate_ratio;
   return options;
 }
 
@@ -100,6 +107,10 @@ po::options_description describe(DynamicsOptions& given) {
       ("noise-scale-weight", with_default(&given.noise_scale_weight),
        "weight of the measured B_simple in the fit (0: the noise scale from the accuracy and "
        "loss curves alone)")
+      ("noise-scale-estimate-ratio",
+       po::value<double>()->notifier([&](double v) { given.noise_scale_estimate_ratio = v; }),
+       "hold the workload's noise_scale_estimate_ratio κ = B_simple / B_noise at this value "
+       "(1: B_simple taken for B_noise itself; default: fitted)")
       ("out", po::value(&given.out)->required(),
        "directory to write (workload.yaml, catalog.yaml, dynamics_fit.csv, estimator_noise.csv, "
        "runs.csv)");
@@ -197,7 +208,10 @@ void print_summary(const DynamicsFit& fit, const EstimatorNoiseFit& noise) {
                                                                 : m.final_accuracy)
             << ", loss " << format_rounded(m.initial_loss) << " -> " << format_rounded(m.final_loss)
             << ", noise scale " << format_rounded(m.initial_noise_scale) << " -> "
-            << format_rounded(m.final_noise_scale) << "\n\n";
+            << format_rounded(m.final_noise_scale) << ", noise_scale_estimate_ratio "
+            << format_rounded(m.noise_scale_estimate_ratio) << " (B_simple "
+            << format_rounded(m.noise_scale_estimate_ratio * m.initial_noise_scale) << " -> "
+            << format_rounded(m.noise_scale_estimate_ratio * m.final_noise_scale) << ")\n\n";
   print_runs(fit);
   std::cout
       << "\nper-window B_simple spread (log) by global batch (real, simulated with the fitted "
@@ -240,7 +254,8 @@ int run_calibrate_dynamics(const std::vector<std::string>& args) {
   RunDirectory directory(given.out, "calibrate");
   const RunsFile runs = read_runs(given.runs);
   DynamicsFit fit = fit_dynamics(runs, base, fit_with);
-  const EstimatorNoiseFit noise = fit_estimator_noise(runs);
+  const EstimatorNoiseFit noise =
+      fit_estimator_noise(runs, fit.workload.statistics.noise_scale_estimate_ratio);
   apply_estimator_noise(noise, fit.workload.statistics);
   print_summary(fit, noise);
   for (const auto& [name, layout] : {std::pair{"workload.yaml", CatalogLayout::kList},

@@ -145,16 +145,23 @@ Replay replay_run(const RunLog& run, const Workload& workload, const TrainingOpt
   return replay;
 }
 
-/// Sums of squared errors and their counts, per kind.
+// The bounds of noise_scale_estimate_ratio κ, as the workload key accepts it.
+constexpr double kMinEstimateRatio = 1e-3;
+constexpr double kMaxEstimateRatio = 1e3;
+
+/// Sums of squared errors and their counts, per kind. The B_simple errors are log(κ·φ / B_simple)
+/// at the κ given to add; noise_scale_sum keeps their sum, so that the squares at another κ, and
+/// the κ that makes them least, follow in closed form.
 struct Errors {
   double accuracy = 0;
   double loss = 0;
   double noise_scale = 0;
+  double noise_scale_sum = 0;
   std::size_t accuracies = 0;
   std::size_t losses = 0;
   std::size_t noise_scales = 0;
 
-  void add(const Measured& measured, const Replay& replay) {
+  void add(const Measured& measured, const Replay& replay, double log_estimate_ratio) {
     const RunLog& run = *measured.run;
     for (const std::size_t w : measured.validated) {
       accuracy +=
@@ -170,17 +177,31 @@ struct Errors {
       for (std::size_t w = block.first; w < block.last; ++w)
         predicted += replay.windows[w].noise_scale;
       predicted /= static_cast<double>(block.last - block.first);
-      noise_scale += std::pow(std::log(predicted) - block.log_noise_scale, 2);
+      const double error = std::log(predicted) + log_estimate_ratio - block.log_noise_scale;
+      noise_scale += error * error;
+      noise_scale_sum += error;
       ++noise_scales;
     }
+  }
+  /// The shift of log κ that makes the B_simple errors least (their mean log residual, with κ
+  /// kept within its bounds); 0 without blocks.
+  double best_log_estimate_ratio() const {
+    if (noise_scales == 0) return 0.0;
+    return std::clamp(-noise_scale_sum / static_cast<double>(noise_scales),
+                      std::log(kMinEstimateRatio), std::log(kMaxEstimateRatio));
+  }
+  /// The sum of squared B_simple errors with log κ shifted by `shift`.
+  double noise_scale_squares(double shift) const {
+    return noise_scale + 2.0 * shift * noise_scale_sum +
+           static_cast<double>(noise_scales) * shift * shift;
   }
   static double mean(double sum, std::size_t count) {
     return count == 0 ? 0.0 : sum / static_cast<double>(count);
   }
-  double objective(double noise_scale_weight) const {
+  double objective(double noise_scale_weight, double shift) const {
     return mean(accuracy, accuracies) / (kAccuracyScale * kAccuracyScale) +
            mean(loss, losses) / (kLossScale * kLossScale) +
-           noise_scale_weight * mean(noise_scale, noise_scales) /
+           noise_scale_weight * mean(std::max(0.0, noise_scale_squares(shift)), noise_scales) /
                (kNoiseScaleScale * kNoiseScaleScale);
   }
 };
@@ -261,21 +282,21 @@ namespace {
 class Fitter {
  public:
   Fitter(const Workload& base, const TrainingOptions& options, std::vector<Measured> fitted,
-         double noise_scale_weight)
+         const DynamicsFitOptions& fit_options)
       : base_(base),
         options_(options),
         fitted_(std::move(fitted)),
-        noise_scale_weight_(noise_scale_weight) {}
+        noise_scale_weight_(fit_options.noise_scale_weight),
+        estimate_ratio_(fit_options.noise_scale_estimate_ratio) {}
 
   double objective(std::span<const double> x) const {
-    Workload workload = base_;
-    workload.statistics = decode(x, base_.statistics, options_.optimizer);
-    Errors errors;
-    for (const Measured& measured : fitted_) {
-      errors.add(measured, replay_run(*measured.run, workload, options_, std::nullopt));
-    }
-    const double value = errors.objective(noise_scale_weight_);
+    const Errors errors = fitted_errors(x);
+    const double value = errors.objective(noise_scale_weight_, log_estimate_ratio(errors));
     return std::isfinite(value) ? value : kHuge;
+  }
+  /// κ at `x`: the fixed one, or the one that fits the pooled B_simple blocks best.
+  double estimate_ratio(std::span<const double> x) const {
+    return std::exp(log_estimate_ratio(fitted_errors(x)));
   }
 
   /// Starts from the data: the first and lowest losses, the best accuracy, the spread of the
@@ -288,11 +309,25 @@ class Fitter {
 
  private:
   std::vector<std::vector<double>> scan(std::vector<double> x, double epochs) const;
+  /// The fitted runs' errors at `x`, the B_simple ones at κ = 1.
+  Errors fitted_errors(std::span<const double> x) const {
+    Workload workload = base_;
+    workload.statistics = decode(x, base_.statistics, options_.optimizer);
+    Errors errors;
+    for (const Measured& measured : fitted_) {
+      errors.add(measured, replay_run(*measured.run, workload, options_, std::nullopt), 0.0);
+    }
+    return errors;
+  }
+  double log_estimate_ratio(const Errors& errors) const {
+    return estimate_ratio_ ? std::log(*estimate_ratio_) : errors.best_log_estimate_ratio();
+  }
 
   const Workload& base_;
   const TrainingOptions& options_;
   std::vector<Measured> fitted_;
   double noise_scale_weight_;
+  std::optional<double> estimate_ratio_;
 };
 
 std::vector<std::vector<double>> Fitter::starts() const {
@@ -380,7 +415,7 @@ RunResidual residual(const Measured& measured, const Workload& workload,
   const RunLog& run = *measured.run;
   const Replay replay = replay_run(run, workload, options, target);
   Errors errors;
-  errors.add(measured, replay);
+  errors.add(measured, replay, std::log(workload.statistics.noise_scale_estimate_ratio));
   RunResidual r;
   r.label = run.label;
   r.first_batch = run.windows.front().global_batch;
@@ -491,7 +526,7 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
     all.push_back(measure(runs.runs[r]));
     if (chosen[r]) fitted.push_back(all.back());
   }
-  const Fitter fitter(base, training, std::move(fitted), options.noise_scale_weight);
+  const Fitter fitter(base, training, std::move(fitted), options);
   const auto objective = [&](std::span<const double> x) { return fitter.objective(x); };
   const NelderMeadOptions search{
       .step = 0.5, .max_evaluations = options.max_evaluations, .tolerance = 1e-9};
@@ -507,6 +542,8 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
   fit.workload = base;
   fit.workload.statistics = with_other_optimizer(decode(best.x, base.statistics, options.optimizer),
                                                  base.statistics, options.optimizer);
+  fit.workload.statistics.noise_scale_estimate_ratio = fitter.estimate_ratio(best.x);
+  fit.estimate_ratio_fitted = !options.noise_scale_estimate_ratio;
   fit.objective = best.value;
   for (std::size_t r = 0; r < all.size(); ++r) {
     fit.runs.push_back(residual(all[r], fit.workload, training, fit.target_accuracy));

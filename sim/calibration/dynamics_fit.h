@@ -30,6 +30,11 @@ struct DynamicsFitOptions {
   /// Weight of the B_simple term in the objective (0: the noise scale is fitted to the accuracy
   /// and loss curves alone, the way the batches' time to target sees it).
   double noise_scale_weight = 1.0;
+  /// κ = noise_scale_estimate_ratio held at this value (1: B_simple taken for B_noise itself);
+  /// nullopt: fitted, in closed form at each evaluation as the one that makes the B_simple term
+  /// least (the mean log residual of the pooled blocks), so that B_simple sets the noise scale's
+  /// trend over the loss and the accuracy and loss curves its level.
+  std::optional<double> noise_scale_estimate_ratio = std::nullopt;
   /// Evaluations of each of the two Nelder–Mead searches (the second restarts from the first)
   /// from each of the scan's best two convergence shapes.
   int max_evaluations = 500;
@@ -47,8 +52,8 @@ struct RunResidual {
   double accuracy_rmse = 0;
   /// Root mean square of log(predicted / measured) training loss over the windows.
   double loss_rms_log_error = 0;
-  /// The same for B_simple pooled over blocks of kNoiseScaleBlock windows, over the blocks whose
-  /// pooled estimate is positive (nullopt: none was).
+  /// The same for B_simple pooled over blocks of kNoiseScaleBlock windows against κ·φ, over the
+  /// blocks whose pooled estimate is positive (nullopt: none was).
   std::optional<double> noise_scale_rms_log_error;
   std::size_t noise_scale_blocks = 0;
   /// To the target accuracy, at the first validation at or above it (as time to target is
@@ -66,13 +71,16 @@ std::optional<double> relative_error(const std::optional<double>& predicted,
 
 struct DynamicsFit {
   /// The base workload with the fitted statistics (reference_epochs, the convergence exponent
-  /// and knee, the final accuracy of the optimizer, initial and final loss and noise scale).
+  /// and knee, the final accuracy of the optimizer, initial and final loss and noise scale, and
+  /// noise_scale_estimate_ratio κ).
   Workload workload;
   /// The optimizer whose final accuracy was fitted (the other keeps the base's gap to it).
   Optimizer optimizer = Optimizer::kSgd;
   /// The rule the runs' lr_factor follows against global_batch / reference_batch.
   LrRule lr_rule = LrRule::kLinear;
   double target_accuracy = 0;
+  /// Whether noise_scale_estimate_ratio was fitted (else held at DynamicsFitOptions's).
+  bool estimate_ratio_fitted = true;
   /// Every run, fitted or held out, in the file's order.
   std::vector<RunResidual> runs;
   /// The fit's objective: mean squared accuracy, log-loss and log-noise-scale errors, each over

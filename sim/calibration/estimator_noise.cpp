@@ -73,7 +73,7 @@ void collect_run(const RunLog& run, std::map<int, BatchWindows>& batches) {
   }
 }
 
-BatchSpread measure_batch(int global_batch, const BatchWindows& windows) {
+BatchSpread measure_batch(int global_batch, const BatchWindows& windows, double estimate_ratio) {
   BatchSpread spread;
   spread.global_batch = global_batch;
   spread.windows = windows.log_ratios.size();
@@ -83,14 +83,16 @@ BatchSpread measure_batch(int global_batch, const BatchWindows& windows) {
   spread.workers = std::max(2, median(windows.workers));
   spread.real_spread = log_spread(windows.log_ratios);
   if (spread.real_spread) {
-    spread.implied_noise =
-        noise_for_spread(*spread.real_spread, global_batch, spread.workers, spread.iterations);
+    spread.implied_noise = noise_for_spread(*spread.real_spread, global_batch, spread.workers,
+                                            spread.iterations, estimate_ratio);
   }
   return spread;
 }
 
-StatisticalModel noise_model(double noise, std::optional<double> samples, double floor) {
+StatisticalModel noise_model(double noise, std::optional<double> samples, double floor,
+                             double estimate_ratio) {
   StatisticalModel model;
+  model.noise_scale_estimate_ratio = estimate_ratio;
   model.gradient_statistic_noise = noise;
   model.gradient_statistic_noise_samples = samples;
   model.gradient_statistic_noise_floor = floor;
@@ -130,7 +132,7 @@ StatisticalModel fit_batch_dependence(const std::vector<BatchSpread>& batches,
                                       const StatisticalModel& constant, double reference) {
   const auto model = [&](std::span<const double> x) {
     return noise_model(std::min(kMaxNoise, std::abs(x[0])), reference,
-                       std::min(kMaxNoise, std::abs(x[1])));
+                       std::min(kMaxNoise, std::abs(x[1])), constant.noise_scale_estimate_ratio);
   };
   const auto error = [&](std::span<const double> x) { return spread_error(batches, model(x)); };
   std::vector<double> best{0.0, constant.gradient_statistic_noise};
@@ -198,6 +200,7 @@ double simulated_spread(const StatisticalModel& noise, int global_batch, int wor
   workload.statistics.gradient_statistic_noise = noise.gradient_statistic_noise;
   workload.statistics.gradient_statistic_noise_samples = noise.gradient_statistic_noise_samples;
   workload.statistics.gradient_statistic_noise_floor = noise.gradient_statistic_noise_floor;
+  workload.statistics.noise_scale_estimate_ratio = noise.noise_scale_estimate_ratio;
   const auto p = static_cast<std::size_t>(workers);
   TrainingDynamics dynamics(workload, TrainingOptions{}, p, kEstimatorSeed);
   const std::vector<int> batches(p, std::max(1, global_batch / workers));
@@ -224,38 +227,44 @@ double simulated_spread(const StatisticalModel& noise, int global_batch, int wor
 }
 
 double simulated_spread(double gradient_statistic_noise, int global_batch, int workers,
-                        int iterations) {
+                        int iterations, double noise_scale_estimate_ratio) {
   StatisticalModel noise;
   noise.gradient_statistic_noise = gradient_statistic_noise;
+  noise.noise_scale_estimate_ratio = noise_scale_estimate_ratio;
   return simulated_spread(noise, global_batch, workers, iterations);
 }
 
-double noise_for_spread(double spread, int global_batch, int workers, int iterations) {
-  if (simulated_spread(kMaxNoise, global_batch, workers, iterations) <= spread) return kMaxNoise;
+double noise_for_spread(double spread, int global_batch, int workers, int iterations,
+                        double noise_scale_estimate_ratio) {
+  const auto simulated = [&](double noise) {
+    return simulated_spread(noise, global_batch, workers, iterations, noise_scale_estimate_ratio);
+  };
+  if (simulated(kMaxNoise) <= spread) return kMaxNoise;
   double low = 0;
   double high = kMaxNoise;
   for (int i = 0; i < kBisections; ++i) {
     const double middle = 0.5 * (low + high);
-    (simulated_spread(middle, global_batch, workers, iterations) < spread ? low : high) = middle;
+    (simulated(middle) < spread ? low : high) = middle;
   }
   return 0.5 * (low + high);
 }
 
-EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs) {
+EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs, double noise_scale_estimate_ratio) {
   std::map<int, BatchWindows> windows;
   for (const RunLog& run : runs.runs) collect_run(run, windows);
   EstimatorNoiseFit fit;
   double log_sum = 0;
   double weight = 0;
   for (const auto& [batch, measured] : windows) {
-    fit.batches.push_back(measure_batch(batch, measured));
+    fit.batches.push_back(measure_batch(batch, measured, noise_scale_estimate_ratio));
     const BatchSpread& spread = fit.batches.back();
     if (!spread.implied_noise) continue;
     log_sum += std::log(std::max(1e-6, *spread.implied_noise));
     weight += 1;
   }
   if (weight == 0) return fit;
-  const StatisticalModel constant = noise_model(std::exp(log_sum / weight), std::nullopt, 0);
+  const StatisticalModel constant =
+      noise_model(std::exp(log_sum / weight), std::nullopt, 0, noise_scale_estimate_ratio);
   fit.constant_noise = constant.gradient_statistic_noise;
   fit.constant_rms_log_error = spread_error(fit.batches, constant);
   StatisticalModel fitted = constant;

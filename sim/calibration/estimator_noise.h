@@ -32,17 +32,19 @@ std::vector<std::optional<double>> log_ratios_to_trend(std::span<const NoiseScal
 /// The spread of the simulator's per-window estimate — Σ_i mean_t(σ²_norm,i)·b_i / P, as
 /// measured_noise_scale computes it — around the same kind of trend, for `workers` workers
 /// sharing `global_batch` over windows of `iterations`, each σ²_norm,i drawn by TrainingDynamics
-/// with the gradient-statistics noise of `noise` (gradient_statistic_noise, _samples, _floor).
+/// with the gradient-statistics noise of `noise` (gradient_statistic_noise, _samples, _floor)
+/// around κ·B_noise (its noise_scale_estimate_ratio), as the simulator reports them.
 /// Deterministic.
 double simulated_spread(const StatisticalModel& noise, int global_batch, int workers,
                         int iterations);
 /// The same with a gradient_statistic_noise that is one σ at every batch.
 double simulated_spread(double gradient_statistic_noise, int global_batch, int workers,
-                        int iterations);
+                        int iterations, double noise_scale_estimate_ratio = 1.0);
 
 /// The gradient_statistic_noise whose simulated_spread is `spread` (bisection over [0, 5]; 5
 /// when even that is too quiet).
-double noise_for_spread(double spread, int global_batch, int workers, int iterations);
+double noise_for_spread(double spread, int global_batch, int workers, int iterations,
+                        double noise_scale_estimate_ratio = 1.0);
 
 struct BatchSpread {
   int global_batch = 0;
@@ -86,8 +88,11 @@ struct EstimatorNoiseFit {
 
 /// Measures every run's per-window spread and fits the simulator's noise to it: one σ at every
 /// batch, and where the runs had two or more per-worker batches σ(b) = sqrt(floor² + σ²·n_ref/b)
-/// (docs/calibration.md), whose fit is never worse than the single σ's.
-EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs);
+/// (docs/calibration.md), whose fit is never worse than the single σ's. The simulated spreads are
+/// those of statistics drawn around κ·B_noise, κ the workload's noise_scale_estimate_ratio (the
+/// dynamics fit's).
+EstimatorNoiseFit fit_estimator_noise(const RunsFile& runs,
+                                      double noise_scale_estimate_ratio = 1.0);
 
 /// Sets the three gradient-statistics noise keys of `model` to the fit's (nothing without one).
 void apply_estimator_noise(const EstimatorNoiseFit& fit, StatisticalModel& model);

@@ -89,6 +89,8 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
           {"final_loss", fitted_number(m.final_loss), loss},
           {"initial_noise_scale", fitted_number(m.initial_noise_scale), noise_scale},
           {"final_noise_scale", fitted_number(m.final_noise_scale), noise_scale},
+          {"noise_scale_estimate_ratio", fitted_number(m.noise_scale_estimate_ratio),
+           fit.estimate_ratio_fitted ? noise_scale : "held by --noise-scale-estimate-ratio"},
           {"target_accuracy", format_number(fit.target_accuracy), ""},
       });
   if (noise.noise) {

@@ -161,9 +161,10 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
   stats.train_accuracy = std::clamp(
       accuracy + std::sqrt(accuracy * (1.0 - accuracy)) * sampling * batch_rng_.normal(), 0.0, 1.0);
 
-  // B_simple = tr(Σ)/|G|² ≈ B_noise; a mean over b samples has normalized variance B_simple/b.
+  // B_simple = tr(Σ)/|G|² ≈ κ·B_noise; a mean over b samples has normalized variance B_simple/b.
+  const double estimated_noise_scale = stats.noise_scale * model_.noise_scale_estimate_ratio;
   for (std::size_t i = 0; i < workers_; ++i) {
-    const double variance = stats.noise_scale / batches[i] *
+    const double variance = estimated_noise_scale / batches[i] *
                             std::exp(gradient_statistic_noise_at(model_, batches[i]) *
                                      approximate_normal(gradient_rng_));
     grad_var_norm[i] = variance;

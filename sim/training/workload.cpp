@@ -31,8 +31,10 @@ constexpr double kMinConvergenceExponent = 0.05;
 constexpr double kMaxConvergenceExponent = 5.0;
 constexpr double kMinConvergenceKnee = 1e-6;
 constexpr double kMaxConvergenceKnee = 10.0;
+constexpr double kMinNoiseScaleEstimateRatio = 1e-3;
+constexpr double kMaxNoiseScaleEstimateRatio = 1e3;
 
-constexpr std::array<std::string_view, 26> kWorkloadKeys = {"model",
+constexpr std::array<std::string_view, 27> kWorkloadKeys = {"model",
                                                             "dataset",
                                                             "source",
                                                             "parameters",
@@ -57,7 +59,8 @@ constexpr std::array<std::string_view, 26> kWorkloadKeys = {"model",
                                                             "gradient_statistic_noise_samples",
                                                             "gradient_statistic_noise_floor",
                                                             "convergence_exponent",
-                                                            "convergence_knee"};
+                                                            "convergence_knee",
+                                                            "noise_scale_estimate_ratio"};
 
 ModelCost read_cost(const ConfigNode& entry) {
   ModelCost cost;
@@ -96,6 +99,10 @@ void read_gradient_noise(const ConfigNode& entry, StatisticalModel& model) {
               "a floor without it");
   }
   model.gradient_statistic_noise_floor = floor.value_or(0.0);
+  model.noise_scale_estimate_ratio =
+      optional_in_range(entry, "noise_scale_estimate_ratio", kMinNoiseScaleEstimateRatio,
+                        kMaxNoiseScaleEstimateRatio, "a ratio B_simple / B_noise in [0.001, 1000]")
+          .value_or(1.0);
 }
 
 void read_convergence(const ConfigNode& entry, StatisticalModel& model) {

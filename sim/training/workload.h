@@ -56,6 +56,11 @@ struct StatisticalModel {
   std::optional<double> gradient_statistic_noise_samples;
   /// The part of that spread that does not shrink with the batch (only with n_ref).
   double gradient_statistic_noise_floor = 0;
+  /// κ: the ratio of what the gradient-statistics estimator measures, B_simple (McCandlish et
+  /// al. 2018, App. A), to the B_noise that governs efficiency. B_simple assumes a Hessian ∝ I
+  /// and is a biased proxy (their sec. 2.2); the per-worker σ²_norm are drawn around κ·φ/b while
+  /// efficiency and progress use φ. 1: the estimator is unbiased (docs/calibration.md).
+  double noise_scale_estimate_ratio = 1;
   /// Exponent α and knee p0 of this workload's convergence curve (1 + p/p0)^-α; absent: the
   /// values shared by every workload (DynamicsParameters).
   std::optional<double> convergence_exponent;

@@ -123,6 +123,41 @@ TEST_CASE("The fit recovers a convergence shape other than the shared one") {
   }
 }
 
+TEST_CASE("With a biased B_simple the curves set the noise scale's level and B_simple fits κ") {
+  const Fixture fixture({.estimate_ratio = 0.25});
+  Workload start = fixture.truth;
+  start.statistics.reference_epochs *= 3;
+  start.statistics.final_accuracy = 0.7;
+  const StatisticalModel& want = fixture.truth.statistics;
+  const DynamicsFit fit = fit_dynamics(fixture.runs, start, {});
+  const StatisticalModel& got = fit.workload.statistics;
+  MESSAGE("noise scale " << got.initial_noise_scale << " -> " << got.final_noise_scale
+                         << ", noise_scale_estimate_ratio " << got.noise_scale_estimate_ratio
+                         << " (objective " << fit.objective << ")");
+  CHECK(fit.estimate_ratio_fitted);
+  CHECK(got.noise_scale_estimate_ratio == doctest::Approx(0.25).epsilon(0.15));
+  CHECK(got.final_noise_scale == doctest::Approx(want.final_noise_scale).epsilon(0.15));
+  CHECK(got.initial_noise_scale == doctest::Approx(want.initial_noise_scale).epsilon(0.3));
+  for (const RunResidual& run : fit.runs) {
+    CAPTURE(run.label);
+    CHECK(run.accuracy_rmse < 0.005);
+    CHECK(run.noise_scale_rms_log_error.value() < 0.3);
+    REQUIRE(run.measured_samples.has_value());
+    REQUIRE(run.predicted_samples.has_value());
+    CHECK(std::abs(*run.predicted_samples - *run.measured_samples) <= 2.0 * 10 * run.first_batch);
+  }
+  // Held at 1, B_simple drags the noise scale toward κ·φ, and the B_simple term pays for it.
+  const DynamicsFit unbiased =
+      fit_dynamics(fixture.runs, start, {.noise_scale_estimate_ratio = 1.0});
+  MESSAGE("held at 1: noise scale " << unbiased.workload.statistics.initial_noise_scale << " -> "
+                                    << unbiased.workload.statistics.final_noise_scale
+                                    << " (objective " << unbiased.objective << ")");
+  CHECK_FALSE(unbiased.estimate_ratio_fitted);
+  CHECK(unbiased.workload.statistics.noise_scale_estimate_ratio == 1.0);
+  CHECK(unbiased.workload.statistics.final_noise_scale < 0.8 * want.final_noise_scale);
+  CHECK(unbiased.objective > 1.3 * fit.objective);
+}
+
 TEST_CASE(
     "By default the runs at the smallest and largest first batch are fitted, the rest held out") {
   const Fixture fixture;
@@ -170,7 +205,7 @@ TEST_CASE("The fitted workload reads back as a catalog entry with each fitted nu
     CAPTURE(yaml);
     for (const char* key :
          {"reference_epochs", "final_accuracy", "initial_loss", "final_loss", "initial_noise_scale",
-          "final_noise_scale", "gradient_statistic_noise"}) {
+          "final_noise_scale", "noise_scale_estimate_ratio", "gradient_statistic_noise"}) {
       const auto line = yaml.find(std::string("    ") + key + ": ");
       REQUIRE(line != std::string::npos);
       CHECK(
@@ -183,6 +218,8 @@ TEST_CASE("The fitted workload reads back as a catalog entry with each fitted nu
       CHECK(loaded.statistics.reference_epochs ==
             doctest::Approx(fit.workload.statistics.reference_epochs).epsilon(1e-5));
       CHECK(loaded.statistics.gradient_statistic_noise == 0.3);
+      CHECK(loaded.statistics.noise_scale_estimate_ratio ==
+            doctest::Approx(fit.workload.statistics.noise_scale_estimate_ratio).epsilon(1e-5));
       CHECK(loaded.dataset_size == fixture.truth.dataset_size);
       CHECK(loaded.cost.parameters == fixture.truth.cost.parameters);
     }

@@ -31,6 +31,9 @@ struct SyntheticJob {
   double estimate_spread = 0.2;
   std::optional<double> estimate_spread_samples = std::nullopt;
   double estimate_spread_floor = 0;
+  /// κ: B_simple is drawn around κ·B_noise (an estimator biased as noise_scale_estimate_ratio
+  /// models it).
+  double estimate_ratio = 1.0;
   std::uint64_t seed = 1;
 };
 
@@ -73,8 +76,8 @@ inline std::string synthetic_runs_csv(const Workload& workload,
       iteration += job.iterations_per_window;
       loss /= job.iterations_per_window;
       noise_scale /= job.iterations_per_window;
-      const double estimate =
-          noise_scale * std::exp(estimate_spread_at(job, local) * estimate_rng.normal());
+      const double estimate = job.estimate_ratio * noise_scale *
+                              std::exp(estimate_spread_at(job, local) * estimate_rng.normal());
       const double gradient_sq = 1.0;  // |G|²: any scale, B_simple is a ratio
       const double samples = static_cast<double>(iteration) * run.global_batch;
       csv << run.label << ',' << w << ',' << iteration << ',' << samples << ','

@@ -154,6 +154,30 @@ TEST_CASE("A workload's convergence shape replaces the shared one; absent, the s
   CHECK(accuracy_at(own, 100) < accuracy_at(resnet18(), 100));
 }
 
+TEST_CASE("noise_scale_estimate_ratio scales the reported gradient statistics, nothing else") {
+  Workload unbiased = resnet18();
+  unbiased.statistics.noise_scale_estimate_ratio = 1.0;
+  CHECK(trace_of(unbiased) == trace_of(resnet18()));
+  Workload biased = resnet18();
+  biased.statistics.noise_scale_estimate_ratio = 0.25;
+  const std::vector<double> want = trace_of(resnet18());
+  const std::vector<double> got = trace_of(biased);
+  REQUIRE(got.size() == want.size());
+  // Per iteration: loss, progress, B_noise, σ_norm of worker 0, σ²_norm of worker 1, accuracy,
+  // validated accuracy. Only the two gradient statistics move, by √κ and κ.
+  constexpr std::size_t kFields = 7;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    if (i % kFields == 3) {
+      CHECK(got[i] == doctest::Approx(0.5 * want[i]));
+    } else if (i % kFields == 4) {
+      CHECK(got[i] == doctest::Approx(0.25 * want[i]));
+    } else {
+      CHECK(got[i] == want[i]);
+    }
+  }
+}
+
 TEST_CASE("With gradient_statistic_noise_samples the spread shrinks as sqrt(n_ref/b) to a floor") {
   StatisticalModel model = resnet18().statistics;
   model.gradient_statistic_noise = 0.8;

@@ -133,7 +133,7 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
         "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise, "
         "gradient_statistic_noise_samples, gradient_statistic_noise_floor, convergence_exponent, "
-        "convergence_knee), found unknown key 'modle'");
+        "convergence_knee, noise_scale_estimate_ratio), found unknown key 'modle'");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
   const std::string complete =
@@ -185,23 +185,37 @@ TEST_CASE(
         "gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise), found "
         "a floor without it");
 
+  CHECK(error("    noise_scale_estimate_ratio: 0\n") ==
+        ":22: workloads.0.noise_scale_estimate_ratio: expected a ratio B_simple / B_noise in "
+        "[0.001, 1000], found '0'");
+  CHECK(error("    noise_scale_estimate_ratio: 2000\n") ==
+        ":22: workloads.0.noise_scale_estimate_ratio: expected a ratio B_simple / B_noise in "
+        "[0.001, 1000], found '2000'");
+  CHECK(error("    noise_scale_estimate_ratio: .inf\n")
+            .starts_with(":22: workloads.0.noise_scale_estimate_ratio: expected "));
+
   const testing::TempDirectory dir;
   const std::string path = dir.write(
       "workloads.yaml", "workloads:\n  - name: tiny\n" + complete +
                             "    convergence_exponent: 0.4\n    convergence_knee: 0.0005\n"
                             "    gradient_statistic_noise_samples: 64\n"
-                            "    gradient_statistic_noise_floor: 1.2\n");
+                            "    gradient_statistic_noise_floor: 1.2\n"
+                            "    noise_scale_estimate_ratio: 0.25\n");
   const StatisticalModel given = WorkloadCatalog::load(path).at("tiny").statistics;
   CHECK(given.convergence_exponent == 0.4);
   CHECK(given.convergence_knee == 0.0005);
   CHECK(given.gradient_statistic_noise_samples == 64);
   CHECK(given.gradient_statistic_noise_floor == 1.2);
+  CHECK(given.noise_scale_estimate_ratio == 0.25);
+  const std::string plain = dir.write("plain.yaml", "workloads:\n  - name: tiny\n" + complete);
+  CHECK(WorkloadCatalog::load(plain).at("tiny").statistics.noise_scale_estimate_ratio == 1.0);
   const WorkloadCatalog catalog = WorkloadCatalog::builtin();
   for (const Workload& shipped : catalog.all()) {
     CAPTURE(shipped.name);
     CHECK_FALSE(shipped.statistics.convergence_exponent.has_value());
     CHECK_FALSE(shipped.statistics.convergence_knee.has_value());
     CHECK_FALSE(shipped.statistics.gradient_statistic_noise_samples.has_value());
+    CHECK(shipped.statistics.noise_scale_estimate_ratio == 1.0);
   }
 }
 
