@@ -83,8 +83,15 @@ void IterationLog::add(const TrainingRun& run, const IterationRecord& record) {
     if (in_window_ == window_iterations_) write_window();
   }
   if (record.validation_accuracy) {
-    validation_ << static_cast<std::int64_t>(std::llround(record.training.epoch))
-                << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
+    // The validation point crossed: a whole epoch, or a fraction with several an epoch.
+    const int per_epoch = run.training_options().validations_per_epoch;
+    const std::int64_t point = std::llround(record.training.epoch * per_epoch);
+    if (per_epoch == 1) {
+      validation_ << point;
+    } else {
+      validation_ << static_cast<double>(point) / per_epoch;
+    }
+    validation_ << record.iteration << to_seconds(record.end) << *record.validation_accuracy;
     validation_.end_row();
   }
 }

@@ -451,7 +451,14 @@ KnobTable training() {
            {.key = "validation_noise",
             .meaning = "standard deviation of measured validation accuracy",
             .default_value = "sqrt(a(1-a)/n) of the workload's validation set"},
-           [](auto& spec) -> auto& { return spec.training.validation_noise; }, kNonNegative)});
+           [](auto& spec) -> auto& { return spec.training.validation_noise; }, kNonNegative),
+       quantity(
+           {.key = "validations_per_epoch",
+            .meaning = "validations an epoch, evenly spaced in samples; time to target is read "
+                       "at them",
+            .default_value = "1 (at epoch ends)"},
+           [](auto& spec) -> auto& { return spec.training.validations_per_epoch; },
+           integers(1, 1000))});
   knobs.complete = complete_training;
   return knobs;
 }

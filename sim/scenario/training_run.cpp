@@ -118,7 +118,7 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   record_.end = end;
   record_.training = dynamics_.step(batches, grad_std_, grad_var_);
   record_.validation_accuracy.reset();
-  if (record_.training.epoch_completed) {
+  if (record_.training.validation_due) {
     validation_accuracy_ = dynamics_.validate();
     record_.validation_accuracy = validation_accuracy_;
     if (!time_to_target_ && *validation_accuracy_ >= training_.target_accuracy)

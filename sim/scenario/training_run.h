@@ -59,6 +59,7 @@ class TrainingRun {
   /// The largest batch that fits in the worker's GPU memory.
   int max_batch(std::size_t worker) const { return max_batches_[worker]; }
   const Workload& workload() const { return workload_; }
+  const TrainingOptions& training_options() const { return training_; }
 
   /// Runs one iteration with these per-worker batches (each in [1, max_batch]).
   const IterationRecord& step(std::span<const int> batches);

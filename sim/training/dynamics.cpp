@@ -146,10 +146,12 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
     penalty_ += early_weight * (progress_ - before) * rate;
   }
 
-  const double epochs_before = std::floor(samples_ / dataset_size_);
+  const double epochs_before = samples_ / dataset_size_;
   samples_ += batch;
   stats.epoch = samples_ / dataset_size_;
-  stats.epoch_completed = std::floor(stats.epoch) > epochs_before;
+  stats.epoch_completed = std::floor(stats.epoch) > std::floor(epochs_before);
+  const double per_epoch = options_.validations_per_epoch;
+  stats.validation_due = std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
   stats.progress = progress_;
 
   const double remaining = remaining_fraction(progress_);

@@ -39,6 +39,8 @@ struct IterationStats {
   double epoch = 0;
   /// This iteration crossed an epoch boundary.
   bool epoch_completed = false;
+  /// This iteration crossed a validation point (TrainingOptions::validations_per_epoch).
+  bool validation_due = false;
   /// Gradient noise scale B_noise (samples) at the current loss.
   double noise_scale = 0;
   /// Statistical efficiency of this global batch, (φ + M0) / (φ + B).

@@ -28,6 +28,9 @@ struct TrainingOptions {
   /// Standard deviation of measured validation accuracy; by default the binomial sampling error
   /// of the workload's validation set, sqrt(a(1-a)/n).
   std::optional<double> validation_noise = std::nullopt;
+  /// Validations an epoch, evenly spaced in samples (a real job that validates every N samples
+  /// of a D-sample epoch: D / N); 1 validates at epoch ends only.
+  int validations_per_epoch = 1;
 };
 
 /// The LR rule an optimizer is normally used with: linear for SGD (Goyal et al. 2017), square

@@ -258,6 +258,29 @@ TEST_CASE("a run stops at its epoch budget") {
   CHECK(run.iterations() == (3 * 50000 + 1023) / 1024);
 }
 
+TEST_CASE("a run validates as often an epoch as it is told, epoch ends among them") {
+  for (const int per_epoch : {1, 4}) {
+    CAPTURE(per_epoch);
+    const Scenario scenario = quickstart(
+        {"training.budget_epochs=2", "training.validations_per_epoch=" + std::to_string(per_epoch)});
+    TrainingRun run(scenario, 1);
+    const std::vector<int> batches(run.workers(), 128);
+    std::vector<double> validated_at;
+    while (!run.budget_exhausted()) {
+      const IterationRecord& record = run.step(batches);
+      if (record.validation_accuracy) validated_at.push_back(record.training.epoch);
+      CHECK(record.validation_accuracy.has_value() == record.training.validation_due);
+    }
+    REQUIRE(validated_at.size() == static_cast<std::size_t>(2 * per_epoch));
+    for (std::size_t i = 0; i < validated_at.size(); ++i) {
+      // The first iteration at or past each point: less than one global batch (1,024 of 50,000).
+      const double point = static_cast<double>(i + 1) / per_epoch;
+      CHECK(validated_at[i] >= point);
+      CHECK(validated_at[i] < point + 1024.0 / 50000);
+    }
+  }
+}
+
 TEST_CASE("a run stops at its time or iteration budget") {
   SUBCASE("time") {
     const Scenario scenario = quickstart({"training.budget_time_s=5"});
