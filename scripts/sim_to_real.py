@@ -53,14 +53,16 @@ def arguments(argv):
     parser.add_argument("--fit-logs", type=pathlib.Path,
                         help="a folder of reference-job logs (bN_sS.csv) to fit instead of "
                              "running the fit runs, e.g. calibration/sim_to_real")
-    parser.add_argument("--fit-validate-every", type=int, default=50000,
-                        help="samples between the fit runs' validations")
     parser.add_argument("--static", default="64,256,1024",
                         help="per-worker batches of the static policies compared")
     parser.add_argument("--seeds", default="10,11,12", help="seeds of the measured runs")
     parser.add_argument("--predict-seeds", type=int, default=10,
                         help="simulator seeds per policy")
-    parser.add_argument("--target-accuracy", type=float, default=0.86)
+    parser.add_argument("--targets", default="0.8,0.86",
+                        help="validation accuracies compared; the real runs stop at the highest")
+    parser.add_argument("--validate-every", type=int, default=50000,
+                        help="samples between validations, real and simulated (a divisor of "
+                             "the dataset size)")
     parser.add_argument("--time-budget-s", type=float, default=240)
     parser.add_argument("--train-steps", type=int, default=40960,
                         help="dynamix train --steps (0: no trained policy)")
@@ -79,8 +81,8 @@ def arguments(argv):
     if options.smoke:
         options.ranks, options.fit_batches, options.fit_seeds = 2, "64,512", "0"
         options.static, options.seeds, options.predict_seeds = "32,256", "10", 2
-        options.target_accuracy, options.time_budget_s, options.train_steps = 0.7, 8, 1024
-        options.fit_validate_every = 4000
+        options.targets, options.time_budget_s, options.train_steps = "0.6,0.7", 8, 1024
+        options.validate_every = 4000
         options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
         options.measure_options = "--model mlp --quick"
         options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
@@ -95,6 +97,10 @@ def refuse(message):
 
 def integers(text):
     return [int(word) for word in text.split(",") if word]
+
+
+def floats(text):
+    return [float(word) for word in text.split(",") if word]
 
 
 class Study:
@@ -115,6 +121,7 @@ class Study:
         self.work.mkdir(parents=True)
         (self.work / ".sim_to_real").write_text("written by scripts/sim_to_real.py\n")
         self.started = time.monotonic()
+        self.targets = floats(options.targets)
         self.stage_seconds = {}
 
     def stage(self, name, function, *args):
@@ -147,7 +154,7 @@ def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, a
                "--standalone", "--nproc_per_node", str(ranks),
                str(SOURCE / "adapter/examples/reference_job.py"),
                "--run", run, "--log", str(log), "--seed", str(seed),
-               "--target-accuracy", str(options.target_accuracy),
+               "--target-accuracy", str(max(floats(options.targets))),
                "--time-budget-s", str(options.time_budget_s)]
     command += ["--batch", str(batch)] if batch else ["--global-batch", str(global_batch)]
     if arbitrator:
@@ -226,7 +233,7 @@ def fit_runs(study):
                 log = folder / f"{run}.csv"
                 run_job(options, job_command(options, options.ranks, run, log, seed,
                                              global_batch=batch,
-                                             validate_every=options.fit_validate_every),
+                                             validate_every=options.validate_every),
                         folder / f"{run}.txt")
                 logs.append(log)
     with open(folder / "runs.csv", "w") as merged:
@@ -252,7 +259,7 @@ def fit_dynamics(study):
     catalog = study.work / "base_catalog.yaml"
     catalog.write_text(yaml.safe_dump({"workloads": [entry]}, sort_keys=False))
     study.dynamix("calibrate", "--dynamics", study.work / "fit/runs.csv", "--workload", WORKLOAD,
-                  "--catalog", catalog, "--target-accuracy", study.options.target_accuracy,
+                  "--catalog", catalog, "--target-accuracy", max(study.targets),
                   "--dynamics-fit-batches", study.options.fit_batches,
                   "--out", study.work / "dynamics", log=study.work / "dynamics.txt")
 
@@ -263,8 +270,13 @@ def write_scenario(study):
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
     scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
     scenario["name"] = "sim_to_real"
+    dataset = scenario["workloads"][WORKLOAD]["dataset_size"]
+    if dataset % study.options.validate_every:
+        refuse(f"--validate-every: expected a divisor of the dataset size {dataset}, found "
+               f"{study.options.validate_every}")
     scenario.setdefault("training", {}).update(
-        target_accuracy=study.options.target_accuracy, budget_time_s=study.options.time_budget_s)
+        target_accuracy=max(study.targets), budget_time_s=study.options.time_budget_s,
+        validations_per_epoch=dataset // study.options.validate_every)
     (study.work / "scenario.yaml").write_text(
         "# The calibrated reference job: cluster/calibrated.yaml with dynamics/catalog.yaml's "
         "workload.\n" + yaml.safe_dump(scenario, sort_keys=False))
@@ -288,15 +300,17 @@ def policies(study):
     return listed
 
 
-def predict(study):
+def predict(study, target):
     specs = ",".join(f"ppo=ppo:{spec}" if label == "ppo" else spec
                      for label, spec, _ in policies(study))
+    folder = study.work / f"predict_{target}"
     study.dynamix("evaluate", "--scenario", study.work / "scenario.yaml", "--policies", specs,
+                  "--set", f"training.target_accuracy={target}",
                   "--seeds", study.options.predict_seeds, "--decision-lag", 1,
-                  "--decision-interval", 10, "--quiet", "--out", study.work / "predict",
-                  log=study.work / "predict.txt")
+                  "--decision-interval", 10, "--quiet", "--out", folder,
+                  log=study.work / f"predict_{target}.txt")
     predicted = {}
-    with open(study.work / "predict/results.csv", newline="") as results:
+    with open(folder / "results.csv", newline="") as results:
         for row in csv.DictReader(results):
             reached = row["reached"] == "1"
             predicted.setdefault(row["policy"], []).append(
@@ -304,13 +318,16 @@ def predict(study):
     return predicted
 
 
+def predict_all(study):
+    return {target: predict(study, target) for target in study.targets}
+
+
 def measure(study):
-    """Every policy on every seed, policies alternated within a seed; each log replayed."""
+    """Every policy on every seed, policies alternated within a seed; each log replayed. The
+    window logs of the runs, by policy: (seed, log)."""
     options, folder = study.options, study.work / "measure"
     folder.mkdir()
-    dataset = yaml.safe_load((study.work / "scenario.yaml").read_text())
-    validate_every = dataset["workloads"][WORKLOAD]["dataset_size"]  # at epoch ends, as simulated
-    measured = {}
+    logs = {}
     for seed in integers(options.seeds):
         order = policies(study)
         random.Random(seed).shuffle(order)
@@ -320,16 +337,25 @@ def measure(study):
             try:
                 reached = run_job(options, job_command(
                     options, options.ranks, run, folder / f"{run}.csv", seed, batch=batch,
-                    arbitrator=arbitrator.address, validate_every=validate_every),
+                    arbitrator=arbitrator.address, validate_every=options.validate_every),
                     folder / f"{run}.txt")
             finally:
                 arbitrator.close()
             study.dynamix("replay", "--policy", spec, "--log", folder / f"{run}.serve",
                           log=folder / f"{run}.replay.txt")
-            measured.setdefault(label, []).append((seed, reached))
+            logs.setdefault(label, []).append((seed, folder / f"{run}.csv"))
             print(f"   {label} seed {seed}: "
                   f"{'missed' if reached is None else f'{reached:.1f} s'}", flush=True)
-    return measured
+    return logs
+
+
+def time_to(log, target):
+    """Training seconds at the first validation at or above `target`, or None."""
+    with open(log, newline="") as rows:
+        for row in csv.DictReader(rows):
+            if row["validation_accuracy"] and float(row["validation_accuracy"]) >= target:
+                return float(row["time_s"])
+    return None
 
 
 # ---------------------------------------------------------------- comparison
@@ -357,124 +383,128 @@ def bootstrap_ratio(numerators, denominators, rounds=2000, seed=1):
     return ratios[int(0.025 * rounds)], ratios[int(0.975 * rounds) - 1]
 
 
-def compare(study, predicted, measured):
-    rows, table = [], []
-    for label, _, _ in policies(study):
-        for seed, seconds in measured[label]:
-            rows.append({"policy": label, "seed": seed, "kind": "measured",
-                         "time_to_target_s": "" if seconds is None else f"{seconds:.3f}"})
-        for index, seconds in enumerate(predicted.get(label, [])):
-            rows.append({"policy": label, "seed": index, "kind": "predicted",
-                         "time_to_target_s": "" if seconds is None else f"{seconds:.3f}"})
-        real = [s for _, s in measured[label]]
-        sim = predicted.get(label, [])
-        table.append((label, median_or_none(sim), median_or_none(real),
-                      sum(s is not None for s in sim), len(sim),
-                      sum(s is not None for s in real), len(real),
-                      min((s for s in real if s is not None), default=None),
-                      max((s for s in real if s is not None), default=None)))
+def comparison(study, predicted, logs):
+    """Per target: {policy: (predicted times, measured times)}, None for a miss."""
+    return {target: {label: (predicted[target].get(label, []),
+                             [time_to(log, target) for _, log in logs[label]])
+                     for label, _, _ in policies(study)}
+            for target in study.targets}
+
+
+def write_results(study, compared, logs):
     with open(study.work / "results.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, ["policy", "seed", "kind", "time_to_target_s"])
-        writer.writeheader()
-        writer.writerows(rows)
-    return table
+        writer = csv.writer(out)
+        writer.writerow(["target_accuracy", "policy", "kind", "seed", "time_to_target_s"])
+        for target, by_policy in compared.items():
+            for label, (sims, reals) in by_policy.items():
+                for (seed, _), seconds in zip(logs[label], reals):
+                    writer.writerow([target, label, "measured", seed, fmt_csv(seconds)])
+                for index, seconds in enumerate(sims):
+                    writer.writerow([target, label, "predicted", index, fmt_csv(seconds)])
 
 
-def speedups(study, predicted, measured, table):
-    """Best adaptive over best static: measured and predicted medians with 95% intervals."""
-    def complete(values):
-        return values if values and all(v is not None for v in values) else None
-
-    def best(kinds, source):
-        candidates = [(statistics.median(v), label) for label, v in source.items()
-                      if label in kinds and complete(v)]
-        return min(candidates)[1] if candidates else None
-
-    statics = [label for label, _, _ in policies(study) if label.startswith("static:")]
-    adaptive = [label for label, _, _ in policies(study) if label not in statics]
-    real = {label: [s for _, s in values] for label, values in measured.items()}
-    out = {}
-    for name, source in (("measured", real), ("predicted", predicted)):
-        static, learned = best(statics, source), best(adaptive, source)
-        if static is None or learned is None:
-            out[name] = None
-            continue
-        ratio = statistics.median(source[static]) / statistics.median(source[learned])
-        out[name] = (static, learned, ratio, bootstrap_ratio(source[static], source[learned]))
-    return out
-
-
-def write_summary(study, table, speedup):
-    lines = ["# Sim-to-real: predicted against measured time to target", "",
-             f"Ranks {study.options.ranks}; target validation accuracy "
-             f"{study.options.target_accuracy}; measured seeds {study.options.seeds}; "
-             f"{study.options.predict_seeds} simulator seeds per policy.", "",
-             "| policy | predicted median (s) | measured median (s) | measured range (s) | "
-             "predicted / measured | reached (sim) | reached (real) |", "|---|---|---|---|---|---|---|"]
-    errors, pairs = [], []
-    for label, sim, real, sim_ok, sim_n, real_ok, real_n, low, high in table:
-        ratio = sim / real if sim and real else None
-        if ratio:
-            errors.append(abs(ratio - 1))
-            pairs.append((sim, real))
-        lines.append(f"| {label} | {fmt(sim)} | {fmt(real)} | {fmt(low)}–{fmt(high)} | "
-                     f"{'—' if ratio is None else f'{ratio:.3f}'} | {sim_ok}/{sim_n} | "
-                     f"{real_ok}/{real_n} |")
-    lines.append("")
-    if errors:
-        lines.append(f"Median over policies of |predicted / measured − 1|: "
-                     f"{100 * statistics.median(errors):.1f}% (target ≤ 15%).")
-    if len(pairs) >= 2:
-        tau = kendall_tau([p for p, _ in pairs], [m for _, m in pairs])
-        lines.append(f"Kendall τ between predicted and measured policy rankings: {tau:.2f} "
-                     f"(target ≥ 0.8).")
-    for name in ("measured", "predicted"):
-        if speedup.get(name):
-            static, learned, ratio, (low, high) = speedup[name]
-            lines.append(f"Speed-up of the best adaptive policy ({learned}) over the best static "
-                         f"({static}), {name}: {ratio:.2f} [95%: {low:.2f}, {high:.2f}].")
-    if speedup.get("measured") and speedup.get("predicted"):
-        _, _, ratio, _ = speedup["measured"]
-        _, _, _, (low, high) = speedup["predicted"]
-        lines.append(f"The measured speed-up {'lies' if low <= ratio <= high else 'does not lie'}"
-                     f" within the predicted interval.")
-    lines += ["", "Stage wall times: " + ", ".join(
-        f"{name} {seconds:.0f} s" for name, seconds in study.stage_seconds.items()),
-        f"Total: {time.monotonic() - study.started:.0f} s."]
-    (study.work / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
+def fmt_csv(value):
+    return "" if value is None else f"{value:.3f}"
 
 
 def fmt(value):
     return "—" if value is None else f"{value:.1f}"
 
 
-def plot(study, table):
+def speedup(study, by_policy, kind):
+    """Best adaptive policy over best static, by median over seeds, with a 95% interval; only
+    policies that reached the target on every seed compete."""
+    index = 0 if kind == "predicted" else 1
+    complete = {label: values[index] for label, values in by_policy.items()
+                if values[index] and all(v is not None for v in values[index])}
+    statics = [(statistics.median(v), label) for label, v in complete.items()
+               if label.startswith("static:")]
+    adaptive = [(statistics.median(v), label) for label, v in complete.items()
+                if not label.startswith("static:")]
+    if not statics or not adaptive:
+        return None
+    static, learned = min(statics)[1], min(adaptive)[1]
+    ratio = statistics.median(complete[static]) / statistics.median(complete[learned])
+    return static, learned, ratio, bootstrap_ratio(complete[static], complete[learned])
+
+
+def target_section(study, target, by_policy):
+    lines = [f"## Target {target}", "",
+             "| policy | predicted median (s) | measured median (s) | measured range (s) | "
+             "predicted / measured | reached (sim) | reached (real) |",
+             "|---|---|---|---|---|---|---|"]
+    errors, pairs = [], []
+    for label, (sims, reals) in by_policy.items():
+        sim, real = median_or_none(sims), median_or_none(reals)
+        reached = [r for r in reals if r is not None]
+        ratio = sim / real if sim and real else None
+        if ratio:
+            errors.append(abs(ratio - 1))
+            pairs.append((sim, real))
+        lines.append(f"| {label} | {fmt(sim)} | {fmt(real)} | "
+                     f"{fmt(min(reached, default=None))}–{fmt(max(reached, default=None))} | "
+                     f"{'—' if ratio is None else f'{ratio:.3f}'} | "
+                     f"{sum(s is not None for s in sims)}/{len(sims)} | "
+                     f"{len(reached)}/{len(reals)} |")
+    lines.append("")
+    if errors:
+        lines.append(f"Median over policies of |predicted / measured − 1|: "
+                     f"{100 * statistics.median(errors):.1f}% (target ≤ 15%).")
+    if len(pairs) >= 2:
+        tau = kendall_tau([p for p, _ in pairs], [m for _, m in pairs])
+        lines.append(f"Kendall τ between predicted and measured rankings: {tau:.2f} "
+                     f"(target ≥ 0.8).")
+    found = {kind: speedup(study, by_policy, kind) for kind in ("measured", "predicted")}
+    for kind, value in found.items():
+        if value:
+            static, learned, ratio, (low, high) = value
+            lines.append(f"Speed-up of the best adaptive policy ({learned}) over the best "
+                         f"static ({static}), {kind}: {ratio:.2f} [95%: {low:.2f}, {high:.2f}].")
+    if found["measured"] and found["predicted"]:
+        ratio, (low, high) = found["measured"][2], found["predicted"][3]
+        lines.append(f"The measured speed-up {'lies' if low <= ratio <= high else 'does not lie'}"
+                     " within the predicted interval.")
+    return lines + [""]
+
+
+def write_summary(study, compared):
+    options = study.options
+    lines = ["# Sim-to-real: predicted against measured time to target", "",
+             f"{options.ranks} ranks; validation every {options.validate_every} samples; "
+             f"measured seeds {options.seeds}; {options.predict_seeds} simulator seeds per "
+             "policy; the real runs stop at the highest target.", ""]
+    for target, by_policy in compared.items():
+        lines += target_section(study, target, by_policy)
+    lines += ["Stage wall times: " + ", ".join(
+        f"{name} {seconds:.0f} s" for name, seconds in study.stage_seconds.items()),
+        f"Total: {time.monotonic() - study.started:.0f} s."]
+    (study.work / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
+def plot(study, compared):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    figure, axes = plt.subplots(figsize=(6, 5), dpi=150)
-    results = list(csv.DictReader(open(study.work / "results.csv", newline="")))
-    for label, sim, real, *_ in table:
-        sims = [float(r["time_to_target_s"]) for r in results if r["policy"] == label and
-                r["kind"] == "predicted" and r["time_to_target_s"]]
-        reals = [float(r["time_to_target_s"]) for r in results if r["policy"] == label and
-                 r["kind"] == "measured" and r["time_to_target_s"]]
-        if not sims or not reals:
-            continue
-        axes.errorbar(statistics.median(reals), statistics.median(sims),
-                      xerr=[[statistics.median(reals) - min(reals)],
-                            [max(reals) - statistics.median(reals)]],
-                      yerr=[[statistics.median(sims) - min(sims)],
-                            [max(sims) - statistics.median(sims)]],
-                      fmt="o", capsize=3, label=label)
-    limits = [min(axes.get_xlim()[0], axes.get_ylim()[0]), max(axes.get_xlim()[1],
-                                                                axes.get_ylim()[1])]
-    axes.plot(limits, limits, "k--", linewidth=0.8, label="predicted = measured")
-    axes.set_xlabel("measured time to target (s): median, range over seeds")
-    axes.set_ylabel("predicted time to target (s): median, range over seeds")
-    axes.set_title("dynamix simulator against the real reference job")
-    axes.legend(fontsize=8)
+    figure, panels = plt.subplots(1, len(compared), figsize=(5.5 * len(compared), 5), dpi=150,
+                                  squeeze=False)
+    for axes, (target, by_policy) in zip(panels[0], compared.items()):
+        for label, (sims, reals) in by_policy.items():
+            sims, reals = [s for s in sims if s], [r for r in reals if r]
+            if not sims or not reals:
+                continue
+            x, y = statistics.median(reals), statistics.median(sims)
+            axes.errorbar(x, y, xerr=[[x - min(reals)], [max(reals) - x]],
+                          yerr=[[y - min(sims)], [max(sims) - y]], fmt="o", capsize=3,
+                          label=label)
+        low = min(axes.get_xlim()[0], axes.get_ylim()[0])
+        high = max(axes.get_xlim()[1], axes.get_ylim()[1])
+        axes.plot([low, high], [low, high], "k--", linewidth=0.8, label="predicted = measured")
+        axes.set_xlabel("measured time to target (s): median, seed range")
+        axes.set_ylabel("predicted time to target (s): median, seed range")
+        axes.set_title(f"target validation accuracy {target}")
+        axes.legend(fontsize=7)
+    figure.suptitle("dynamix simulator against the real reference job")
     figure.tight_layout()
     for suffix in ("png", "svg"):
         figure.savefig(study.work / f"sim_to_real.{suffix}")
@@ -488,11 +518,12 @@ def main(argv):
     study.stage("dynamics fit", fit_dynamics, study)
     write_scenario(study)
     study.stage("training", train_policy, study)
-    predicted = study.stage("prediction", predict, study)
-    measured = study.stage("measurement", measure, study)
-    table = compare(study, predicted, measured)
-    write_summary(study, table, speedups(study, predicted, measured, table))
-    plot(study, table)
+    predicted = study.stage("prediction", predict_all, study)
+    logs = study.stage("measurement", measure, study)
+    compared = comparison(study, predicted, logs)
+    write_results(study, compared, logs)
+    write_summary(study, compared)
+    plot(study, compared)
     study.finish()
     print(f"wrote {options.out}/{{results.csv,summary.md,sim_to_real.png,sim_to_real.svg}}")
 

@@ -11,6 +11,7 @@ import tempfile
 
 POLICIES = ["static:32", "static:256", "goodput:100", "goodput+proportional", "ppo"]
 PREDICT_SEEDS = 2
+TARGETS = ["0.6", "0.7"]
 
 
 def check(condition, message):
@@ -33,27 +34,35 @@ def main():
                       "prediction", "measurement"):
             check(f"== {stage}" in done.stdout, f"stage '{stage}' did not run")
         for path in ("fit/runs.csv", "cluster/calibrated.yaml", "dynamics/workload.yaml",
-                     "scenario.yaml", "train/policy.pt", "predict/results.csv", "summary.md",
+                     "scenario.yaml", "train/policy.pt", "predict_0.6/results.csv",
+                     "predict_0.7/results.csv", "summary.md",
                      "sim_to_real.png", "sim_to_real.svg"):
             check((out / path).is_file() and (out / path).stat().st_size > 0, f"no {path}")
         with open(out / "results.csv", newline="") as results:
             rows = list(csv.DictReader(results))
         for policy in POLICIES:
-            measured = [r for r in rows if r["policy"] == policy and r["kind"] == "measured"]
-            predicted = [r for r in rows if r["policy"] == policy and r["kind"] == "predicted"]
-            check(len(measured) == 1, f"{policy}: {len(measured)} measured rows")
-            check(len(predicted) == PREDICT_SEEDS, f"{policy}: {len(predicted)} predicted rows")
-            for row in measured + predicted:
-                check(row["time_to_target_s"] == "" or float(row["time_to_target_s"]) > 0,
-                      f"{policy}: time {row['time_to_target_s']!r}")
+            for target in TARGETS:
+                mine = [r for r in rows if r["policy"] == policy and
+                        r["target_accuracy"] == target]
+                measured = [r for r in mine if r["kind"] == "measured"]
+                predicted = [r for r in mine if r["kind"] == "predicted"]
+                check(len(measured) == 1, f"{policy} {target}: {len(measured)} measured rows")
+                check(len(predicted) == PREDICT_SEEDS,
+                      f"{policy} {target}: {len(predicted)} predicted rows")
+                for row in measured + predicted:
+                    check(row["time_to_target_s"] == "" or float(row["time_to_target_s"]) > 0,
+                          f"{policy}: time {row['time_to_target_s']!r}")
             run = policy.replace(":", "").replace("+", "_") + "_s10"
             replay = (out / "measure" / f"{run}.replay.txt").read_text()
             check(" decisions match " in replay, f"{run}: replay said {replay!r}")
             check((out / "measure" / f"{run}.serve" / "decisions.jsonl").is_file(),
                   f"{run}: no serve log")
         summary = (out / "summary.md").read_text()
+        for target in TARGETS:
+            check(f"## Target {target}" in summary, f"summary.md has no section for {target}")
         for policy in POLICIES:
-            check(f"| {policy} |" in summary, f"summary.md has no row for {policy}")
+            check(summary.count(f"| {policy} |") == len(TARGETS),
+                  f"summary.md lacks a row for {policy}")
         # The scenario the study predicted with is one dynamix accepts as it is.
         simulated = subprocess.run([str(dynamix), "simulate", "--scenario",
                                     str(out / "scenario.yaml"), "--iterations", "5", "--out",
