@@ -11,7 +11,9 @@ Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partia
   cluster/   dynamix calibrate: measure_cluster.py --model mlp on this machine, the device's
              time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml)
   dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model
-  scenario.yaml  the calibrated cluster with the fitted workload
+  overhead.txt   the job's own per-iteration cost (worker package, read-backs, indexing), one
+             constant on the device's time points fitted to the fit runs' iteration times
+  scenario.yaml  the calibrated cluster with the fitted workload and that overhead
   train/     dynamix train on scenario.yaml: the learned policy (policy.pt)
   predict/   dynamix evaluate on scenario.yaml, one window of decision lag (as serve has)
   measure/   each policy x --seeds: dynamix serve + the reference job; dynamix replay of the log
@@ -20,7 +22,9 @@ The policies and seeds measured are held out of the fit: other seeds, and batche
 the fit never saw.
 """
 import argparse
+import copy
 import csv
+import json
 import math
 import os
 import pathlib
@@ -222,7 +226,8 @@ def fit_runs(study):
     logs = []
     if options.fit_logs:
         for batch in integers(options.fit_batches):
-            logs += sorted(options.fit_logs.glob(f"b{batch}_s*.csv"))
+            for log in sorted(options.fit_logs.glob(f"b{batch}_s*.csv")):
+                logs.append(pathlib.Path(shutil.copy(log, folder / log.name)))
         if not logs:
             refuse(f"--fit-logs: expected b{{N}}_s{{S}}.csv logs of batches {options.fit_batches} "
                    f"in {options.fit_logs}, found none")
@@ -264,9 +269,12 @@ def fit_dynamics(study):
                   "--out", study.work / "dynamics", log=study.work / "dynamics.txt")
 
 
-def write_scenario(study):
-    """The calibrated cluster (its devices, sync knobs, topology) with the fitted workload."""
+def write_scenario(study, overhead_s):
+    """The calibrated cluster (its devices, sync knobs, topology) with the fitted workload and
+    the job's per-iteration overhead."""
     scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
+    for device in scenario["devices"].values():
+        device["time_points"] = [[b, t + overhead_s] for b, t in device["time_points"]]
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
     scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
     scenario["name"] = "sim_to_real"
@@ -279,7 +287,69 @@ def write_scenario(study):
         validations_per_epoch=dataset // study.options.validate_every)
     (study.work / "scenario.yaml").write_text(
         "# The calibrated reference job: cluster/calibrated.yaml with dynamics/catalog.yaml's "
-        "workload.\n" + yaml.safe_dump(scenario, sort_keys=False))
+        f"workload and {1000 * overhead_s:.3f} ms of job overhead on every time point "
+        "(overhead.txt).\n" + yaml.safe_dump(scenario, sort_keys=False))
+
+
+def measured_iteration_s(log):
+    """Median seconds per iteration over a run's windows (validation is off the clock)."""
+    with open(log, newline="") as rows:
+        rows = list(csv.DictReader(rows))
+    steps = [(float(b["time_s"]) - float(a["time_s"])) / (int(b["iteration"]) - int(a["iteration"]))
+             for a, b in zip(rows, rows[1:])]
+    return int(float(rows[0]["global_batch"])), statistics.median(steps)
+
+
+def simulated_iteration_s(study, scenario, per_worker, shift_s):
+    """The calibrated scenario's mean iteration at `per_worker`, every time point + shift_s."""
+    shifted = copy.deepcopy(scenario)
+    for device in shifted["devices"].values():
+        device["time_points"] = [[b, t + shift_s] for b, t in device["time_points"]]
+    work = study.work / "overhead"
+    work.mkdir(exist_ok=True)
+    (work / "scenario.yaml").write_text(yaml.safe_dump(shifted, sort_keys=False))
+    out = work / "simulated"
+    shutil.rmtree(out, ignore_errors=True)
+    study.dynamix("simulate", "--scenario", work / "scenario.yaml", "--batch-size", per_worker,
+                  "--iterations", 100, "--out", out)
+    return json.loads((out / "summary.json").read_text())["mean_iteration_s"]
+
+
+def fit_job_overhead(study):
+    """The job's own per-iteration cost that measure_cluster.py's bare DDP loop has not: the
+    worker package (gradient norms, metrics, the window's gathers), reading the loss and
+    accuracy back, indexing the data. One constant added to the device's time points, fitted
+    (golden-section search in [0, 50 ms]) to the fit runs' measured iteration times."""
+    measured = {}
+    for log in sorted((study.work / "fit").glob("b*_s*.csv")):
+        batch, seconds = measured_iteration_s(log)
+        measured.setdefault(batch, []).append(seconds)
+    scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
+    ranks = study.options.ranks
+
+    def error(shift):
+        return sum((math.log(simulated_iteration_s(study, scenario, batch // ranks, shift) /
+                             statistics.median(times))) ** 2 for batch, times in measured.items())
+
+    low, high = 0.0, 0.05
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(24):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if error(a) < error(b):
+            high = b
+        else:
+            low = a
+    shift = (low + high) / 2
+    rows = [(batch, statistics.median(times), simulated_iteration_s(study, scenario,
+                                                                      batch // ranks, shift))
+            for batch, times in sorted(measured.items())]
+    shutil.rmtree(study.work / "overhead")
+    lines = [f"job overhead: {1000 * shift:.3f} ms added to every time point"] + [
+        f"global batch {batch}: measured {1000 * real:.3f} ms an iteration, simulated "
+        f"{1000 * sim:.3f} ms" for batch, real, sim in rows]
+    (study.work / "overhead.txt").write_text("\n".join(lines) + "\n")
+    print("   " + "\n   ".join(lines), flush=True)
+    return shift
 
 
 def train_policy(study):
@@ -497,6 +567,8 @@ def plot(study, compared):
             axes.errorbar(x, y, xerr=[[x - min(reals)], [max(reals) - x]],
                           yerr=[[y - min(sims)], [max(sims) - y]], fmt="o", capsize=3,
                           label=label)
+        axes.set_xscale("log")
+        axes.set_yscale("log")  # the times span decades
         low = min(axes.get_xlim()[0], axes.get_ylim()[0])
         high = max(axes.get_xlim()[1], axes.get_ylim()[1])
         axes.plot([low, high], [low, high], "k--", linewidth=0.8, label="predicted = measured")
@@ -516,7 +588,8 @@ def main(argv):
     study.stage("fit runs", fit_runs, study)
     study.stage("cluster calibration", calibrate_cluster, study)
     study.stage("dynamics fit", fit_dynamics, study)
-    write_scenario(study)
+    overhead_s = study.stage("job overhead", fit_job_overhead, study)
+    write_scenario(study, overhead_s)
     study.stage("training", train_policy, study)
     predicted = study.stage("prediction", predict_all, study)
     logs = study.stage("measurement", measure, study)
