@@ -109,6 +109,7 @@ struct EvaluateArgs {
   int family_budget = 0;
   int decision_interval = 10;
   int decision_lag = 0;
+  double max_batch_change = 0;
   int initial_batch = kEvaluationInitialBatch;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool oracle = false;
@@ -142,6 +143,8 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
       ("decision-lag", po::value(&a.decision_lag)->default_value(a.decision_lag),
        "windows between a decision and the window it applies to: 0 (an instant arbitrator) or 1 "
        "(a job steered by dynamix serve)")
+      ("max-batch-change", po::value(&a.max_batch_change)->default_value(a.max_batch_change),
+       kMaxBatchChangeHelp)
       ("initial-batch", po::value(&a.initial_batch)->default_value(a.initial_batch),
        "per-worker batch every adaptive policy starts from (static and schedule policies "
        "start at their own)")
@@ -164,6 +167,7 @@ bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
   require_in_range("--seed", a.first_seed, 0);
   require_in_range("--decision-interval", a.decision_interval, 1);
   require_in_range("--decision-lag", a.decision_lag, 0, 1);
+  require_batch_change(a.max_batch_change);
   require_in_range("--initial-batch", a.initial_batch, 1);
   require_in_range("--jobs", a.jobs, 1, 256);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
@@ -287,6 +291,7 @@ Evaluation load_evaluation(const EvaluateArgs& a) {
   Evaluation e{a, {}, {}, {}};
   e.base.decision_interval = a.decision_interval;
   e.base.decision_lag = a.decision_lag;
+  e.base.max_batch_change = a.max_batch_change;
   e.base.initial_batch = a.initial_batch;
   e.base.stop_at_target = false;
   e.entries = parse_entries(a.policy_list);

@@ -235,6 +235,8 @@ po::options_description describe(SimulateOptions& o) {
       ("decision-lag", po::value(&env_options.decision_lag)->default_value(env_options.decision_lag),
        "windows between a decision and the window it applies to: 0 (an instant arbitrator) or 1 "
        "(a job steered by dynamix serve)")
+      ("max-batch-change", po::value(&env_options.max_batch_change)
+           ->default_value(env_options.max_batch_change), kMaxBatchChangeHelp)
       ("record", po::value(&o.record)->default_value(o.record),
        "per-iteration output: windows (windows.csv, one row per worker per window of k "
        "iterations, means and sums; under 2x the simulation's cost), iterations (iterations.csv, "
@@ -252,6 +254,7 @@ Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
   require_in_range("--decision-interval", o.policy.env_options.decision_interval, 1,
                    kMaxDecisionInterval);
   require_in_range("--decision-lag", o.policy.env_options.decision_lag, 0, 1);
+  require_batch_change(o.policy.env_options.max_batch_change);
   o.policy.record = parse_record(o.record);
   o.policy.decision_interval_given = !values["decision-interval"].defaulted();
   ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();

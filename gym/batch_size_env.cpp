@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "sim/core/check.h"
@@ -23,6 +24,11 @@ void validate(const EnvOptions& options) {
   if (options.decision_lag < 0 || options.decision_lag > 1) {
     throw EnvError("decision_lag: expected 0 or 1 windows, found " +
                    std::to_string(options.decision_lag));
+  }
+  if (options.max_batch_change != 0 && !(options.max_batch_change >= 1 &&
+                                          std::isfinite(options.max_batch_change))) {
+    throw EnvError("max_batch_change: expected 0 (none) or a finite factor >= 1, found " +
+                   std::to_string(options.max_batch_change));
   }
   if (options.min_batch < 1) {
     throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
@@ -214,6 +220,7 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   out.info.clamped.resize(p);
   requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
+  apply_guard_rail(out.info);
   apply_lag();
   advance(out);
 }
@@ -230,8 +237,40 @@ void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
   out.info.batches.resize(p);
   out.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, batches[w], out.info);
+  apply_guard_rail(out.info);
   apply_lag();
   advance(out);
+}
+
+std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
+                                     const std::vector<int>& caps) {
+  const double total = std::accumulate(batches.begin(), batches.end(), 0.0);
+  const double target = std::clamp(total, static_cast<double>(reported) / change,
+                                   static_cast<double>(reported) * change);
+  if (target == total) return batches;
+  const double scale = target / total;
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    const double scaled =
+        scale > 1 ? std::ceil(batches[w] * scale) : std::floor(batches[w] * scale);
+    batches[w] = static_cast<int>(std::clamp(scaled, 1.0, static_cast<double>(caps[w])));
+  }
+  return batches;
+}
+
+void BatchSizeEnv::apply_guard_rail(StepInfo& info) {
+  if (options_.max_batch_change == 0) return;
+  std::int64_t reported = 0;
+  for (const WorkerWindow& worker : window_.workers) {
+    reported += static_cast<std::int64_t>(worker.batch_size);
+  }
+  std::vector<int> caps(batches_.size());
+  for (std::size_t w = 0; w < caps.size(); ++w) caps[w] = clamp_batch(w, options_.max_batch);
+  const std::vector<int> bounded =
+      bound_global_change(batches_, reported, options_.max_batch_change, caps);
+  for (std::size_t w = 0; w < bounded.size(); ++w) {
+    info.clamped[w] = info.clamped[w] || bounded[w] != batches_[w];
+  }
+  batches_ = bounded;
 }
 
 void BatchSizeEnv::apply_lag() {

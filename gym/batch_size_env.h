@@ -20,6 +20,12 @@
 
 namespace dynamix {
 
+/// `batches` scaled so that their sum lies within [reported / change, reported * change], each
+/// kept within [1, caps[w]] (caps win over the lower bound): dynamix serve's guard rail, which
+/// the environment applies too (EnvOptions::max_batch_change).
+std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
+                                     const std::vector<int>& caps);
+
 struct EnvOptions {
   /// Iterations between decisions (k).
   int decision_interval = 10;
@@ -27,6 +33,9 @@ struct EnvOptions {
   /// instant arbitrator); 1, the window after (a deployed job: dynamix serve's decision on
   /// window w applies when window w+1 ends, adapter/README.md).
   int decision_lag = 0;
+  /// dynamix serve's guard rail on the global batch: a decision's global batch lies within
+  /// [G / c, G · c] of the last window's G (bound_global_change); 0 applies none.
+  double max_batch_change = 0;
   /// Change per discrete action: samples for the current and balanced bases, percent of the
   /// global batch for the global base; empty means default_actions(action_base).
   std::vector<int> actions = {};
@@ -150,6 +159,8 @@ class BatchSizeEnv {
   bool target_ends_episode() const;
   void run_window();
   /// Under decision_lag 1, puts the batches just decided aside and the previous ones in force.
+  /// With max_batch_change: the batches just decided bounded against the last window's global.
+  void apply_guard_rail(StepInfo& info);
   void apply_lag();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);

@@ -377,6 +377,7 @@ def predict(study, target):
     study.dynamix("evaluate", "--scenario", study.work / "scenario.yaml", "--policies", specs,
                   "--set", f"training.target_accuracy={target}",
                   "--seeds", study.options.predict_seeds, "--decision-lag", 1,
+                  "--max-batch-change", 2,  # serve's default guard rail, as the job runs under
                   "--decision-interval", 10, "--quiet", "--out", folder,
                   log=study.work / f"predict_{target}.txt")
     predicted = {}

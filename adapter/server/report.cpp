@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "gym/batch_size_env.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
@@ -278,21 +279,6 @@ wire::GuardRails to_wire(const GuardRails& rails) {
   out.set_max_lr_change(rails.max_lr_change);
   out.set_max_lr_factor(rails.max_lr_factor);
   return out;
-}
-
-std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
-                                     const std::vector<int>& caps) {
-  const double total = std::accumulate(batches.begin(), batches.end(), 0.0);
-  const double target = std::clamp(total, static_cast<double>(reported) / change,
-                                   static_cast<double>(reported) * change);
-  if (target == total) return batches;
-  const double scale = target / total;
-  for (std::size_t w = 0; w < batches.size(); ++w) {
-    const double scaled =
-        scale > 1 ? std::ceil(batches[w] * scale) : std::floor(batches[w] * scale);
-    batches[w] = static_cast<int>(std::clamp(scaled, 1.0, static_cast<double>(caps[w])));
-  }
-  return batches;
 }
 
 double bound_lr_factor(double factor, double previous, const GuardRails& rails) {

@@ -69,10 +69,6 @@ struct GuardRails {
 void check_guard_rails(const GuardRails& rails);
 GuardRails from_wire(const wire::GuardRails& rails);
 wire::GuardRails to_wire(const GuardRails& rails);
-/// `batches` scaled so that their sum lies within [reported / change, reported * change], each
-/// kept within [1, caps[w]] (caps win over the lower bound).
-std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
-                                     const std::vector<int>& caps);
 /// `factor` within [previous / change, previous * change] and (0, rails.max_lr_factor].
 double bound_lr_factor(double factor, double previous, const GuardRails& rails);
 

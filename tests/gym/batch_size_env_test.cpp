@@ -93,6 +93,29 @@ TEST_CASE("With one window of lag a decision applies to the window after the nex
         "decision_lag: expected 0 or 1 windows, found 2");
 }
 
+TEST_CASE("With serve's guard rail a decision's global batch moves at most c-fold a window") {
+  EnvOptions options;
+  options.max_batch_change = 2;
+  BatchSizeEnv env(quickstart(), options);
+  env.reset(1, {.initial_batch = 64});
+  const std::vector<int> eightfold(env.workers(), 512);
+  const StepResult first = env.step_batches(eightfold);
+  CHECK(env.window().workers[0].batch_size == 128);  // 2x the 64 that ran, not 8x
+  CHECK(first.info.clamped[0]);
+  env.step_batches(eightfold);
+  CHECK(env.window().workers[0].batch_size == 256);
+  env.step_batches(std::vector<int>(env.workers(), 200));  // within 2x: as asked
+  CHECK(env.window().workers[0].batch_size == 200);
+  options.max_batch_change = 0;  // none: the batch jumps at once
+  BatchSizeEnv free(quickstart(), options);
+  free.reset(1, {.initial_batch = 64});
+  free.step_batches(eightfold);
+  CHECK(free.window().workers[0].batch_size == 512);
+  options.max_batch_change = 0.5;
+  CHECK(env_error([&] { BatchSizeEnv(quickstart(), options); }) ==
+        "max_batch_change: expected 0 (none) or a finite factor >= 1, found 0.500000");
+}
+
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
   BatchSizeEnv env(quickstart(), {.action_base = ActionBase::kCurrent});
   env.reset(1, {.initial_batch = 50});
