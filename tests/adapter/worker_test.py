@@ -336,7 +336,9 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
     phase = {"arbitrator": arbitrator.address, "interval": 2, "iterations": 16, "stop_at": 16,
              "token": TOKEN, "max_batch": [None, 20]}
     results = run_job(work, "guards", [
-        phase, dict(phase, token="wrong", stop_at=8),
+        # Windows long enough for the refusal to come back within one, however loaded the
+        # machine: a short window would only show "no answer", never the refusal itself.
+        phase, dict(phase, token="wrong", stop_at=8, sleep_s=0.1),
         dict(phase, arbitrator=f"localhost:{secure.port}", root_certificates=str(tls[0]),
              stop_at=8, sleep_s=0.1)])  # windows long enough for the first TLS handshake
     arbitrator.stop()
