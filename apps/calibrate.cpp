@@ -105,9 +105,8 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string how = WIFEXITED(status)
-                                ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                : "signal " + std::to_string(WTERMSIG(status));
+    const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                              : "signal " + std::to_string(WTERMSIG(status));
     throw std::runtime_error("the measurement script failed (" + how + "): " + shown);
   }
 }

@@ -25,8 +25,8 @@ void validate(const EnvOptions& options) {
     throw EnvError("decision_lag: expected 0 or 1 windows, found " +
                    std::to_string(options.decision_lag));
   }
-  if (options.max_batch_change != 0 && !(options.max_batch_change >= 1 &&
-                                          std::isfinite(options.max_batch_change))) {
+  if (options.max_batch_change != 0 &&
+      !(options.max_batch_change >= 1 && std::isfinite(options.max_batch_change))) {
     throw EnvError("max_batch_change: expected 0 (none) or a finite factor >= 1, found " +
                    std::to_string(options.max_batch_change));
   }

@@ -11,6 +11,7 @@
 #include "sim/core/random.h"
 #include "sim/io/config_node.h"
 #include "sim/io/config_tree.h"
+#include "sim/io/sources.h"
 #include "sim/scenario/training_run.h"
 #include "sim/training/training_options.h"
 
@@ -23,15 +24,6 @@ constexpr double kMinBurstSeconds = 5;
 constexpr double kMaxBurstSeconds = 60;
 constexpr double kMaxBackgroundFraction = 0.8;
 constexpr auto kHostLatency = std::chrono::microseconds(2);
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) {
-    if (!text.empty()) text += ", ";
-    text += name;
-  }
-  return text;
-}
 
 Optimizer parse_optimizer_name(const std::string& name) {
   if (name == "sgd") return Optimizer::kSgd;

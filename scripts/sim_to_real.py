@@ -331,14 +331,20 @@ def fit_job_overhead(study):
         return sum((math.log(simulated_iteration_s(study, scenario, batch // ranks, shift) /
                              statistics.median(times))) ** 2 for batch, times in measured.items())
 
+    # Golden-section search: each step keeps one interior point and its error, simulating once.
     low, high = 0.0, 0.05
     ratio = (math.sqrt(5) - 1) / 2
+    a, b = high - ratio * (high - low), low + ratio * (high - low)
+    error_a, error_b = error(a), error(b)
     for _ in range(24):
-        a, b = high - ratio * (high - low), low + ratio * (high - low)
-        if error(a) < error(b):
-            high = b
+        if error_a < error_b:
+            high, b, error_b = b, a, error_a
+            a = high - ratio * (high - low)
+            error_a = error(a)
         else:
-            low = a
+            low, a, error_a = a, b, error_b
+            b = low + ratio * (high - low)
+            error_b = error(b)
     shift = (low + high) / 2
     rows = [(batch, statistics.median(times), simulated_iteration_s(study, scenario,
                                                                       batch // ranks, shift))

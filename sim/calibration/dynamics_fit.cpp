@@ -9,6 +9,7 @@
 
 #include "sim/calibration/nelder_mead.h"
 #include "sim/io/input_error.h"
+#include "sim/io/sources.h"
 #include "sim/training/dynamics.h"
 
 namespace dynamix {
@@ -26,12 +27,6 @@ constexpr double kHuge = 1e30;
 // Epochs from 1/8 to 32 times the longest fitted run's, in steps of sqrt(2).
 constexpr int kScanLow = -6;
 constexpr int kScanHigh = 10;
-
-std::string join(const std::vector<std::string>& words) {
-  std::string text;
-  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
-  return text;
-}
 
 /// A stretch of windows [first, last) and its pooled B_simple, in logs.
 struct Block {

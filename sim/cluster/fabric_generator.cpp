@@ -67,8 +67,8 @@ FabricSize fabric_size(const FabricShape& shape) {
 void check_document_size(const ConfigNode& fabric, const FabricShape& shape) {
   const FabricSize size = fabric_size(shape);
   const double values = 9.0 * static_cast<double>(shape.nodes) +
-                        5.0 * static_cast<double>(size.links) +
-                        static_cast<double>(size.switches) + 16;
+                        5.0 * static_cast<double>(size.links) + static_cast<double>(size.switches) +
+                        16;
   if (values <= static_cast<double>(ConfigNode::kMaxValues)) return;
   fabric.fail("a shape whose topology fits one document of " +
                   std::to_string(ConfigNode::kMaxValues) +

@@ -40,12 +40,6 @@ std::uint64_t pair_key(std::size_t a, std::size_t b, std::size_t n) {
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
-  return list;
-}
-
 Duration read_latency(const ConfigNode& entry) {
   entry.at("latency_us");
   const double microseconds = entry.at_least_or("latency_us", 0, 0);

@@ -36,6 +36,8 @@ LineRead read_line(std::istream& in, std::string& line, std::size_t limit);
 std::string resolve_path(const std::string& base, const std::string& reference);
 /// `text` without leading and trailing spaces, tabs and carriage returns.
 std::string_view trim(std::string_view text);
+/// `words` separated by ", ", for the lists of valid choices in messages.
+std::string join(std::span<const std::string> words);
 /// The comma-separated fields of one CSV line, each trimmed (no quoting).
 std::vector<std::string_view> split_fields(std::string_view line);
 /// The repository-relative names of every embedded file.

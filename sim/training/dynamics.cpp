@@ -151,7 +151,8 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
   stats.epoch = samples_ / dataset_size_;
   stats.epoch_completed = std::floor(stats.epoch) > std::floor(epochs_before);
   const double per_epoch = options_.validations_per_epoch;
-  stats.validation_due = std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
+  stats.validation_due =
+      std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
   stats.progress = progress_;
 
   const double remaining = remaining_fraction(progress_);

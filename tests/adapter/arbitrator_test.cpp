@@ -4,8 +4,8 @@
 #include "adapter/server/arbitrator.h"
 
 #include <doctest/doctest.h>
-#include <stdlib.h>
 #include <google/protobuf/util/message_differencer.h>
+#include <stdlib.h>
 
 #include <cmath>
 #include <fstream>

@@ -148,7 +148,8 @@ TEST_CASE("Mutated --set overrides are accepted or refused with an InputError") 
   check_target("overrides");
 }
 
-TEST_CASE("Mutated measurement files are accepted within the schema or refused with an InputError") {
+TEST_CASE(
+    "Mutated measurement files are accepted within the schema or refused with an InputError") {
   check_target("measurements");
 }
 

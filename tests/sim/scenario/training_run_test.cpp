@@ -62,6 +62,7 @@ std::vector<IterationRecord> run_records(const Scenario& scenario, std::uint64_t
 
 std::vector<std::vector<double>> flatten(const std::vector<IterationRecord>& records) {
   std::vector<std::vector<double>> rows;
+  rows.reserve(records.size());
   for (const IterationRecord& record : records) rows.push_back(flatten(record));
   return rows;
 }
@@ -83,6 +84,7 @@ TEST_CASE("a training run outlives the scenario it was built from") {
   std::optional<TrainingRun> run;
   run.emplace(quickstart(), 42);  // the scenario is a temporary, gone after this line
   std::vector<std::vector<double>> orphan;
+  orphan.reserve(50);
   const std::vector<int> batches(run->workers(), 128);
   for (int i = 0; i < 50; ++i) orphan.push_back(flatten(run->step(batches)));
   CHECK(orphan == alive);
@@ -261,8 +263,9 @@ TEST_CASE("a run stops at its epoch budget") {
 TEST_CASE("a run validates as often an epoch as it is told, epoch ends among them") {
   for (const int per_epoch : {1, 4}) {
     CAPTURE(per_epoch);
-    const Scenario scenario = quickstart(
-        {"training.budget_epochs=2", "training.validations_per_epoch=" + std::to_string(per_epoch)});
+    const Scenario scenario =
+        quickstart({"training.budget_epochs=2",
+                    "training.validations_per_epoch=" + std::to_string(per_epoch)});
     TrainingRun run(scenario, 1);
     const std::vector<int> batches(run.workers(), 128);
     std::vector<double> validated_at;
