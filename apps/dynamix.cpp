@@ -17,12 +17,12 @@
 #include "apps/command_line.h"
 #include "apps/config.h"
 #include "apps/evaluate.h"
-#include "apps/interrupt.h"
 #include "apps/oracle.h"
 #include "apps/scenarios.h"
 #include "apps/simulate.h"
 #include "apps/sweep.h"
 #include "apps/workloads.h"
+#include "studies/interrupt.h"
 #ifdef DYNAMIX_TORCH
 #include "apps/train.h"
 #include "policies/export/torch_threads.h"

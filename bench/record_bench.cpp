@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/iteration_log.h"
-#include "apps/run_directory.h"
 #include "bench/bench_scenarios.h"
 #include "sim/scenario/training_run.h"
+#include "studies/iteration_log.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/interrupt.h"
+#include "studies/interrupt.h"
 
 namespace dynamix {
 
