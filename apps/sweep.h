@@ -1,5 +1,5 @@
 // `dynamix sweep`: what-if studies over a grid of scenario values × policies × seeds, on local
-// threads or spread over MPI ranks (apps/ranks.h).
+// threads or spread over MPI ranks (studies/ranks.h).
 #pragma once
 
 #include <cstddef>
