@@ -152,8 +152,8 @@ struct TrainOptions {
   int environments = 8;
   int threads = 0;
   int eval_every = 20;
-  /// Five: with two, the selected policy missed v64_leafspine on 1 of 5 evaluation seeds for
-  /// two of three training seeds on a Zen 4 EPYC (docs/ppo.md).
+  /// Five: two seeds are too few to see a policy that misses a validation cluster on one
+  /// evaluation seed in five (docs/journal/2026-11-24-selection-seeds-and-cpu.md).
   int eval_seeds = 5;
   int checkpoint_every = 10;
   bool randomize = false;
