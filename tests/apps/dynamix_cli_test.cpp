@@ -346,6 +346,13 @@ TEST_CASE("dynamix --version and dynamix version print the version meson.build d
   }
 }
 
+TEST_CASE("dynamix scenarios --validation prints the validation clusters' paths, one per line") {
+  const Outcome outcome = dynamix("scenarios --validation");
+  REQUIRE(outcome.status == 0);
+  CHECK(outcome.stdout_text.starts_with("embedded:/scenarios/validation/v4_extreme.yaml\n"));
+  CHECK(std::count(outcome.stdout_text.begin(), outcome.stdout_text.end(), '\n') == 6);
+}
+
 TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and workload") {
   const Outcome outcome = dynamix("scenarios");
   REQUIRE(outcome.status == 0);
