@@ -24,6 +24,7 @@
 #include "apps/workloads.h"
 #include "studies/interrupt.h"
 #ifdef DYNAMIX_TORCH
+#include "apps/band.h"
 #include "apps/train.h"
 #include "policies/export/torch_threads.h"
 #ifdef DYNAMIX_ADAPTER
@@ -65,6 +66,8 @@ const Command kCommands[] = {
     {"sweep", "run a grid of scenario values × policies × seeds, resumable", dynamix::run_sweep},
     {"export", "export a training checkpoint as TorchScript", WITH_TORCH(dynamix::run_export),
      true},
+    {"band", "make a reward band from seeded training runs, or check a run against one (CI)",
+     WITH_TORCH(dynamix::run_band), true},
     {"workloads", "list the workload catalog", dynamix::run_workloads},
     {"scenarios", "list the built-in scenarios, usable as --scenario NAME", dynamix::run_scenarios},
     {"calibrate", "fit a scenario's network and sync knobs to measurements of a cluster",

@@ -271,7 +271,7 @@ TEST_CASE("no command replaces a folder or file that dynamix did not write") {
   fs::create_directories(mine);
   std::ofstream(mine / "notes.txt") << "precious";
   const std::string file = work.write("policy.pt", "not a policy");
-  const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.csv").string();
+  const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.yaml").string();
   for (const std::string& command :
        {"simulate --iterations 3 --out " + quoted(mine.string()),
         "simulate --iterations 3 --out " + quoted(file),
