@@ -17,6 +17,7 @@ COLUMN_IN = 3.5
 FONT_PT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
            "ytick.labelsize": 7, "legend.fontsize": 7, "figure.titlesize": 9}
 INTERVAL = "95% percentile-bootstrap interval of the mean over seeds"
+INTERVAL_SHORT = "95% bootstrap CI of the mean over seeds"
 UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_us": "µs", "_ns": "ns", "_gbps": "Gb/s", "_mbps": "Mb/s",
                  "_gb": "GB", "_mb": "MB", "_kib": "KiB", "_bytes": "bytes", "_tflops": "TFLOP/s",
                  "_pct": "%"}
@@ -198,15 +199,19 @@ def relative_spread(values):
 
 
 def run_scenario(run_dir):
-    """(name, first line of description) of the scenario a run directory's run.json resolved;
-    ("", "") when it names none. A sweep's first cell stands for the sweep."""
+    """(name, first line of description) of the scenario that a run directory's run.json (sweep)
+    or summary.json (simulate) resolved; ("", "") when it names none. A sweep's first cell stands
+    for the sweep."""
     import json
 
-    try:
-        with open(os.path.join(run_dir, "run.json")) as handle:
-            run = json.load(handle)
-    except (OSError, ValueError):
-        return "", ""
+    run = {}
+    for name in ("run.json", "summary.json"):
+        try:
+            with open(os.path.join(run_dir, name)) as handle:
+                run = json.load(handle)
+            break
+        except (OSError, ValueError):
+            continue
     config = run.get("config") or (run.get("cells") or [{}])[0].get("config") or {}
     name = config.get("name") or os.path.splitext(os.path.basename(str(run.get("scenario") or "")))[0]
     description = str(config.get("description") or "").strip().splitlines()

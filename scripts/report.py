@@ -162,7 +162,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def parse_arguments(argv):
-    parser = Parser(prog="dynamix report", description=__doc__.split("\n\n", 1)[1],
+    parser = Parser(prog="dynamix report", description=__doc__,
                     formatter_class=argparse.RawDescriptionHelpFormatter,
                     usage="dynamix report RUN_DIR [--x KEY] [--band FILE] [--formats png,pdf,svg]")
     parser.add_argument("run_dir", metavar="RUN_DIR",
