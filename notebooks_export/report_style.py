@@ -45,8 +45,9 @@ def save(fig, folder, name, formats=FORMATS):
     paths = []
     for extension in formats:
         path = os.path.join(folder, f"{name}.{extension}")
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.03,
-                    metadata={"Date": None} if extension in ("pdf", "svg") else None)
+        # No creation date: the same run gives the same PDF and SVG bytes.
+        metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(extension)
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.03, metadata=metadata)
         paths.append(path)
     return sorted(paths, key=lambda p: not p.endswith(".png"))
 

@@ -100,7 +100,9 @@ def dynamix_executable():
     candidates = [os.environ.get("DYNAMIX", "")]
     candidates += sorted(glob.glob(os.path.join(ROOT, "build*", "apps", "dynamix")))
     candidates.append(shutil.which("dynamix") or "")
-    return next((c for c in candidates if c and os.access(c, os.X_OK)), "")
+    found = next((c for c in candidates if c and os.access(c, os.X_OK)), "")
+    # The notebooks run in the staging folder: a relative path would name nothing there.
+    return os.path.abspath(found) if found else ""
 
 
 def execute(name, run_dir, staging, parameters):
