@@ -23,7 +23,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = os.path.join(ROOT, "notebooks_export")
 MARKER = ".dynamix-run"
-FORMATS = ("png", "pdf", "svg")
+sys.path.insert(0, NOTEBOOKS)
+import report_style  # noqa: E402  (the notebooks' own helpers, beside them)
+
+FORMATS = report_style.FORMATS
 
 
 class InputError(Exception):
@@ -88,11 +91,10 @@ def check_run_directory(run_dir, options):
 
 
 def parse_formats(text):
-    formats = list(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
-    if not formats or any(f not in FORMATS for f in formats):
-        raise InputError(f"--formats: expected a comma-separated list of {', '.join(FORMATS)}, "
-                         f"found '{text}'")
-    return formats
+    try:
+        return report_style.parse_formats(text)
+    except ValueError as error:
+        raise InputError(f"--formats: {error}") from error
 
 
 def dynamix_executable():
