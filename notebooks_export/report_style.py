@@ -1,7 +1,7 @@
 """The figure decisions the report notebooks share: print sizes and fonts, the formats written,
 axis labels from the knob tables of `dynamix config`, when an axis goes log or symlog, colours
 that stay distinct past ten lines, seed intervals, and y limits that do not magnify a tiny spread.
-Plain functions, so scripts/report_test.py checks each decision without drawing."""
+Plain functions, so tests/scripts/report_test.py checks each decision without drawing."""
 import os
 import re
 import subprocess
