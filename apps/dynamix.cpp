@@ -18,6 +18,7 @@
 #include "apps/config.h"
 #include "apps/evaluate.h"
 #include "apps/oracle.h"
+#include "apps/report.h"
 #include "apps/scenarios.h"
 #include "apps/simulate.h"
 #include "apps/sweep.h"
@@ -74,6 +75,7 @@ const Command kCommands[] = {
      dynamix::run_calibrate},
     {"fidelity", "compare a scenario's simulated times with measured ones", dynamix::run_fidelity},
     {"config", "list every scenario key: type, unit, default, range, meaning", dynamix::run_config},
+    {"report", "a run's figures (PDF, SVG, PNG) and executed notebooks", dynamix::run_report},
 #ifdef DYNAMIX_ADAPTER
     {"serve", "serve a policy.pt's decisions to real DDP workers (gRPC)",
      WITH_TORCH(dynamix::run_serve), true},
