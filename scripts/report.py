@@ -72,7 +72,7 @@ def check_run_directory(run_dir, options):
         raise InputError(f"RUN_DIR: expected a run directory that dynamix wrote (holding {MARKER}), "
                          f"found '{run_dir}'")
     if options.band and not os.path.isfile(options.band):
-        raise InputError(f"--band: expected a reward band CSV file, found '{options.band}'")
+        raise InputError(f"--band: expected a reward band file (dynamix band make), found '{options.band}'")
     report = os.path.join(run_dir, "report")
     if os.path.lexists(report) and not os.path.isfile(os.path.join(report, MARKER)):
         raise InputError(f"RUN_DIR: expected no report folder or one that dynamix wrote, found "
@@ -135,8 +135,8 @@ def write_report(run_dir, options):
     formats = parse_formats(options.formats)
     chosen = check_run_directory(run_dir, options)
     band = options.band
-    if not band and os.path.isfile(os.path.join(run_dir, "reward_band.csv")):
-        band = os.path.join(run_dir, "reward_band.csv")
+    if not band and os.path.isfile(os.path.join(run_dir, "reward_band.yaml")):
+        band = os.path.join(run_dir, "reward_band.yaml")
     band = os.path.abspath(band) if band else ""
     report = os.path.join(run_dir, "report")
     staging = f"{report}.partial-{os.getpid()}"
@@ -174,9 +174,8 @@ def parse_arguments(argv):
     parser.add_argument("--x", default="", metavar="KEY",
                         help="the sweep's grid key on the x axis (default: the first numeric one)")
     parser.add_argument("--band", default="", metavar="FILE",
-                        help="CI reward band CSV (first_update,last_update,low,high, as "
-                             "scripts/reward_band.py writes it) drawn around the training curve; "
-                             "default RUN_DIR/reward_band.csv when present")
+                        help="reward band (YAML, as dynamix band make writes it) drawn around "
+                             "the training curve; default RUN_DIR/reward_band.yaml when present")
     parser.add_argument("--formats", default=",".join(FORMATS), metavar="LIST",
                         help="figure formats, comma-separated, of png, pdf, svg (default: all three)")
     return parser.parse_args(argv)

@@ -68,9 +68,10 @@ class ReportTest(unittest.TestCase):
         for name, (command, _, _) in RUNS.items():
             subprocess.run([DYNAMIX, *command, "--out", os.path.join(cls.work.name, name)],
                            check=True, stdout=subprocess.DEVNULL)
-        cls.band = os.path.join(cls.work.name, "band.csv")
+        cls.band = os.path.join(cls.work.name, "band.yaml")
         with open(cls.band, "w") as handle:
-            handle.write("first_update,last_update,low,high\n1,20,-1,1\n")
+            handle.write("# dynamix reward band: written by dynamix band make\nbin_updates: 20\n"
+                         "bins:\n  - {first_update: 1, last_update: 20, low: -1, high: 1}\n")
 
     @classmethod
     def tearDownClass(cls):
