@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "dynamix_config.h"
+
 namespace dynamix {
 
-#ifndef DYNAMIX_VERSION
-#error "DYNAMIX_VERSION (the project version in meson.build) must be defined by the build"
-#endif
-/// The project's version, as meson.build declares it.
+/// The project's version, as meson.build's project() declares it.
 inline constexpr const char* kDynamixVersion = DYNAMIX_VERSION;
 
 /// Parses a subcommand's arguments; prints help and returns true when --help was asked.

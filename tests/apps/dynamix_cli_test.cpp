@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynamix_config.h"
 #include "sim/training/workload.h"
 #include "tests/apps/run_dynamix.h"
 
