@@ -23,6 +23,7 @@
 #include "apps/simulate.h"
 #include "apps/sweep.h"
 #include "apps/workloads.h"
+#include "dynamix_config.h"
 #ifdef DYNAMIX_TORCH
 #include "apps/train.h"
 #include "policies/export/torch_threads.h"
