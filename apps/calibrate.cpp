@@ -16,12 +16,12 @@
 #include "apps/calibrate_dynamics.h"
 #include "apps/command_line.h"
 #include "apps/fidelity_report.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
 #include "sim/calibration/calibration.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_names.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

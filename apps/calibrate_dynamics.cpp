@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "apps/command_line.h"
-#include "apps/run_directory.h"
 #include "sim/calibration/dynamics_fit.h"
 #include "sim/calibration/estimator_noise.h"
 #include "sim/calibration/fitted_workload.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

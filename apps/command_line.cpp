@@ -28,28 +28,6 @@ void refuse_empty_values(const po::variables_map& values) {
 
 }  // namespace
 
-std::string format_rounded(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0) return "0";
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(value))));
-  char buffer[64];
-  if (magnitude < -4 || magnitude >= 15) {
-    std::snprintf(buffer, sizeof buffer, "%.4g", value);
-    return buffer;
-  }
-  // Round to 4 significant digits, then print without an exponent or trailing zeros.
-  const double scale = std::pow(10.0, 3 - magnitude);
-  const double rounded = std::round(value * scale) / scale;
-  std::snprintf(buffer, sizeof buffer, "%.*f", std::max(0, 3 - magnitude), rounded);
-  std::string text = buffer;
-  if (text.find('.') != std::string::npos) {
-    text.erase(text.find_last_not_of('0') + 1);
-    if (text.back() == '.') text.pop_back();
-  }
-  return text == "-0" ? "0" : text;
-}
-
 bool parse_help_only(const std::vector<std::string>& args, const std::string& description) {
   po::options_description options(description);
   options.add_options()("help,h", "print this help");

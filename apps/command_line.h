@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "dynamix_config.h"
+#include "sim/io/json_writer.h"
+#include "studies/version.h"
 
 namespace dynamix {
-
-/// The project's version, as meson.build's project() declares it.
-inline constexpr const char* kDynamixVersion = DYNAMIX_VERSION;
 
 /// Parses a subcommand's arguments; prints help and returns true when --help was asked.
 /// Unknown or malformed options, stray positional arguments and options given an empty value
@@ -43,10 +41,6 @@ inline constexpr const char* kFamilyBudgetHelp =
     "reachable family samples: a reference job on each sample sets its target and a time "
     "budget of this many times its time to that target (docs/evaluation.md); 0 keeps the "
     "base's budget and the workloads' targets";
-
-/// `value` rounded to 4 significant digits for people to read (stdout, stderr, --help);
-/// output files keep full precision through format_number.
-std::string format_rounded(double value);
 
 /// A default value for --help, shown rounded (0.0003, not 0.00029999999999999997).
 template <typename T>

@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "apps/command_line.h"
-#include "apps/scenarios.h"
 #include "sim/io/input_error.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_knobs.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
 namespace {

@@ -16,20 +16,20 @@
 #include <thread>
 
 #include "apps/command_line.h"
-#include "apps/episode_feed.h"
-#include "apps/interrupt.h"
 #include "apps/oracle.h"
 #include "apps/policy_factory.h"
-#include "apps/progress.h"
-#include "apps/ranks.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
-#include "policies/evaluation.h"
-#include "policies/oracle.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
+#include "sim/scenario/scenario_names.h"
+#include "studies/episode_feed.h"
+#include "studies/evaluation.h"
+#include "studies/interrupt.h"
+#include "studies/oracle.h"
+#include "studies/progress.h"
+#include "studies/ranks.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "apps/command_line.h"
-#include "apps/run_directory.h"
 #include "sim/calibration/agreement.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

@@ -8,14 +8,14 @@
 #include <thread>
 
 #include "apps/command_line.h"
-#include "apps/episode_feed.h"
-#include "apps/interrupt.h"
-#include "apps/progress.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
-#include "policies/oracle.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/scenario/scenario_names.h"
+#include "studies/episode_feed.h"
+#include "studies/interrupt.h"
+#include "studies/oracle.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gym/batch_size_env.h"
-#include "policies/evaluation.h"
+#include "studies/evaluation.h"
 
 namespace dynamix {
 

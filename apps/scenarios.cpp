@@ -1,55 +1,14 @@
-// Built-in scenarios: short names resolved to embedded paths, and their listing.
+// `dynamix scenarios`: the shipped scenarios, one line each.
 #include "apps/scenarios.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 
 #include "apps/command_line.h"
-#include "sim/io/input_error.h"
-#include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
-
-namespace {
-
-constexpr std::string_view kScenarioFolder = "scenarios/";
-constexpr std::string_view kScenarioExtension = ".yaml";
-
-std::string embedded_scenario(const std::string& name) {
-  return std::string(kEmbeddedPrefix) + std::string(kScenarioFolder) + name +
-         std::string(kScenarioExtension);
-}
-
-}  // namespace
-
-std::vector<std::string> builtin_scenario_names() {
-  std::vector<std::string> names;
-  for (const std::string& path : embedded_paths()) {
-    if (!path.starts_with(kScenarioFolder) || !path.ends_with(kScenarioExtension)) continue;
-    const std::string name = path.substr(
-        kScenarioFolder.size(), path.size() - kScenarioFolder.size() - kScenarioExtension.size());
-    if (name.find('/') == std::string::npos) names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string resolve_scenario(const std::string& name_or_path, const std::string& option) {
-  const bool bare_name = !name_or_path.empty() && name_or_path.find('/') == std::string::npos &&
-                         !name_or_path.ends_with(kScenarioExtension) &&
-                         !name_or_path.starts_with(kEmbeddedPrefix);
-  std::error_code ignored;
-  if (!bare_name || std::filesystem::exists(name_or_path, ignored)) return name_or_path;
-  const std::vector<std::string> names = builtin_scenario_names();
-  if (std::find(names.begin(), names.end(), name_or_path) != names.end())
-    return embedded_scenario(name_or_path);
-  std::string list;
-  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-  throw InputError(option, 0, "", "a scenario file or a built-in scenario (" + list + ")",
-                   "'" + name_or_path + "'");
-}
 
 int run_scenarios(const std::vector<std::string>& args) {
   if (parse_help_only(
@@ -61,7 +20,7 @@ int run_scenarios(const std::vector<std::string>& args) {
   };
   std::vector<Row> rows = {{"name", "workers", "workload", "description"}};
   for (const std::string& name : builtin_scenario_names()) {
-    const Scenario scenario = load_scenario(embedded_scenario(name));
+    const Scenario scenario = load_scenario(builtin_scenario_path(name));
     const std::string text = scenario.resolved.text("description").value_or("");
     rows.push_back({name, std::to_string(scenario.worker_hosts.size()), scenario.workload.name,
                     text.substr(0, text.find('\n'))});

@@ -17,12 +17,12 @@
 #include "adapter/server/arbitrator_server.h"
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
-#include "apps/interrupt.h"
 #include "apps/policy_factory.h"
-#include "apps/run_directory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
+#include "studies/interrupt.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

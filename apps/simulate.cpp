@@ -10,20 +10,20 @@
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
-#include "apps/interrupt.h"
-#include "apps/iteration_log.h"
 #include "apps/policy_factory.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
 #include "gym/episode_log.h"
 #include "gym/scenario_source.h"
-#include "policies/evaluation.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_names.h"
 #include "sim/scenario/training_run.h"
+#include "studies/evaluation.h"
+#include "studies/interrupt.h"
+#include "studies/iteration_log.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

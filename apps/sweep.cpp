@@ -12,15 +12,15 @@
 #include <optional>
 #include <thread>
 
-#include "apps/cell_records.h"
 #include "apps/command_line.h"
-#include "apps/interrupt.h"
 #include "apps/policy_factory.h"
-#include "apps/progress.h"
-#include "apps/ranks.h"
-#include "apps/run_directory.h"
-#include "apps/sweep_engine.h"
 #include "sim/io/input_error.h"
+#include "studies/cell_records.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/ranks.h"
+#include "studies/run_directory.h"
+#include "studies/sweep_engine.h"
 
 namespace dynamix {
 namespace {

@@ -1,5 +1,5 @@
 // `dynamix sweep`: what-if studies over a grid of scenario values × policies × seeds, on local
-// threads or spread over MPI ranks (apps/ranks.h).
+// threads or spread over MPI ranks (studies/ranks.h).
 #pragma once
 
 #include <cstddef>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/cell_records.h"
-#include "apps/run_directory.h"
-#include "apps/sweep_engine.h"
+#include "studies/cell_records.h"
+#include "studies/run_directory.h"
+#include "studies/sweep_engine.h"
 
 namespace dynamix {
 

@@ -12,14 +12,9 @@
 #include <sstream>
 
 #include "apps/command_line.h"
-#include "apps/interrupt.h"
 #include "apps/policy_selection.h"
-#include "apps/progress.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
-#include "policies/evaluation.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
@@ -27,6 +22,11 @@
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario_names.h"
+#include "studies/evaluation.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {
@@ -44,10 +44,6 @@ struct Evaluation {
   /// PolicySelection's score of this policy, when the run selects.
   std::optional<double> selection_score;
 };
-
-/// The held-out clusters `--select-on validation` names.
-constexpr const char* kValidationScenarios[] = {
-    "v4_extreme", "v16_lossy", "v32_ps", "v64_leafspine", "v128_threetier", "v256_leafspine"};
 
 /// The greedy policy on the evaluation scenario over a few seeds: mean time to target (runs
 /// that miss count with their total time) and mean final accuracy.
@@ -156,8 +152,8 @@ struct TrainOptions {
   int environments = 8;
   int threads = 0;
   int eval_every = 20;
-  /// Five: with two, the selected policy missed v64_leafspine on 1 of 5 evaluation seeds for
-  /// two of three training seeds on a Zen 4 EPYC (docs/ppo.md).
+  /// Five: two seeds are too few to see a policy that misses a validation cluster on one
+  /// evaluation seed in five (docs/journal/2026-11-24-selection-seeds-and-cpu.md).
   int eval_seeds = 5;
   int checkpoint_every = 10;
   bool randomize = false;
@@ -401,9 +397,7 @@ void check(TrainOptions& o) {
       select_on.push_back(name);
       continue;
     }
-    for (const char* cluster : kValidationScenarios) {
-      select_on.push_back(std::string("embedded:/scenarios/validation/") + cluster + ".yaml");
-    }
+    for (const std::string& path : validation_scenario_paths()) select_on.push_back(path);
   }
   o.select_on = std::move(select_on);
 }

@@ -1,5 +1,5 @@
 // Cost of `dynamix simulate`'s recording per simulated iteration, beside the bare step: the
-// target (issue 15) is that the default mode costs at most 2x the in-process step from 8 to 4096
+// target is that the default mode costs at most 2x the in-process step from 8 to 4096
 // nodes. BM_SimulateIteration/mode:0 is the bare TrainingRun::step, 1 adds --record none
 // (validation.csv only), 2 --record windows (N = 10), 3 --record iterations.
 #include <benchmark/benchmark.h>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/iteration_log.h"
-#include "apps/run_directory.h"
 #include "bench/bench_scenarios.h"
 #include "sim/scenario/training_run.h"
+#include "studies/iteration_log.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 namespace {

@@ -7,11 +7,11 @@
 #include <iostream>
 #include <string>
 
-#include "apps/cell_records.h"
-#include "apps/interrupt.h"
-#include "apps/progress.h"
-#include "apps/sweep_engine.h"
 #include "policies/baselines/baselines.h"
+#include "studies/cell_records.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/sweep_engine.h"
 
 namespace dynamix {
 namespace {

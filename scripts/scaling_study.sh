@@ -4,7 +4,7 @@
 # 3 seeds; then its report (scaling curves with the alpha-beta closed form) in OUT/report.
 #   usage: scripts/scaling_study.sh [OUT (default runs/scaling)] [more dynamix sweep options]
 # DYNAMIX names the binary (default build/apps/dynamix) and JOBS the threads (default 2);
-# under mpirun, run the sweep line itself (README: "Over MPI ranks"). The README's figures are
+# under mpirun, run the sweep line itself (docs/mpi.md). The figures of docs/studies.md are
 # OUT/report/sweep_scaling*.png copied to docs/figures/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-"""The sim-to-real study (issue 25): calibrate the simulator on a real job, predict each policy's
+"""The sim-to-real study: calibrate the simulator on a real job, predict each policy's
 time to target with it, then measure the same policies steering the real job through
 `dynamix serve`, and compare.
 

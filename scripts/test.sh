@@ -29,7 +29,7 @@ if [[ ${DYNAMIX_SANITIZERS:-0} == 1 ]]; then
   build_quietly build-asan
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     meson test -C build-asan --print-errorlogs --suite sim --suite calibration --suite gym \
-    --suite policies --suite fuzz | tee -a "$log" || status=$?
+    --suite policies --suite studies --suite fuzz | tee -a "$log" || status=$?
 fi
 
 passed=$(awk '/^Ok:/ {n += $2} END {print n + 0}' "$log")

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/scenarios.h"
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "sim/io/input_error.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace py = pybind11;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the validation scenarios (scenarios/validation/*.yaml): clusters kept out of training
-and out of every reported figure, on which learned policies are selected and checked.
+and out of every reported figure, on which learned policies are selected and checked; and the
+scale check (scenarios/scale/), too large to evaluate at every selection.
 
 Each fabric is a leaf-spine (or three-tier) network with hosts spread over the leaves in
 contiguous groups; GPU types by the fractions given. Link speeds, latencies and core counts are
@@ -96,5 +97,6 @@ SETS = [
 ]
 
 for name, comment, topo, scen in SETS:
-    (HERE / f"{name}.topology.yaml").write_text(fabric(name, comment, **topo))
-    (HERE / f"{name}.yaml").write_text(scenario(name, comment, **scen))
+    folder = HERE.parent / "scale" if name == "v1024_threetier" else HERE
+    (folder / f"{name}.topology.yaml").write_text(fabric(name, comment, **topo))
+    (folder / f"{name}.yaml").write_text(scenario(name, comment, **scen))

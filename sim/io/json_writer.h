@@ -46,6 +46,9 @@ class JsonWriter {
 
 /// A number formatted the way every dynamix output file formats it.
 std::string format_number(double number);
+/// `value` rounded to 4 significant digits for people to read (stdout, stderr, --help);
+/// output files keep full precision through format_number.
+std::string format_rounded(double value);
 /// `value` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds
 /// a comma, a quote or a line break.
 std::string csv_field(std::string_view value);

@@ -96,8 +96,8 @@ def worker(rank, init_file, address, out_dir, kill_pid):
     (pathlib.Path(out_dir) / f"rank{rank}.json").write_text(json.dumps(result))
     controller.close()
     dist.destroy_process_group()
-    # The rank returns and tears DDP and gloo down as any job does: with Python off gloo's
-    # threads that no longer hangs (it did about 1 run in 4 with the `.then` hook).
+    # The rank returns and tears DDP and gloo down as any job does, which cannot hang while
+    # Python stays off gloo's threads (a `.then` hook on them hangs about 1 run in 4).
 
 
 def run_job(work, address, kill_pid=0, name="job"):

@@ -6,8 +6,8 @@ joins it, PyTorch issue #56297) or an abort ("terminate called without an active
 fails the test.
 
 usage: exit_test.py SOURCE_DIR [--jobs N] [--legacy-hook]
---legacy-hook runs the hook this package shipped before (a Python `.then` callback on the
-all-reduce's future, run on gloo's threads) to measure the failure rate the fix removes; it
+--legacy-hook runs the hook this package avoids (a Python `.then` callback on the
+all-reduce's future, run on gloo's threads) to measure the failure rate it causes; it
 reports the counts and does not fail.
 Exit 77 (skip) only where gloo cannot start."""
 import argparse
@@ -56,7 +56,7 @@ def rank_main(rank, init_file, legacy, final_backward, destroy):
         torch.nn.Sequential(*layers, torch.nn.Linear(64, 3)),
         bucket_cap_mb=0.02)  # a bucket per layer: many all-reduces in flight per iteration
     if legacy:
-        # The package as it was: the `.then` hook, and a close() that did not drain.
+        # What the package avoids: the `.then` hook, and a close() that does not drain.
         model.register_comm_hook = lambda state, hook: torch.nn.parallel.DistributedDataParallel \
             .register_comm_hook(model, state, legacy_hook)
         AdaptiveBatchController.close = lambda self: None

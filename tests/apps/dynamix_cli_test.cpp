@@ -46,7 +46,7 @@ TEST_CASE("A YAML file of millions of values is refused within 600 MB of address
       "name: big\ntopology: " + (kSourceDir / "topologies/quickstart.yaml").string() + "\nextra:\n";
   for (int i = 0; i < 2'500'000; ++i) text += "  - 1\n";  // 15 MB, under the 16 MiB input bound
   std::ofstream(work / "big.yaml") << text;
-  // yaml-cpp's tree for this file took over 1 GB before the values were counted as they stream.
+  // yaml-cpp's tree for this file takes over 1 GB; counting the values as they stream does not.
   const Outcome run = run_shell("ulimit -v 600000; " + quoted(DYNAMIX_BINARY) +
                                 " simulate --iterations 1 --scenario " + quoted(work / "big.yaml") +
                                 " --out " + quoted(work / "out"));

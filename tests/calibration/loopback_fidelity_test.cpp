@@ -1,4 +1,4 @@
-// The outcome target on the machine CI runs on: calibrated on the fit subset of the
+// The fidelity target on the machine CI runs on: calibrated on the fit subset of the
 // shipped measurements (calibration/measurements/loopback_2core_epyc.csv, gloo over loopback on
 // a 2-core EPYC VM), the simulator predicts the held-out configurations. Deterministic: the
 // measurements are data, the fit is a fixed Nelder-Mead search; nothing is timed here.

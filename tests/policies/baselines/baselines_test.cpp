@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "gym/scenario_source.h"
-#include "policies/evaluation.h"
 #include "sim/io/input_error.h"
+#include "studies/evaluation.h"
 
 namespace dynamix {
 namespace {

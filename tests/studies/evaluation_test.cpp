@@ -1,5 +1,5 @@
 // Evaluation statistics, reach-aware scores and the summary table.
-#include "policies/evaluation.h"
+#include "studies/evaluation.h"
 
 #include <doctest/doctest.h>
 

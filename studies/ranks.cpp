@@ -1,6 +1,6 @@
 // Rank 0 serves episode indices and keeps records on a thread of its own while its other
 // threads run episodes like every other rank's; without MPI, Ranks only refuses.
-#include "apps/ranks.h"
+#include "studies/ranks.h"
 
 #include <algorithm>
 #include <cstdlib>

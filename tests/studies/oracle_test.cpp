@@ -1,5 +1,5 @@
 // The oracle's schedule search and the schedule policy it returns.
-#include "policies/oracle.h"
+#include "studies/oracle.h"
 
 #include <doctest/doctest.h>
 
@@ -31,13 +31,15 @@ TEST_CASE("parallel_for visits every index once and rethrows the first error by 
   for (const auto& v : visits) CHECK(v == 1);
   CHECK_THROWS_WITH(parallel_for(10, 2,
                                  [](int i) {
-                                   if (i == 3 || i == 7) throw std::runtime_error(std::to_string(i));
+                                   if (i == 3 || i == 7)
+                                     throw std::runtime_error(std::to_string(i));
                                  }),
                     "3");
 }
 
-TEST_CASE("The oracle finds a schedule that reaches on every seed, at least as fast as any "
-          "constant one, the same whatever the threads") {
+TEST_CASE(
+    "The oracle finds a schedule that reaches on every seed, at least as fast as any "
+    "constant one, the same whatever the threads") {
   const auto scenario = std::make_shared<const Scenario>(load_scenario(
       kDefaultScenario, {"training.target_accuracy=0.6", "training.budget_epochs=20"}));
   OracleOptions options;

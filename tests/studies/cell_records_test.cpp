@@ -1,5 +1,5 @@
 // CellRecords: a record counts only once committed, and reads back byte for byte.
-#include "apps/cell_records.h"
+#include "studies/cell_records.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Progress: the bar, the periodic lines and the silence behind one update() call.
-#include "apps/progress.h"
+#include "studies/progress.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Evaluation: episodes, bootstrap intervals, reach-aware scores and tables.
-#include "policies/evaluation.h"
+#include "studies/evaluation.h"
 
 #include <algorithm>
 #include <cmath>

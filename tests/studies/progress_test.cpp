@@ -1,5 +1,5 @@
 // Progress: a redrawn bar on a terminal, plain periodic lines in a file, nothing when quiet.
-#include "apps/progress.h"
+#include "studies/progress.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // InterruptScope: sigaction with SA_RESETHAND around a flag.
-#include "apps/interrupt.h"
+#include "studies/interrupt.h"
 
 #include "sim/core/check.h"
 

@@ -1,5 +1,6 @@
-// Built-in scenarios named by their short name, through the one function every command uses.
-#include "apps/scenarios.h"
+// Shipped scenarios named by their short name, and the validation set, both from the embedded
+// files.
+#include "sim/scenario/scenario_names.h"
 
 #include <doctest/doctest.h>
 
@@ -39,6 +40,21 @@ TEST_CASE("paths, embedded paths and existing files are kept as given") {
   CHECK(resolve_scenario("embedded:/scenarios/lossy8.yaml") == "embedded:/scenarios/lossy8.yaml");
   CHECK(resolve_scenario("missing.yaml") == "missing.yaml");
   CHECK(resolve_scenario("dir/hetero32") == "dir/hetero32");
+}
+
+TEST_CASE("the validation set is every embedded validation scenario, smallest cluster first") {
+  std::vector<std::string> expected;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(DYNAMIX_SOURCE_DIR) / "scenarios" / "validation")) {
+    const std::string file = entry.path().filename().string();
+    if (file.ends_with(".yaml") && !file.ends_with(".topology.yaml"))
+      expected.push_back("embedded:/scenarios/validation/" + file);
+  }
+  const std::vector<std::string> paths = validation_scenario_paths();
+  CHECK(std::is_permutation(paths.begin(), paths.end(), expected.begin(), expected.end()));
+  REQUIRE(paths.size() >= 2);
+  CHECK(paths.front() == "embedded:/scenarios/validation/v4_extreme.yaml");
+  CHECK(paths[1] == "embedded:/scenarios/validation/v16_lossy.yaml");
 }
 
 TEST_CASE("an unknown short name is refused, listing the built-in names") {

@@ -1,6 +1,6 @@
 // The sweep engine: grid cells loaded and checked up front, episodes on threads with a durable
 // record each, outputs assembled from the records in episode order.
-#include "apps/sweep_engine.h"
+#include "studies/sweep_engine.h"
 
 #include <algorithm>
 #include <charconv>
@@ -16,21 +16,21 @@
 #include <set>
 #include <sstream>
 
-#include "apps/cell_records.h"
-#include "apps/command_line.h"
-#include "apps/interrupt.h"
-#include "apps/progress.h"
-#include "apps/run_directory.h"
-#include "apps/scenarios.h"
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
-#include "policies/evaluation.h"
 #include "sim/cluster/compute.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_names.h"
+#include "studies/cell_records.h"
+#include "studies/evaluation.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
+#include "studies/version.h"
 
 namespace dynamix {
 namespace {

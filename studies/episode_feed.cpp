@@ -1,4 +1,4 @@
-#include "apps/episode_feed.h"
+#include "studies/episode_feed.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 // Episodes (or any units of work) handed out to threads, here or on other MPI ranks
-// (apps/ranks.h), each finished one kept as a text record: the machinery `dynamix sweep` and
+// (studies/ranks.h), each finished one kept as a text record: the machinery `dynamix sweep` and
 // `dynamix evaluate` share.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/interrupt.h"
+#include "studies/interrupt.h"
 
 namespace dynamix {
 

@@ -1,5 +1,5 @@
 // IterationLog: iterations.csv, windows.csv and validation.csv.
-#include "apps/iteration_log.h"
+#include "studies/iteration_log.h"
 
 #include <cmath>
 

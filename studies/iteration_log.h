@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/run_directory.h"
 #include "sim/scenario/training_run.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 

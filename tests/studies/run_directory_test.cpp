@@ -1,5 +1,5 @@
 // RunDirectory and CsvWriter: a run directory appears complete or not at all; tidy CSV rows.
-#include "apps/run_directory.h"
+#include "studies/run_directory.h"
 
 #include <doctest/doctest.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/episode_feed.h"
+#include "studies/episode_feed.h"
 
 namespace dynamix {
 

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "apps/cell_records.h"
-#include "apps/episode_feed.h"
-#include "apps/interrupt.h"
-#include "apps/progress.h"
-#include "apps/run_directory.h"
 #include "gym/batch_size_env.h"
 #include "policies/policy.h"
 #include "sim/scenario/scenario.h"
+#include "studies/cell_records.h"
+#include "studies/episode_feed.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
 
 namespace dynamix {
 

@@ -1,5 +1,5 @@
 // CellRecords: temporary file, fsync, rename, fsync of the folder.
-#include "apps/cell_records.h"
+#include "studies/cell_records.h"
 
 #include <filesystem>
 #include <system_error>

@@ -1,5 +1,5 @@
 // RunDirectory, output-file checks and CsvWriter.
-#include "apps/run_directory.h"
+#include "studies/run_directory.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <system_error>
 
-#include "apps/command_line.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "studies/version.h"
 
 namespace dynamix {
 namespace {

@@ -1,6 +1,6 @@
 // Schedule search: screen on one seed, confirm the finalists on every seed, extend the best
 // two-phase schedules to three phases, confirm again.
-#include "policies/oracle.h"
+#include "studies/oracle.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <thread>
 
-#include "policies/evaluation.h"
+#include "studies/evaluation.h"
 
 namespace dynamix {
 

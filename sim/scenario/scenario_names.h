@@ -1,0 +1,27 @@
+// The scenarios compiled into the binary, by name: the shipped set (short names any --scenario
+// takes) and the held-out validation set, both enumerated from the embedded files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dynamix {
+
+/// The short names of the shipped scenarios (the embedded scenarios/*.yaml: "hetero32",
+/// "quickstart", ...), sorted.
+std::vector<std::string> builtin_scenario_names();
+
+/// The embedded path of a shipped scenario's short name.
+std::string builtin_scenario_path(const std::string& name);
+
+/// The embedded paths of the held-out validation clusters (scenarios/validation/*.yaml, their
+/// topologies left out), smallest first: numbers inside names compare by value (v4 < v16).
+std::vector<std::string> validation_scenario_paths();
+
+/// What --scenario names: an existing file or an "embedded:/" path as given, a shipped
+/// scenario's short name as its embedded path. Any other bare name is an InputError on `option`
+/// listing the shipped names; other paths are left for the loader to report.
+std::string resolve_scenario(const std::string& name_or_path,
+                             const std::string& option = "--scenario");
+
+}  // namespace dynamix
