@@ -332,6 +332,18 @@ TEST_CASE("an interrupted simulate or evaluate exits 130 and leaves no staging f
   }
 }
 
+TEST_CASE("dynamix and dynamix-torch list the same commands, those that need LibTorch too") {
+  const fs::path torch = fs::path(DYNAMIX_BINARY).parent_path() / "dynamix-torch";
+  const Outcome listed = dynamix("--help");
+  const Outcome listed_by_torch = run_shell(quoted(torch.string()) + " --help");
+  CHECK(listed.status == 0);
+  CHECK(listed_by_torch.status == 0);
+  CHECK(listed.stdout_text == listed_by_torch.stdout_text);
+  for (const std::string name : {"simulate", "train", "evaluate", "export", "version"}) {
+    CHECK(listed.stdout_text.find("\n  " + name + " ") != std::string::npos);
+  }
+}
+
 TEST_CASE("dynamix --version and dynamix version print the version meson.build declares") {
   const std::string meson = contents(kSourceDir / "meson.build");
   const std::size_t key = meson.find("version: '");
