@@ -18,15 +18,15 @@
 namespace {
 
 /// Runs dynamix-torch, from this executable's folder, with the same arguments; returns only by
-/// throwing.
-int run_with_torch(char** argv, const dynamix::NeedsLibTorch& needs) {
+/// throwing. A build without LibTorch has none to run.
+int run_with_torch([[maybe_unused]] char** argv,
+                   [[maybe_unused]] const dynamix::NeedsLibTorch& needs) {
 #ifndef DYNAMIX_PPO
   throw dynamix::InputError(
       needs.source(), 0, "",
       "a dynamix with LibTorch (this build has none: meson setup -Dppo=enabled)",
       "'" + needs.request() + "'");
 #else
-  static_cast<void>(needs);
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   const std::filesystem::path torch = self.parent_path() / "dynamix-torch";
