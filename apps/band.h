@@ -8,9 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "apps/command.h"
+
 namespace dynamix {
 
 /// `dynamix band make|check`: 0 when made or passed, 1 when the check fails, 2 on bad input.
 int run_band(const std::vector<std::string>& args);
+/// Listed by dynamix, which has no LibTorch and so no run function for it: dynamix-torch
+/// gives run_band (apps/dynamix_torch.cpp).
+inline constexpr Command kBandCommand{
+    "band", "make a reward band from seeded training runs, or check a run against one (CI)"};
 
 }  // namespace dynamix

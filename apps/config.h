@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/command.h"
+
 namespace dynamix {
 
 struct ScenarioSpec;
@@ -18,5 +20,7 @@ void print_configuration_markdown(std::ostream& out);
 
 /// `dynamix config [--markdown] [--scenario S --set KEY=VALUE ...]`.
 int run_config(const std::vector<std::string>& args);
+inline constexpr Command kConfigCommand{
+    "config", "list every scenario key: type, unit, default, range, meaning", run_config};
 
 }  // namespace dynamix

@@ -85,6 +85,18 @@ std::vector<PolicyEntry> parse_entries(const std::string& list) {
   return entries;
 }
 
+/// NeedsLibTorch for a policy of `list` that this executable cannot make, so that dynamix-torch
+/// takes an MPI job over before its ranks join.
+void require_policy_kinds(const std::string& list) {
+  try {
+    for (const PolicyEntry& entry : parse_entries(list)) {
+      require_policy_kind(entry.spec, "--policies");
+    }
+  } catch (const InputError&) {
+    // Rank 0 reports it, once, after the ranks have joined.
+  }
+}
+
 /// Each entry's environment: the evaluation's, at a learned policy's own decision interval
 /// unless --decision-interval was given.
 void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& base,
@@ -437,6 +449,7 @@ int evaluate(const Evaluation& e, Ranks* ranks, RunDirectory* directory) {
 
 /// As one of the ranks of an MPI job: rank 0 owns --out and says what is wrong with the input.
 int evaluate_over_ranks(const EvaluateArgs& a, const std::vector<std::string>& args) {
+  require_policy_kinds(a.policy_list);
   Ranks ranks("evaluate");
   std::optional<Evaluation> e;
   std::optional<RunDirectory> directory;

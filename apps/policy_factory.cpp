@@ -1,13 +1,11 @@
-// make_policy: baselines by name, ppo:PATH through the TorchScript policy (in dynamix-torch;
-// dynamix hands a command line naming one over to it before any policy is made).
+// make_policy: baselines by name, ppo:PATH through the learned policy kind (apps/learned_policy.h:
+// LibTorch's in dynamix-torch, a NeedsLibTorch in dynamix).
 #include "apps/policy_factory.h"
 
 #include <iostream>
 
+#include "apps/learned_policy.h"
 #include "policies/baselines/baselines.h"
-#ifdef DYNAMIX_TORCH
-#include "policies/ppo/ppo_policy.h"
-#endif
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -18,15 +16,13 @@ std::unique_ptr<Policy> make_policy(const std::string& name, std::uint64_t seed,
     if (name.size() == 4) {
       throw InputError(option, 0, "", "ppo:PATH naming a policy.pt file", "'" + name + "'");
     }
-#ifdef DYNAMIX_TORCH
-    return std::make_unique<PpoPolicy>(name.substr(4), ObservationBuilder().schema(), env_options);
-#else
-    static_cast<void>(env_options);
-    throw InputError(option, 0, "", "a command line that names ppo:PATH, which dynamix-torch runs",
-                     "'" + name + "' where dynamix made policies itself");
-#endif
+    return make_learned_policy(name.substr(4), env_options, option);
   }
   return make_baseline(name, seed, option);
+}
+
+void require_policy_kind(const std::string& name, const std::string& option) {
+  if (name.starts_with("ppo:")) require_learned_policies(name, option);
 }
 
 std::string policy_names() { return baseline_names() + ", ppo:PATH"; }

@@ -6,12 +6,19 @@
 #include <string>
 #include <vector>
 
-#include "adapter/server/arbitrator.h"
+#include "apps/command.h"
 
 namespace dynamix {
 
+class Arbitrator;
+struct ArbitratorOptions;
+
 /// Runs the subcommand on its arguments (after "serve") until SIGINT or SIGTERM.
 int run_serve(const std::vector<std::string>& args);
+/// Listed by dynamix, which has no LibTorch and so no run function for it: dynamix-torch
+/// gives run_serve (apps/dynamix_torch.cpp).
+inline constexpr Command kServeCommand{"serve",
+                                       "serve a policy.pt's decisions to real DDP workers (gRPC)"};
 
 /// --log DIR ready for a DecisionLogWriter, created (with the run-directory marker) when it is
 /// new or empty. InputError on --log, before anything is written, when DIR exists and was not

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "apps/command_line.h"
@@ -176,6 +177,9 @@ int run_sweep(const std::vector<std::string>& args) {
     return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
   };
   if (mpi_world_size() > 1) {
+    // A policy that needs LibTorch hands the job to dynamix-torch before the ranks join.
+    std::istringstream names(policy_list);
+    for (std::string name; std::getline(names, name, ',');) require_policy_kind(name, "--policies");
     Ranks ranks("sweep");
     return ranks.lead() ? lead_sweep(ranks, make_plan, run) : follow_sweep(ranks, make_plan, run);
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/command.h"
 #include "studies/cell_records.h"
 #include "studies/run_directory.h"
 #include "studies/sweep_engine.h"
@@ -14,6 +15,8 @@
 namespace dynamix {
 
 int run_sweep(const std::vector<std::string>& args);
+inline constexpr Command kSweepCommand{
+    "sweep", "run a grid of scenario values × policies × seeds, resumable", run_sweep};
 
 /// How to run a sweep: the options beside its definition.
 struct SweepRun {

@@ -4,8 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/command.h"
+
 namespace dynamix {
 
 int run_workloads(const std::vector<std::string>& args);
+inline constexpr Command kWorkloadsCommand{"workloads", "list the workload catalog", run_workloads};
 
 }  // namespace dynamix

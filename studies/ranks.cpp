@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "dynamix_config.h"
 #include "sim/io/input_error.h"
 
 #ifdef DYNAMIX_MPI

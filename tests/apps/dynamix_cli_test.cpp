@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynamix_config.h"
 #include "sim/training/workload.h"
 #include "tests/apps/run_dynamix.h"
 
@@ -328,6 +329,18 @@ TEST_CASE("an interrupted simulate or evaluate exits 130 and leaves no staging f
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& entry : fs::directory_iterator(work.path())) ++entries;
     CHECK(entries == 0);
+  }
+}
+
+TEST_CASE("dynamix and dynamix-torch list the same commands, those that need LibTorch too") {
+  const fs::path torch = fs::path(DYNAMIX_BINARY).parent_path() / "dynamix-torch";
+  const Outcome listed = dynamix("--help");
+  const Outcome listed_by_torch = run_shell(quoted(torch.string()) + " --help");
+  CHECK(listed.status == 0);
+  CHECK(listed_by_torch.status == 0);
+  CHECK(listed.stdout_text == listed_by_torch.stdout_text);
+  for (const std::string name : {"simulate", "train", "evaluate", "export", "version"}) {
+    CHECK(listed.stdout_text.find("\n  " + name + " ") != std::string::npos);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dynamix_config.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dynamix_config.h"
 #include "tests/fuzz/fuzz_targets.h"
 #include "tests/fuzz/known_failures.h"
 #include "tests/fuzz/mutator.h"
@@ -157,7 +158,7 @@ TEST_CASE("Mutated policy metadata is accepted or refused with an InputError") {
   check_target("policy_metadata");
 }
 
-#ifdef DYNAMIX_FUZZ_REPORT
+#ifdef DYNAMIX_PROTOCOL
 TEST_CASE("Mutated window reports are refused, or decided within every bound") {
   check_target("report");
 }

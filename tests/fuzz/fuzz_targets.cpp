@@ -15,7 +15,8 @@
 #include <utility>
 
 #include "apps/batch_plan.h"
-#ifdef DYNAMIX_FUZZ_REPORT
+#include "dynamix_config.h"
+#ifdef DYNAMIX_PROTOCOL
 #include <google/protobuf/util/json_util.h>
 
 #include "adapter/server/report.h"
@@ -131,7 +132,7 @@ constexpr std::array kTargets = {
                 "lines: --batch-size, --batch-sizes, --schedule, worker count"},
     NamedTarget{"overrides", fuzz_overrides,
                 "lines: an embedded scenario name, then --set KEY=VALUE assignments"},
-#ifdef DYNAMIX_FUZZ_REPORT
+#ifdef DYNAMIX_PROTOCOL
     NamedTarget{"report", fuzz_report, "a WindowReport, protobuf JSON or binary"},
 #endif
     NamedTarget{"measurements", fuzz_measurements, "a measurement CSV (dynamix calibrate)"},
@@ -304,7 +305,7 @@ void fuzz_policy_metadata(std::span<const std::uint8_t> input) {
   }
 }
 
-#ifdef DYNAMIX_FUZZ_REPORT
+#ifdef DYNAMIX_PROTOCOL
 void fuzz_report(std::span<const std::uint8_t> input) {
   wire::WindowReport report;
   const std::string text = as_text(input);

@@ -49,8 +49,8 @@ void fuzz_policy_metadata(std::span<const std::uint8_t> input);
 void fuzz_measurements(std::span<const std::uint8_t> input);
 
 /// A WindowReport (protobuf JSON, or its binary form) through the arbitrator's checks, a served
-/// rule (goodput:100) and the decision's bounds; with -DDYNAMIX_FUZZ_REPORT (where the protocol is
-/// built).
+/// rule (goodput:100) and the decision's bounds; where the protocol is built (DYNAMIX_PROTOCOL
+/// in dynamix_config.h).
 void fuzz_report(std::span<const std::uint8_t> input);
 
 /// Every target, in a fixed order.
