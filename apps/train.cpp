@@ -118,8 +118,7 @@ std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path
     if (update <= updates) kept.emplace_back(row.text());
     ++rows;
   };
-  const auto unchecked_header = [](const CsvColumns&, std::string_view, int) {};
-  if (exists) read_csv(path, unchecked_header, keep, kCurveFormat);
+  if (exists) read_csv(path, nullptr, keep, kCurveFormat);
   if (rows < updates) {
     throw InputError(
         path, 0, "",

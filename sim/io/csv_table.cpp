@@ -87,7 +87,7 @@ CsvScan scan_csv(const std::string& path, std::string_view text, const CsvHeader
       width = fields.size();
       scan.header = true;
       for (std::size_t i = 0; i < width; ++i) columns.emplace(std::string(fields[i]), i);
-      on_header(columns, line, scan.lines);
+      if (on_header) on_header(columns, line, scan.lines);
       continue;
     }
     if (format.check_width && fields.size() != width) {

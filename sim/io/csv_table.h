@@ -76,7 +76,8 @@ using CsvRowCallback = std::function<void(const CsvRow&)>;
 
 /// Reads `text`, the contents of `path`: blank lines are skipped, '#' lines are provenance or
 /// comments (CsvFormat::comments), the first other line is the header (given to `on_header`
-/// with its line number, which throws to refuse it), and each later line a row given to
+/// with its line number, which throws to refuse it; an empty on_header takes any header), and
+/// each later line a row given to
 /// `on_row`, of as many cells as the header (CsvFormat::check_width; an InputError otherwise).
 /// Cells are comma-separated and trimmed; no quoting.
 CsvScan scan_csv(const std::string& path, std::string_view text, const CsvHeaderCallback& on_header,
