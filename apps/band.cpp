@@ -19,8 +19,8 @@
 #include "apps/command_line.h"
 #include "gym/observation.h"
 #include "policies/export/torchscript_policy.h"
-#include "sim/calibration/csv_table.h"
 #include "sim/io/config_node.h"
+#include "sim/io/csv_table.h"
 #include "sim/io/durable_file.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -160,15 +160,13 @@ void run_step(const std::vector<std::string>& args, const fs::path& log) {
 
 std::map<int, double> binned_returns(const fs::path& curve, int bin_updates) {
   std::map<int, std::pair<double, int>> sums;
-  scan_csv(
-      curve.string(), read_text(curve.string()), [](const CsvColumns&, std::string_view, int) {},
-      [&](const CsvRow& row) {
-        const std::optional<double> value = row.number("mean_return", false, -INFINITY, false);
-        if (!value) return;
-        auto& [sum, count] = sums[(row.integer("update", 1) - 1) / bin_updates];
-        sum += *value;
-        ++count;
-      });
+  read_csv(curve.string(), nullptr, [&](const CsvRow& row) {
+    const std::optional<double> value = row.number("mean_return", false, -INFINITY, false);
+    if (!value) return;
+    auto& [sum, count] = sums[(row.integer("update", 1) - 1) / bin_updates];
+    sum += *value;
+    ++count;
+  });
   std::map<int, double> means;
   for (const auto& [bin, total] : sums) means[bin] = total.first / total.second;
   return means;
@@ -177,13 +175,10 @@ std::map<int, double> binned_returns(const fs::path& curve, int bin_updates) {
 double mean_departure_share(const fs::path& results) {
   double sum = 0;
   int rows = 0;
-  scan_csv(
-      results.string(), read_text(results.string()),
-      [](const CsvColumns&, std::string_view, int) {},
-      [&](const CsvRow& row) {
-        sum += *row.number("departure_share", true, 0, false);
-        ++rows;
-      });
+  read_csv(results.string(), nullptr, [&](const CsvRow& row) {
+    sum += *row.number("departure_share", true, 0, false);
+    ++rows;
+  });
   return rows == 0 ? 0 : sum / rows;
 }
 

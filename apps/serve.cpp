@@ -20,7 +20,6 @@
 #include "apps/policy_factory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
-#include "sim/io/sources.h"
 #include "studies/interrupt.h"
 #include "studies/run_directory.h"
 
@@ -34,10 +33,6 @@ constexpr std::string_view kCommand = "serve";
 /// Loading is allowed ten decision deadlines, and never less than this.
 constexpr std::chrono::milliseconds kMinLoadDeadline{5000};
 
-std::string marker_text(const fs::path& directory) {
-  return read_text((directory / RunDirectory::kMarker).string());
-}
-
 void refuse_log(const fs::path& directory, const std::string& why) {
   throw InputError("--log", 0, "", "a new directory or one that dynamix serve wrote",
                    "'" + directory.string() + "', which " + why);
@@ -46,32 +41,13 @@ void refuse_log(const fs::path& directory, const std::string& why) {
 }  // namespace
 
 fs::path prepare_log_directory(const fs::path& directory) {
-  std::error_code error;
-  const fs::file_status status = fs::symlink_status(directory, error);
-  if (fs::exists(status)) {
-    if (!fs::is_directory(status)) refuse_log(directory, "is not a directory");
-    if (RunDirectory::is_run_directory(directory)) {
-      std::string ours = " ";
-      ours.append(kCommand).push_back('\n');
-      if (marker_text(directory).find(ours) == std::string::npos) {
-        refuse_log(directory, "another dynamix command wrote");
-      }
-    } else if (!fs::is_empty(directory, error)) {
-      refuse_log(directory, "exists and was not written by dynamix");
-    }
-  }
+  const RunDirectory log(directory, kCommand, RunDirectory::kAppend, "--log");
   for (const std::string_view name : {kDecisionLogName, kDecisionLogLock}) {
-    const fs::file_status file = fs::symlink_status(directory / name, error);
+    std::error_code error;
+    const fs::file_status file = fs::symlink_status(log.file(name), error);
     if (fs::exists(file) && !fs::is_regular_file(file)) {
       refuse_log(directory, "holds a " + std::string(name) + " that is not a file");
     }
-  }
-  fs::create_directories(directory, error);
-  if (error) refuse_log(directory, "cannot be created (" + error.message() + ")");
-  if (!RunDirectory::is_run_directory(directory)) {
-    std::ofstream marker(directory / RunDirectory::kMarker);
-    marker << "dynamix " << kDynamixVersion << ' ' << kCommand << '\n';
-    if (!marker.flush()) refuse_log(directory, "is not writable");
   }
   return directory;
 }

@@ -19,6 +19,8 @@
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
+#include "sim/io/csv_table.h"
+#include "sim/io/hash.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
@@ -69,12 +71,9 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
 
 /// FNV-1a of the resolved scenario: a resume must train on the configuration its checkpoint did.
 std::string fingerprint(const ConfigTree& resolved) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const char c : resolved.to_yaml()) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
   char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(fnv1a(resolved.to_yaml())));
   return text;
 }
 
@@ -91,36 +90,38 @@ const std::vector<std::string> kCurveColumns = {"update",
                                                 "clip_fraction",
                                                 "selection_score"};
 
+/// train writes the curve itself: a '#' line in it is damage, refused like any bad row, and a
+/// row's width is checked after its update number.
+constexpr CsvFormat kCurveFormat{.comments = false, .check_width = false};
+
 /// The rows of train_curve.csv for the updates a resumed checkpoint holds. Row k is update k,
 /// one per update from the first; those after `updates` were written after the checkpoint and
 /// go, and fewer than `updates` is a refusal.
 std::vector<std::string> kept_curve_rows(const std::filesystem::path& curve_path,
                                          std::int64_t updates) {
+  const std::string path = curve_path.string();
   std::vector<std::string> kept;
   const bool exists = std::filesystem::exists(curve_path);
-  std::istringstream previous(exists ? read_text(curve_path.string()) : std::string());
-  std::string line;
-  std::getline(previous, line);
   std::int64_t rows = 0;
-  for (; std::getline(previous, line); ++rows) {
-    const std::string field = line.substr(0, line.find(','));
-    const int number = static_cast<int>(rows) + 2;
+  const auto keep = [&](const CsvRow& row) {
+    const std::string_view field = row.field(0);
     std::int64_t update = 0;
     const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), update);
     if (error != std::errc() || end != field.data() + field.size() || update != rows + 1) {
-      throw InputError(curve_path.string(), number, "update",
+      throw InputError(path, row.line(), "update",
                        std::to_string(rows + 1) + " (row k is update k)", excerpt(field));
     }
-    if (static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1 !=
-        kCurveColumns.size()) {
-      throw InputError(curve_path.string(), number, "",
-                       std::to_string(kCurveColumns.size()) + " fields", excerpt(line));
+    if (row.size() != kCurveColumns.size()) {
+      throw InputError(path, row.line(), "", std::to_string(kCurveColumns.size()) + " fields",
+                       excerpt(row.text()));
     }
-    if (update <= updates) kept.push_back(line);
-  }
+    if (update <= updates) kept.emplace_back(row.text());
+    ++rows;
+  };
+  if (exists) read_csv(path, nullptr, keep, kCurveFormat);
   if (rows < updates) {
     throw InputError(
-        curve_path.string(), 0, "",
+        path, 0, "",
         "a row for each of the " + std::to_string(updates) + " updates the checkpoint holds",
         exists ? std::to_string(rows) + " rows" : "no file");
   }

@@ -13,7 +13,6 @@
 #include "adapter/server/arbitrator.h"
 #include "adapter/server/arbitrator_server.h"
 #include "gym/batch_size_env.h"
-#include "policies/export/torch_threads.h"
 #include "policies/ppo/ppo_learner.h"
 
 namespace dynamix {
@@ -126,12 +125,3 @@ BENCHMARK(BM_ArbitratorDecision)
 
 }  // namespace
 }  // namespace dynamix
-
-int main(int argc, char** argv) {
-  dynamix::set_torch_threads(1);  // as the dynamix command runs policies
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

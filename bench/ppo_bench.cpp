@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "gym/observation.h"
-#include "policies/export/torch_threads.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/running_mean_std.h"
@@ -84,12 +83,3 @@ BENCHMARK(BM_TorchScriptInference)
     ->ReportAggregatesOnly(true);
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  dynamix::set_torch_threads(1);  // as the dynamix command runs policies
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

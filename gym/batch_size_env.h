@@ -141,7 +141,6 @@ class BatchSizeEnv {
   /// The reward options in force this episode (time_scale_s and miss_time_s resolved).
   const RewardOptions& reward_options() const { return reward_; }
   const ObservationSchema& schema() const { return builder_.schema(); }
-  const ObservationBuilder& observation_builder() const { return builder_; }
   const TrainingRun& run() const { return *run_; }
   const Scenario& scenario() const { return *scenario_; }
   const std::vector<int>& batches() const { return batches_; }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -82,17 +81,10 @@ class WindowAccumulator {
  private:
   std::int64_t iterations_ = 0;
   double segment_bytes_ = 1460;
-  double window_start_s_ = 0;
   WindowMetrics sums_;
-  /// Per worker over the window: segments sent, retransmitted segments.
-  std::vector<double> segments_;
+  /// Per worker over the window: retransmitted segments, bytes sent.
   std::vector<double> retransmits_;
   std::vector<double> bytes_sent_;
 };
-
-/// One CSV row per (window, worker): how recorded real-worker metrics are replayed.
-void write_window_metrics_csv(std::ostream& out, const std::vector<WindowMetrics>& windows);
-/// Reads what write_window_metrics_csv wrote; InputError naming `source` and line if malformed.
-std::vector<WindowMetrics> read_window_metrics_csv(std::istream& in, const std::string& source);
 
 }  // namespace dynamix

@@ -22,6 +22,8 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include "sim/io/hash.h"
 #endif
 
 namespace dynamix {
@@ -44,8 +46,7 @@ enum Tag : int { kNext = 1, kAssign, kRecord, kFailed, kDone };
 
 /// FNV-1a of a definition; never 0, which says that rank 0 could not load its own.
 std::uint64_t fingerprint(const std::string& definition) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : definition) hash = (hash ^ c) * 1099511628211ull;
+  const std::uint64_t hash = fnv1a(definition);
   return hash == 0 ? 1 : hash;
 }
 

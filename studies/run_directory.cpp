@@ -14,6 +14,7 @@
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/sources.h"
 #include "studies/version.h"
 
 namespace dynamix {
@@ -36,11 +37,11 @@ fs::path resolved(const fs::path& path) {
 }
 
 /// An empty folder loses nothing when replaced; anything else must carry the marker.
-void refuse_unless_ours(const fs::path& path) {
+void refuse_unless_ours(const fs::path& path, const std::string& option) {
   std::error_code error;
   if (!exists_here(path) || RunDirectory::is_run_directory(path)) return;
   if (fs::is_directory(fs::symlink_status(path, error)) && fs::is_empty(path, error)) return;
-  throw InputError("--out", 0, "",
+  throw InputError(option, 0, "",
                    "a new path or a run directory that dynamix wrote (holding " +
                        std::string(RunDirectory::kMarker) + ")",
                    "'" + path.string() + "', which exists and was not written by dynamix");
@@ -48,13 +49,13 @@ void refuse_unless_ours(const fs::path& path) {
 
 /// Replacing the working directory or one that holds it would pull the floor from under the
 /// user (and "--out ." would empty the folder they are in).
-void refuse_enclosing(const fs::path& path) {
+void refuse_enclosing(const fs::path& path, const std::string& option) {
   const fs::path target = resolved(path);
   const fs::path working = resolved(fs::current_path());
   const auto [in_target, in_working] =
       std::mismatch(target.begin(), target.end(), working.begin(), working.end());
   if (in_target == target.end() || target == target.root_path()) {
-    throw InputError("--out", 0, "", "a run directory outside the working directory's path",
+    throw InputError(option, 0, "", "a run directory outside the working directory's path",
                      "'" + path.string() + "', which is or holds " + working.string());
   }
 }
@@ -84,6 +85,45 @@ void remove_abandoned_staging(const fs::path& final_path) {
   }
 }
 
+/// The marker naming `command` in `directory`; false if it cannot be written.
+bool write_marker(const fs::path& directory, std::string_view command) {
+  std::ofstream marker(directory / RunDirectory::kMarker);
+  marker << "dynamix " << kDynamixVersion << ' ' << command << '\n';
+  return static_cast<bool>(marker.flush());
+}
+
+/// Whether `directory`'s marker names `command`.
+bool marked_by(const fs::path& directory, std::string_view command) {
+  std::string ours = " ";
+  ours.append(command).push_back('\n');
+  return read_text((directory / RunDirectory::kMarker).string()).find(ours) != std::string::npos;
+}
+
+/// A directory that `command` adds to run after run, as given: nothing in it is ever replaced,
+/// so the working directory may hold it.
+void open_in_place(const fs::path& directory, std::string_view command, const std::string& option) {
+  std::string expected = "a new directory or one that dynamix ";
+  expected.append(command).append(" wrote");
+  const auto refuse = [&](const std::string& why) {
+    throw InputError(option, 0, "", expected, "'" + directory.string() + "', which " + why);
+  };
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(directory, error);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status)) refuse("is not a directory");
+    if (RunDirectory::is_run_directory(directory)) {
+      if (!marked_by(directory, command)) refuse("another dynamix command wrote");
+    } else if (!fs::is_empty(directory, error)) {
+      refuse("exists and was not written by dynamix");
+    }
+  }
+  fs::create_directories(directory, error);
+  if (error) refuse("cannot be created (" + error.message() + ")");
+  if (!RunDirectory::is_run_directory(directory) && !write_marker(directory, command)) {
+    refuse("is not writable");
+  }
+}
+
 bool holds_only_marker(const fs::path& directory) {
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
@@ -94,12 +134,18 @@ bool holds_only_marker(const fs::path& directory) {
 
 }  // namespace
 
-RunDirectory::RunDirectory(fs::path final_path, std::string_view command, Staging staging)
-    : final_(std::move(final_path)), mode_(staging) {
-  if (final_.empty()) throw InputError("--out", 0, "", "a path", "nothing");
+RunDirectory::RunDirectory(fs::path final_path, std::string_view command, Staging staging,
+                           std::string_view option)
+    : final_(std::move(final_path)), mode_(staging), option_(option) {
+  if (mode_ == kAppend) {
+    staging_ = final_;
+    open_in_place(final_, command, option_);
+    return;
+  }
+  if (final_.empty()) throw InputError(option_, 0, "", "a path", "nothing");
   if (final_.has_relative_path() && final_.filename().empty()) final_ = final_.parent_path();
-  refuse_enclosing(final_);
-  refuse_unless_ours(final_);
+  refuse_enclosing(final_, option_);
+  refuse_unless_ours(final_, option_);
   staging_ = final_;
   staging_ += mode_ == kTemporary ? ".partial-" + pid_text() : ".partial";
   if (mode_ == kResume) {
@@ -112,19 +158,17 @@ RunDirectory::RunDirectory(fs::path final_path, std::string_view command, Stagin
   if (mode_ == kTemporary) remove_abandoned_staging(final_);
   std::error_code error;
   if (exists_here(staging_)) {
-    refuse_unless_ours(staging_);
+    refuse_unless_ours(staging_, option_);
     fs::remove_all(staging_, error);
   }
   fs::create_directories(staging_, error);
   if (error) {
-    throw InputError("--out", 0, "", "a directory that can be created",
+    throw InputError(option_, 0, "", "a directory that can be created",
                      "'" + staging_.string() + "' (" + error.message() + ")");
   }
   created_staging_ = true;
-  std::ofstream marker(staging_ / kMarker);
-  marker << "dynamix " << kDynamixVersion << ' ' << command << '\n';
-  if (!marker.flush()) {
-    throw InputError("--out", 0, "", "a writable directory", "'" + staging_.string() + "'");
+  if (!write_marker(staging_, command)) {
+    throw InputError(option_, 0, "", "a writable directory", "'" + staging_.string() + "'");
   }
 }
 
@@ -136,7 +180,11 @@ RunDirectory::~RunDirectory() {
 
 void RunDirectory::commit() {
   DYNAMIX_CHECK(!committed_, final_.string() << " committed twice");
-  refuse_unless_ours(final_);
+  if (mode_ == kAppend) {
+    committed_ = true;
+    return;
+  }
+  refuse_unless_ours(final_, option_);
   std::error_code error;
   fs::path replaced = final_;
   replaced += ".replaced-" + pid_text();
@@ -146,7 +194,7 @@ void RunDirectory::commit() {
   if (error) {
     std::error_code ignored;
     if (replacing && !exists_here(final_)) fs::rename(replaced, final_, ignored);
-    throw InputError("--out", 0, "", "a writable place for the run directory",
+    throw InputError(option_, 0, "", "a writable place for the run directory",
                      "'" + final_.string() + "' (" + error.message() + ")");
   }
   committed_ = true;

@@ -25,15 +25,18 @@ class RunDirectory {
     kResumable,
     /// "DIR.partial" as an interrupted run left it.
     kResume,
+    /// DIR itself, written in place and kept, for a command that adds to it run after run (a
+    /// log): created when new or empty, else it must hold the marker of the same command.
+    kAppend,
   };
   /// The marker file's name inside every directory dynamix writes.
   static constexpr std::string_view kMarker = ".dynamix-run";
 
-  /// InputError on --out when `final_path` or its staging path exists and is not a dynamix run
-  /// directory, or when replacing it would remove the working directory; `command` goes into
-  /// the marker.
+  /// InputError on `option` when `final_path` or its staging path exists and is not a dynamix
+  /// run directory (with kAppend, not one that `command` wrote), or when replacing it would
+  /// remove the working directory; `command` goes into the marker.
   RunDirectory(std::filesystem::path final_path, std::string_view command,
-               Staging staging = kTemporary);
+               Staging staging = kTemporary, std::string_view option = "--out");
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
   ~RunDirectory();
@@ -41,7 +44,8 @@ class RunDirectory {
   /// The path a file will have once committed, while it is written in the temporary place.
   std::filesystem::path file(std::string_view name) const { return staging_ / name; }
   const std::filesystem::path& final_path() const { return final_; }
-  /// Replaces a previous dynamix run directory at the final path with this one.
+  /// Replaces a previous dynamix run directory at the final path with this one (kAppend: nothing
+  /// to replace, the files are already in place).
   void commit();
 
   /// Whether `path` is a directory that dynamix wrote (it holds the marker).
@@ -51,6 +55,7 @@ class RunDirectory {
   std::filesystem::path final_;
   std::filesystem::path staging_;
   Staging mode_;
+  std::string option_;
   bool created_staging_ = false;
   bool committed_ = false;
 };

@@ -20,13 +20,13 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 
 from dynamix_worker import AdaptiveBatchController, GlobalCursorSampler
 from dynamix_worker.metrics import ITERATION_FIELDS
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import teacher_data  # noqa: E402  (beside this file)
+import slow_device  # noqa: E402  (beside this file)
+import teacher_data  # noqa: E402
 
 LOG_FIELDS = ["run", "window", "iteration", "samples", "time_s", "global_batch", "local_batch",
               "lr_factor", "train_loss", "validation_accuracy", "local_norm_sq",
@@ -172,14 +172,7 @@ def main():
             indices = controller.next_indices()
             x, y = train.inputs[indices], train.labels[indices]
             controller.data_loaded()
-            compute_start = time.perf_counter()
-            output = model(x)
-            loss = F.cross_entropy(output, y)
-            if slowdown[rank] > 1:  # a slower device: more time before the gradients are ready
-                time.sleep((slowdown[rank] - 1) * 3 * (time.perf_counter() - compute_start))
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
+            output, loss = slow_device.train_step(model, optimizer, x, y, slowdown[rank])
             lr_factor = controller.lr_factor  # in force during this iteration
             controller.end_iteration(float(loss),
                                      float((output.argmax(1) == y).float().mean()))

@@ -10,7 +10,9 @@ heterogeneity by launching the ranks with shaped_launch.py (per-rank tc rates, n
 """
 import argparse
 import os
+import pathlib
 import statistics
+import sys
 import time
 
 import torch
@@ -18,6 +20,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from dynamix_worker import AdaptiveBatchController, GlobalCursorSampler
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import slow_device  # noqa: E402  (beside this file)
 
 SIDE, CLASSES = 16, 10
 
@@ -101,14 +106,7 @@ def main():
         x, y = images[indices].to(device), labels[indices].to(device)
         if controller:
             controller.data_loaded()
-        compute_start = time.perf_counter()
-        output = model(x)
-        loss = F.cross_entropy(output, y)
-        if slowdown[rank] > 1:  # a slower device: more time before the gradients are ready
-            time.sleep((slowdown[rank] - 1) * 3 * (time.perf_counter() - compute_start))
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+        output, loss = slow_device.train_step(model, optimizer, x, y, slowdown[rank])
         accuracy = float((output.argmax(1) == y).float().mean())
         if controller:
             controller.end_iteration(float(loss), accuracy)

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string_view>
 
-#include "sim/calibration/csv_table.h"
 #include "sim/io/config_node.h"
+#include "sim/io/csv_table.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 
@@ -133,13 +133,12 @@ std::string configuration_label(const Measurement& m) {
 }
 
 MeasurementFile read_measurements(const std::string& path) {
-  const std::string text = read_text(path);
-  if (path.ends_with(".jsonl")) return read_window_log(path, text);
+  if (path.ends_with(".jsonl")) return read_window_log(path, read_text(path));
   MeasurementFile file{.path = path, .provenance = {}, .rows = {}};
   // A configuration measured twice would be fitted and scored twice, silently weighted.
   std::map<std::string, int> seen;
-  const CsvScan scan = scan_csv(
-      path, text,
+  const CsvScan scan = read_csv(
+      path,
       [&](const CsvColumns& columns, std::string_view line, int line_number) {
         check_header(columns, line, path, line_number);
       },

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "sim/calibration/csv_table.h"
+#include "sim/io/csv_table.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 
@@ -80,11 +80,10 @@ void check_validated(const RunsFile& file) {
 }  // namespace
 
 RunsFile read_runs(const std::string& path) {
-  const std::string text = read_text(path);
   RunsFile file{.path = path, .provenance = {}, .runs = {}};
   std::map<std::string, std::size_t, std::less<>> index;
-  const CsvScan scan = scan_csv(
-      path, text,
+  const CsvScan scan = read_csv(
+      path,
       [&](const CsvColumns&, std::string_view line, int line_number) {
         check_header(line, path, line_number);
       },

@@ -25,7 +25,6 @@ class Simulator {
   void run();
   /// Makes run() return after the event being fired.
   void stop() { stopped_ = true; }
-  bool has_pending() { return !queue_.empty(); }
   std::uint64_t events_fired() const { return events_fired_; }
 
  private:

@@ -305,16 +305,6 @@ std::string ConfigNode::as_text() const {
   return node_.Scalar();
 }
 
-double ConfigNode::number_or(std::string_view key, double fallback) const {
-  const auto child = find(key);
-  return child ? child->as_number() : fallback;
-}
-
-std::int64_t ConfigNode::integer_or(std::string_view key, std::int64_t fallback) const {
-  const auto child = find(key);
-  return child ? child->as_integer() : fallback;
-}
-
 std::string ConfigNode::text_or(std::string_view key, std::string fallback) const {
   const auto child = find(key);
   return child ? child->as_text() : fallback;
@@ -364,19 +354,6 @@ int ConfigNode::int_or(std::string_view key, int minimum, int maximum, int fallb
     child->fail("an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
   }
   return static_cast<int>(value);
-}
-
-Duration ConfigNode::duration_or(std::string_view key, double unit_seconds,
-                                 Duration fallback) const {
-  const auto child = find(key);
-  if (!child) return fallback;
-  const double value = child->as_number();
-  if (!(value >= 0 && value * unit_seconds <= kMaxInputSeconds)) {
-    std::ostringstream expected;
-    expected << "a number in [0, " << kMaxInputSeconds / unit_seconds << "]";
-    child->fail(expected.str());
-  }
-  return from_seconds(value * unit_seconds);
 }
 
 std::int64_t ConfigNode::count_or(std::string_view key, std::int64_t minimum,

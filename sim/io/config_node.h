@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/core/time.h"
 #include "sim/io/config_tree.h"
 
 namespace dynamix {
@@ -41,7 +40,6 @@ class ConfigNode {
   const std::string& path() const { return path_; }
   /// 1-based line of this node in its file, 0 when unknown.
   int line() const;
-  const YAML::Node& yaml() const { return node_; }
 
   bool is_map() const { return node_.IsMap(); }
   bool is_sequence() const { return node_.IsSequence(); }
@@ -70,9 +68,7 @@ class ConfigNode {
   std::string as_text() const;
 
   double number(std::string_view key) const { return at(key).as_number(); }
-  double number_or(std::string_view key, double fallback) const;
   std::int64_t integer(std::string_view key) const { return at(key).as_integer(); }
-  std::int64_t integer_or(std::string_view key, std::int64_t fallback) const;
   std::string text(std::string_view key) const { return at(key).as_text(); }
   std::string text_or(std::string_view key, std::string fallback) const;
   bool flag_or(std::string_view key, bool fallback) const;
@@ -85,9 +81,6 @@ class ConfigNode {
   std::int64_t count_or(std::string_view key, std::int64_t minimum, std::int64_t fallback) const;
   /// An integer in [minimum, maximum], read as int64 and checked before it becomes an int.
   int int_or(std::string_view key, int minimum, int maximum, int fallback) const;
-  /// A duration given in units of `unit_seconds` (1e-6 for a `_us` key), at least 0 and at
-  /// most kMaxInputSeconds, so that simulated time stays far inside int64 nanoseconds.
-  Duration duration_or(std::string_view key, double unit_seconds, Duration fallback) const;
 
   /// Throws the InputError for this node: "expected <expected>, found <this value>"; a value
   /// that came from set() is blamed on its origin instead of the file.

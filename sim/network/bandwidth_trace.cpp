@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/core/check.h"
+#include "sim/io/csv_table.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 
@@ -33,65 +34,65 @@ double parse_number(std::string_view field, const std::string& path, int line,
   return value;
 }
 
+/// The step of one row, after `steps` (the rows before it).
+BandwidthStep parse_step(const CsvRow& row, const std::vector<BandwidthStep>& steps) {
+  const std::string& path = row.path();
+  const int line = row.line();
+  const std::string_view time_text = row.field(0);
+  const std::string_view background_text = row.field(1);
+  const double time_s = parse_number(time_text, path, line, kTimeColumn);
+  const double background_gbps = parse_number(background_text, path, line, kBackgroundColumn);
+  if (time_s < 0 || time_s > kMaxTimeSeconds) {
+    throw InputError(path, line, std::string(kTimeColumn), "a time in [0, 1e6] s (about 11.6 days)",
+                     std::string(time_text));
+  }
+  const Duration offset = from_seconds(time_s);
+  if (steps.empty() && offset.count() != 0) {
+    throw InputError(path, line, std::string(kTimeColumn), "0 on the first row",
+                     std::string(time_text));
+  }
+  if (!steps.empty() && offset < steps.back().offset + kMinStep) {
+    throw InputError(path, line, std::string(kTimeColumn),
+                     "a time after the previous row's " +
+                         std::to_string(to_seconds(steps.back().offset)) +
+                         " s, by at least 0.001 s",
+                     std::string(time_text));
+  }
+  if (background_gbps < 0) {
+    throw InputError(path, line, std::string(kBackgroundColumn), "a number >= 0",
+                     std::string(background_text));
+  }
+  return {offset, background_gbps};
+}
+
 }  // namespace
 
 BandwidthTrace BandwidthTrace::load(const std::string& path) {
-  const std::string text = read_text(path);
   const std::string expected_header =
       std::string(kTimeColumn) + "," + std::string(kBackgroundColumn);
   BandwidthTrace trace;
-  bool header_seen = false;
-  int line_number = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const auto newline = text.find('\n', begin);
-    const std::string_view line = trim(std::string_view(text).substr(begin, newline - begin));
-    begin = newline == std::string::npos ? text.size() : newline + 1;
-    ++line_number;
-    if (line.empty()) continue;
-
-    const auto fields = split_fields(line);
-    if (!header_seen) {
-      if (fields.size() != 2 || fields[0] != kTimeColumn || fields[1] != kBackgroundColumn) {
-        throw InputError(path, line_number, "header", "'" + expected_header + "'",
-                         "'" + std::string(line) + "'");
-      }
-      header_seen = true;
-      continue;
-    }
-    if (fields.size() != 2) {
-      throw InputError(path, line_number, "", "2 columns (" + expected_header + ")",
-                       std::to_string(fields.size()));
-    }
-    const double time_s = parse_number(fields[0], path, line_number, kTimeColumn);
-    const double background_gbps = parse_number(fields[1], path, line_number, kBackgroundColumn);
-    if (time_s < 0 || time_s > kMaxTimeSeconds) {
-      throw InputError(path, line_number, std::string(kTimeColumn),
-                       "a time in [0, 1e6] s (about 11.6 days)", std::string(fields[0]));
-    }
-    const Duration offset = from_seconds(time_s);
-    if (trace.steps.empty() && offset.count() != 0) {
-      throw InputError(path, line_number, std::string(kTimeColumn), "0 on the first row",
-                       std::string(fields[0]));
-    }
-    if (!trace.steps.empty() && offset < trace.steps.back().offset + kMinStep) {
-      throw InputError(path, line_number, std::string(kTimeColumn),
-                       "a time after the previous row's " +
-                           std::to_string(to_seconds(trace.steps.back().offset)) +
-                           " s, by at least 0.001 s",
-                       std::string(fields[0]));
-    }
-    if (background_gbps < 0) {
-      throw InputError(path, line_number, std::string(kBackgroundColumn), "a number >= 0",
-                       std::string(fields[1]));
-    }
-    trace.steps.push_back({offset, background_gbps});
-  }
-  if (!header_seen) {
+  const CsvScan scan = read_csv(
+      path,
+      [&](const CsvColumns&, std::string_view line, int line_number) {
+        const auto fields = split_fields(line);
+        if (fields.size() != 2 || fields[0] != kTimeColumn || fields[1] != kBackgroundColumn) {
+          throw InputError(path, line_number, "header", "'" + expected_header + "'",
+                           "'" + std::string(line) + "'");
+        }
+      },
+      [&](const CsvRow& row) {
+        if (row.size() != 2) {
+          throw InputError(path, row.line(), "", "2 columns (" + expected_header + ")",
+                           std::to_string(row.size()));
+        }
+        trace.steps.push_back(parse_step(row, trace.steps));
+      },
+      {.comments = false, .check_width = false});
+  if (!scan.header) {
     throw InputError(path, 1, "", "a trace with header '" + expected_header + "'", "an empty file");
   }
   if (trace.steps.empty()) {
-    throw InputError(path, line_number + 1, "", "at least one row after the header", "end of file");
+    throw InputError(path, scan.lines + 1, "", "at least one row after the header", "end of file");
   }
   return trace;
 }

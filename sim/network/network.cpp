@@ -421,13 +421,6 @@ double Network::rate_bytes_per_s(TransferId id) const {
 }
 
 bool Network::is_live(TransferId id) const { return impl_->find(id) != nullptr; }
-std::size_t Network::live_transfer_count() const { return impl_->live.size(); }
-
-const LinkSpec& Network::link(LinkId id) const {
-  DYNAMIX_CHECK(id < impl_->links.size(), "link " << id << " of " << impl_->links.size());
-  return impl_->links[id];
-}
-std::size_t Network::link_count() const { return impl_->links.size(); }
 
 double Network::background_gbps(LinkId id) const {
   DYNAMIX_CHECK(id < impl_->links.size(), "link " << id << " of " << impl_->links.size());

@@ -100,10 +100,7 @@ class Network {
   /// Current common rate of a live transfer (0 while it waits out an incast stall).
   double rate_bytes_per_s(TransferId id) const;
   bool is_live(TransferId id) const;
-  std::size_t live_transfer_count() const;
 
-  const LinkSpec& link(LinkId id) const;
-  std::size_t link_count() const;
   double background_gbps(LinkId id) const;
   /// Capacity less background, never below min_available_fraction of capacity.
   double available_gbps(LinkId id) const;

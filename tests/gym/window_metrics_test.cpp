@@ -1,12 +1,9 @@
-// WindowMetrics: folding simulated iterations, and the CSV form that replays real workers.
+// WindowMetrics: folding simulated iterations into windows.
 #include "gym/window_metrics.h"
 
 #include <doctest/doctest.h>
 
-#include <sstream>
-
 #include "gym/batch_size_env.h"
-#include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {
@@ -47,66 +44,6 @@ TEST_CASE("WindowAccumulator averages a window's iterations per worker") {
   CHECK(worker.samples_per_s == doctest::Approx(64 / compute_s));
   CHECK(worker.throughput_gbps == doctest::Approx(bytes * 8e-9 / comm_s));
   CHECK(worker.retransmit_rate == doctest::Approx(retransmits / (bytes / 1460)));
-}
-
-TEST_CASE("Window metrics read from CSV give the same observations as the simulator's") {
-  BatchSizeEnv env(std::make_shared<FixedScenario>(
-      std::make_shared<const Scenario>(load_scenario(kDefaultScenario))));
-  env.reset(5);
-  std::vector<WindowMetrics> windows{env.window()};
-  std::vector<Observation> live(1);
-  env.observation_builder().build(env.window(), live.back());
-  const std::vector<int> actions(env.workers(), 4);
-  for (int decision = 0; decision < 5; ++decision) {
-    const StepResult step = env.step(actions);
-    windows.push_back(env.window());
-    live.push_back(step.observation);
-  }
-  std::stringstream file;
-  write_window_metrics_csv(file, windows);
-  const std::vector<WindowMetrics> replayed = read_window_metrics_csv(file, "replay.csv");
-  REQUIRE(replayed.size() == windows.size());
-  const ObservationBuilder builder;
-  for (std::size_t i = 0; i < replayed.size(); ++i) {
-    CHECK(replayed[i].workers.size() == windows[i].workers.size());
-    CHECK(replayed[i].time_s == windows[i].time_s);
-    Observation observation;
-    builder.build(replayed[i], observation);
-    CHECK(observation.values == live[i].values);
-  }
-}
-
-std::string replay_error(const std::string& text) {
-  std::istringstream in(text);
-  try {
-    read_window_metrics_csv(in, "worker.csv");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
-TEST_CASE("Malformed window metrics name the file, line and column") {
-  std::stringstream good;
-  WindowMetrics window;
-  window.workers.resize(2);
-  write_window_metrics_csv(good, {window});
-  const std::string text = good.str();
-  const std::string header = text.substr(0, text.find('\n') + 1);
-  const std::string row0 =
-      text.substr(header.size(), text.find('\n', header.size()) + 1 - header.size());
-
-  CHECK(replay_error("") == "worker.csv:1: expected the header " +
-                                header.substr(0, header.size() - 1) + ", found an empty file");
-  CHECK(replay_error("time,x\n").starts_with("worker.csv:1: expected the header"));
-  std::string bad_number = row0;
-  bad_number.replace(bad_number.find(",0,0,0,0,0,0,0,0,0,"), 4, ",0,x");
-  CHECK(replay_error(header + bad_number) ==
-        "worker.csv:2: time_s: expected a finite number, found 'x'");
-  CHECK(replay_error(header + "1" + row0.substr(1)) ==
-        "worker.csv:2: window: expected window 0 (windows numbered in order), found '1'");
-  CHECK(replay_error(header + row0 + row0).starts_with("worker.csv:3: worker: expected worker 1"));
-  CHECK(replay_error(header + "0,1\n") == "worker.csv:2: expected 23 fields, found 2");
 }
 
 }  // namespace

@@ -155,6 +155,36 @@ TEST_CASE("staging folders of dynamix processes that died are cleared; others ar
   CHECK(fs::exists(foreign));
 }
 
+TEST_CASE("an append directory is kept in place, reopened by its command and refused to others") {
+  TempDirectory temp;
+  const fs::path log = temp.path() / "log";
+  const auto open = [](const fs::path& path, std::string_view command) {
+    RunDirectory directory(path, command, RunDirectory::kAppend, "--log");
+    std::ofstream(directory.file("decisions.jsonl"), std::ios::app) << command << '\n';
+  };
+  open(log, "serve");
+  open(log, "serve");
+  CHECK(contents(log / "decisions.jsonl") == "serve\nserve\n");
+  CHECK(contents(log / std::string(RunDirectory::kMarker)).ends_with(" serve\n"));
+  const std::string refused =
+      "--log: expected a new directory or one that dynamix replay wrote, found '";
+  CHECK(testing::error_of([&] { open(log, "replay"); }) ==
+        refused + log.string() + "', which another dynamix command wrote");
+  const fs::path mine = temp.path() / "mine";
+  fs::create_directories(mine);
+  std::ofstream(mine / "thesis.tex") << "precious";
+  CHECK(testing::error_of([&] { open(mine, "replay"); }) ==
+        refused + mine.string() + "', which exists and was not written by dynamix");
+  const std::string file = temp.write("notes.txt", "mine");
+  CHECK(testing::error_of([&] { open(file, "replay"); }) ==
+        refused + file + "', which is not a directory");
+  CHECK(entries(mine) == 1);
+  CHECK(contents(file) == "mine");
+  fs::create_directories(temp.path() / "empty");
+  open(temp.path() / "empty", "replay");
+  CHECK(RunDirectory::is_run_directory(temp.path() / "empty"));
+}
+
 TEST_CASE("an output file may be new or one dynamix wrote, never a folder or a foreign file") {
   TempDirectory temp;
   const auto never_ours = [](const fs::path&) { return false; };

@@ -28,7 +28,7 @@ TEST_CASE("ConfigNode reads typed values and checks bounds with the key path and
   const auto links = root.at("links").items();
   REQUIRE(links.size() == 2);
   CHECK(links[0].positive("bandwidth_gbps") == 25);
-  CHECK(links[0].number_or("latency_us", 1.5) == 1.5);
+  CHECK(links[0].positive_or("latency_us", 1.5) == 1.5);
   CHECK(error_of([&] { links[1].positive("bandwidth_gbps"); }) ==
         "topo.yaml:7: links.1.bandwidth_gbps: expected a number > 0, found '-5'");
   CHECK(error_of([&] { links[0].text("gpu"); }) ==

@@ -1,5 +1,5 @@
-// Reading the calibration CSVs: rows, cells and their errors.
-#include "sim/calibration/csv_table.h"
+// Reading CSV files: rows, cells and their errors.
+#include "sim/io/csv_table.h"
 
 #include <charconv>
 #include <cmath>
@@ -10,13 +10,17 @@
 
 namespace dynamix {
 
-CsvRow::CsvRow(const std::string& path, int line, const CsvColumns& columns,
+CsvRow::CsvRow(const std::string& path, int line, std::string_view text, const CsvColumns& columns,
                std::vector<std::string_view> fields)
-    : path_(path), line_(line), columns_(columns), fields_(std::move(fields)) {}
+    : path_(path), line_(line), text_(text), columns_(columns), fields_(std::move(fields)) {}
+
+std::string_view CsvRow::field(std::size_t index) const {
+  return index < fields_.size() ? fields_[index] : std::string_view{};
+}
 
 std::string_view CsvRow::cell(const std::string& column) const {
   const auto found = columns_.find(column);
-  return found == columns_.end() ? std::string_view{} : fields_[found->second];
+  return found == columns_.end() ? std::string_view{} : field(found->second);
 }
 
 void CsvRow::fail(const std::string& column, const std::string& expected,
@@ -62,9 +66,8 @@ std::int64_t CsvRow::count(const std::string& column, std::int64_t minimum) cons
   return static_cast<std::int64_t>(value);
 }
 
-CsvScan scan_csv(const std::string& path, std::string_view text,
-                 const std::function<void(const CsvColumns&, std::string_view, int)>& on_header,
-                 const std::function<void(const CsvRow&)>& on_row) {
+CsvScan scan_csv(const std::string& path, std::string_view text, const CsvHeaderCallback& on_header,
+                 const CsvRowCallback& on_row, const CsvFormat& format) {
   CsvScan scan;
   CsvColumns columns;
   std::size_t width = 0;
@@ -75,26 +78,31 @@ CsvScan scan_csv(const std::string& path, std::string_view text,
     begin = newline == std::string_view::npos ? text.size() : newline + 1;
     ++scan.lines;
     if (line.empty()) continue;
-    if (line.front() == '#') {
-      if (width == 0) scan.provenance.emplace_back(trim(line.substr(1)));
+    if (format.comments && line.front() == '#') {
+      if (!scan.header) scan.provenance.emplace_back(trim(line.substr(1)));
       continue;
     }
     auto fields = split_fields(line);
-    if (width == 0) {
+    if (!scan.header) {
       width = fields.size();
       scan.header = true;
       for (std::size_t i = 0; i < width; ++i) columns.emplace(std::string(fields[i]), i);
-      on_header(columns, line, scan.lines);
+      if (on_header) on_header(columns, line, scan.lines);
       continue;
     }
-    if (fields.size() != width) {
+    if (format.check_width && fields.size() != width) {
       throw InputError(path, scan.lines, "row", std::to_string(width) + " comma-separated cells",
                        std::to_string(fields.size()));
     }
-    on_row(CsvRow(path, scan.lines, columns, std::move(fields)));
+    on_row(CsvRow(path, scan.lines, line, columns, std::move(fields)));
     ++scan.rows;
   }
   return scan;
+}
+
+CsvScan read_csv(const std::string& path, const CsvHeaderCallback& on_header,
+                 const CsvRowCallback& on_row, const CsvFormat& format) {
+  return scan_csv(path, read_text(path), on_header, on_row, format);
 }
 
 }  // namespace dynamix
