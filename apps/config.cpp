@@ -16,14 +16,14 @@ namespace {
 namespace po = boost::program_options;
 
 /// A number with the key's unit after it; words ("none", "the workload's") as they are.
-std::string with_unit(const std::string& value, const Knob& knob) {
+std::string with_unit(const std::string& value, const ScenarioKnob& knob) {
   double number = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
   const bool numeric = error == std::errc{} && end == value.data() + value.size();
   return numeric && !knob.unit.empty() ? value + " " + knob.unit : value;
 }
 
-std::string section_title(const KnobTable& table) {
+std::string section_title(const ScenarioKnobTable& table) {
   return (table.section.empty() ? "top level" : table.section) + ":";
 }
 
@@ -37,9 +37,9 @@ std::string cell(const std::string& text) {
 }  // namespace
 
 void print_configuration(std::ostream& out, const ScenarioSpec* values) {
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     out << section_title(table) << " " << table.meaning << "\n";
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       out << "  " << knob.key << " = ";
       if (values != nullptr) {
         out << with_unit(knob.show(*values), knob) << "  (default "
@@ -60,12 +60,12 @@ void print_configuration_markdown(std::ostream& out) {
          "in\n`sim/scenario/scenario_knobs.cpp`; do not edit by hand. Every key can be given in a "
          "scenario\nfile or on the command line as `--set KEY=VALUE` (which adds a section the "
          "file omits);\n`dynamix config --scenario S` shows the values a scenario resolves to.\n";
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     out << "\n## " << (table.section.empty() ? "Top level" : "`" + table.section + ":`") << "\n\n"
         << table.meaning << ".\n\n"
         << "| Key | Type | Unit | Default | Range | Meaning | Source |\n"
         << "|---|---|---|---|---|---|---|\n";
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       out << "| `" << knob.key << "` | " << cell(knob.type) << " | " << cell(knob.unit) << " | "
           << cell(knob.default_value) << " | " << cell(knob.range) << " | " << cell(knob.meaning)
           << " | " << cell(knob.source) << " |\n";
