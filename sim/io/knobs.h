@@ -19,10 +19,11 @@
 
 namespace dynamix {
 
-inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
-
 /// The bounds a value must lie within; an open end excludes the bound.
 struct Range {
+  /// The bound of an open end.
+  static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
   double low = -kUnbounded;
   bool low_open = false;
   double high = kUnbounded;
@@ -37,7 +38,7 @@ struct Range {
 };
 
 /// Integers from `low` to `high`.
-Range integers(double low, double high = kUnbounded);
+Range integers(double low, double high = Range::kUnbounded);
 
 /// What a row made of a value given as text (a command-line option).
 struct KnobParse {
@@ -394,7 +395,10 @@ struct KnobRows {
     };
     knob.show = [access](const Target& target) {
       std::string joined;
-      for (const std::string& text : access(target)) joined += (joined.empty() ? "" : " ") + text;
+      for (const std::string& text : access(target)) {
+        if (!joined.empty()) joined += ' ';
+        joined += text;
+      }
       return joined;
     };
     return knob;
@@ -408,8 +412,10 @@ struct KnobRows {
                       max_count](const Target& target) -> std::optional<std::string> {
       const auto& values = access(target);
       if (values.size() > max_count) {
-        return std::to_string(values.size()) + " values (at most " + std::to_string(max_count) +
-               ")";
+        std::string found = std::to_string(values.size());
+        found += " values (at most ";
+        found += std::to_string(max_count);
+        return found + ")";
       }
       for (const auto value : values) {
         if (!range.contains(static_cast<double>(value))) return std::to_string(value);
@@ -419,7 +425,8 @@ struct KnobRows {
     knob.show = [access](const Target& target) {
       std::string joined;
       for (const auto value : access(target)) {
-        joined += (joined.empty() ? "" : " ") + std::to_string(value);
+        if (!joined.empty()) joined += ' ';
+        joined += std::to_string(value);
       }
       return joined;
     };
