@@ -13,6 +13,7 @@
 #include "apps/progress.h"
 #include "apps/run_directory.h"
 #include "apps/scenarios.h"
+#include "gym/env_knobs.h"
 #include "policies/oracle.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -47,7 +48,7 @@ struct OracleArgs {
   std::string out;
   int seeds = 5;
   std::int64_t first_seed = 1000;
-  EnvOptions env_options;
+  EnvOptions env_options = evaluation_env_options();
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
 };

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "apps/batch_plan.h"
+#include "gym/env_knobs.h"
 #ifdef DYNAMIX_FUZZ_REPORT
 #include <google/protobuf/util/json_util.h>
 
@@ -322,7 +323,7 @@ void fuzz_report(std::span<const std::uint8_t> input) {
     static const ObservationBuilder builder;
     Observation observation;
     builder.build(window, observation);
-    const EnvOptions options;
+    const EnvOptions options = evaluation_env_options();
     const std::vector<int> reported = reported_batches(report.metrics());
     const std::vector<int> caps = batch_caps(report, options.max_batch);
     const DecisionContext context{.options = options,

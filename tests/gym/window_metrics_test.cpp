@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -51,7 +52,8 @@ TEST_CASE("WindowAccumulator averages a window's iterations per worker") {
 
 TEST_CASE("Window metrics read from CSV give the same observations as the simulator's") {
   BatchSizeEnv env(std::make_shared<FixedScenario>(
-      std::make_shared<const Scenario>(load_scenario(kDefaultScenario))));
+                       std::make_shared<const Scenario>(load_scenario(kDefaultScenario))),
+                   evaluation_env_options());
   env.reset(5);
   std::vector<WindowMetrics> windows{env.window()};
   std::vector<Observation> live(1);
