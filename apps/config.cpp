@@ -6,6 +6,9 @@
 
 #include "apps/command_line.h"
 #include "apps/scenarios.h"
+#include "apps/train_options.h"
+#include "gym/env_knobs.h"
+#include "policies/ppo/ppo_options.h"
 #include "sim/io/input_error.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_knobs.h"
@@ -32,6 +35,31 @@ std::string cell(const std::string& text) {
   std::string escaped;
   for (const char c : text) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
   return escaped;
+}
+
+/// A command line's options as a Markdown section: the table of `where`.
+template <typename Target>
+void print_options_markdown(std::ostream& out, const std::string& title, const std::string& where,
+                            const KnobTable<Target>& table) {
+  out << "\n### " << title << "\n\n"
+      << table.meaning << " (`" << where << "`).\n\n"
+      << "| Option | Type | Unit | Default | Range | Meaning |\n"
+      << "|---|---|---|---|---|---|\n";
+  for (const Knob<Target>& knob : table.knobs) {
+    out << "| `--" << knob.key << "` | " << cell(knob.type) << " | " << cell(knob.unit) << " | "
+        << cell(knob.default_value) << " | " << cell(knob.range) << " | " << cell(knob.meaning)
+        << " |\n";
+  }
+}
+
+/// The tables of the options the command line and the Python package take.
+void print_option_tables_markdown(std::ostream& out) {
+  out << "\n## Command-line options\n\n"
+      << "The same tables give each command's `--help`, its range checks and messages, the PPO\n"
+      << "settings a checkpoint keeps, and the Python package's keyword arguments (`-` as `_`).\n";
+  print_options_markdown(out, "Environment", "gym/env_knobs.cpp", env_knobs());
+  print_options_markdown(out, "PPO", "policies/ppo/ppo_options.cpp", ppo_knobs());
+  print_options_markdown(out, "`dynamix train`", "apps/train_options.cpp", train_knobs());
 }
 
 }  // namespace
@@ -71,6 +99,7 @@ void print_configuration_markdown(std::ostream& out) {
           << " | " << cell(knob.source) << " |\n";
     }
   }
+  print_option_tables_markdown(out);
 }
 
 int run_config(const std::vector<std::string>& args) {
