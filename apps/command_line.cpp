@@ -45,12 +45,6 @@ void require_in_range(const std::string& option, std::int64_t value, std::int64_
   throw InputError(option, 0, "", expected, std::to_string(value));
 }
 
-void require_batch_change(double change) {
-  if (change == 0 || (change >= 1 && std::isfinite(change))) return;
-  throw InputError("--max-batch-change", 0, "", "0 (none) or a finite factor >= 1",
-                   format_rounded(change));
-}
-
 bool parse_command_line(const std::vector<std::string>& args,
                         const po::options_description& options, po::variables_map& values) {
   try {

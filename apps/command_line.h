@@ -26,14 +26,6 @@ bool parse_help_only(const std::vector<std::string>& args, const std::string& de
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,
                       std::int64_t maximum = std::numeric_limits<std::int64_t>::max());
 
-/// --max-batch-change, which `simulate` and `evaluate` share (EnvOptions::max_batch_change):
-/// dynamix serve's guard rail on the global batch, applied in simulation.
-inline constexpr const char* kMaxBatchChangeHelp =
-    "bound each decision's global batch to [G/c, G*c] of the last window's G, as dynamix serve's "
-    "guard rail does (serve's default c is 2); 0 applies none";
-/// InputError on --max-batch-change unless it is 0 or a finite factor >= 1.
-void require_batch_change(double change);
-
 /// --family-budget, which `train --randomize` and `evaluate --family` share
 /// (SamplerOptions::reference_budget_factor).
 inline constexpr std::int64_t kMaxFamilyBudget = 100;

@@ -5,6 +5,9 @@
 #include <iostream>
 
 #include "apps/command_line.h"
+#include "apps/train_options.h"
+#include "gym/env_knobs.h"
+#include "policies/ppo/ppo_options.h"
 #include "sim/io/input_error.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_knobs.h"
@@ -16,14 +19,14 @@ namespace {
 namespace po = boost::program_options;
 
 /// A number with the key's unit after it; words ("none", "the workload's") as they are.
-std::string with_unit(const std::string& value, const Knob& knob) {
+std::string with_unit(const std::string& value, const ScenarioKnob& knob) {
   double number = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
   const bool numeric = error == std::errc{} && end == value.data() + value.size();
   return numeric && !knob.unit.empty() ? value + " " + knob.unit : value;
 }
 
-std::string section_title(const KnobTable& table) {
+std::string section_title(const ScenarioKnobTable& table) {
   return (table.section.empty() ? "top level" : table.section) + ":";
 }
 
@@ -34,12 +37,37 @@ std::string cell(const std::string& text) {
   return escaped;
 }
 
+/// A command line's options as a Markdown section: the table of `where`.
+template <typename Target>
+void print_options_markdown(std::ostream& out, const std::string& title, const std::string& where,
+                            const KnobTable<Target>& table) {
+  out << "\n### " << title << "\n\n"
+      << table.meaning << " (`" << where << "`).\n\n"
+      << "| Option | Type | Unit | Default | Range | Meaning |\n"
+      << "|---|---|---|---|---|---|\n";
+  for (const Knob<Target>& knob : table.knobs) {
+    out << "| `--" << knob.key << "` | " << cell(knob.type) << " | " << cell(knob.unit) << " | "
+        << cell(knob.default_value) << " | " << cell(knob.range) << " | " << cell(knob.meaning)
+        << " |\n";
+  }
+}
+
+/// The tables of the options the command line and the Python package take.
+void print_option_tables_markdown(std::ostream& out) {
+  out << "\n## Command-line options\n\n"
+      << "The same tables give each command's `--help`, its range checks and messages, the PPO\n"
+      << "settings a checkpoint keeps, and the Python package's keyword arguments (`-` as `_`).\n";
+  print_options_markdown(out, "Environment", "gym/env_knobs.cpp", env_knobs());
+  print_options_markdown(out, "PPO", "policies/ppo/ppo_options.cpp", ppo_knobs());
+  print_options_markdown(out, "`dynamix train`", "apps/train_options.cpp", train_knobs());
+}
+
 }  // namespace
 
 void print_configuration(std::ostream& out, const ScenarioSpec* values) {
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     out << section_title(table) << " " << table.meaning << "\n";
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       out << "  " << knob.key << " = ";
       if (values != nullptr) {
         out << with_unit(knob.show(*values), knob) << "  (default "
@@ -60,17 +88,18 @@ void print_configuration_markdown(std::ostream& out) {
          "in\n`sim/scenario/scenario_knobs.cpp`; do not edit by hand. Every key can be given in a "
          "scenario\nfile or on the command line as `--set KEY=VALUE` (which adds a section the "
          "file omits);\n`dynamix config --scenario S` shows the values a scenario resolves to.\n";
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     out << "\n## " << (table.section.empty() ? "Top level" : "`" + table.section + ":`") << "\n\n"
         << table.meaning << ".\n\n"
         << "| Key | Type | Unit | Default | Range | Meaning | Source |\n"
         << "|---|---|---|---|---|---|---|\n";
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       out << "| `" << knob.key << "` | " << cell(knob.type) << " | " << cell(knob.unit) << " | "
           << cell(knob.default_value) << " | " << cell(knob.range) << " | " << cell(knob.meaning)
           << " | " << cell(knob.source) << " |\n";
     }
   }
+  print_option_tables_markdown(out);
 }
 
 int run_config(const std::vector<std::string>& args) {

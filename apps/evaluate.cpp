@@ -16,9 +16,14 @@
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/evaluate_options.h"
+#include "apps/knob_options.h"
+#include "studies/episode_feed.h"
+#include "studies/interrupt.h"
 #include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
@@ -50,7 +55,7 @@ std::vector<std::string> split_list(const std::string& text) {
 struct PolicyEntry {
   std::string label;
   std::string spec;
-  EnvOptions env_options;
+  EnvOptions env_options = evaluation_env_options();
   bool oracle = false;
 };
 
@@ -109,79 +114,14 @@ void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& ba
   }
 }
 
-struct EvaluateArgs {
-  std::vector<std::string> scenario_paths;
-  std::vector<std::string> overrides;
-  std::string policy_list =
-      "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional";
-  std::string out;
-  int seeds = 5;
-  std::int64_t first_seed = 1000;
-  int family = 0;
-  int family_budget = 0;
-  int decision_interval = 10;
-  int decision_lag = 0;
-  double max_batch_change = 0;
-  int initial_batch = kEvaluationInitialBatch;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool oracle = false;
-  bool quiet = false;
-  bool interval_given = false;
-};
-
 /// Parses the options; false when --help was printed.
-bool parse_args(const std::vector<std::string>& args, EvaluateArgs& a) {
-  po::options_description options(
-      "dynamix evaluate: compare batch-size policies on scenarios over seeds");
-  const std::string default_policies = a.policy_list;
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&a.scenario_paths)->composing(),
-       "scenario YAML file or built-in name (dynamix scenarios); repeat for several "
-       "(default: quickstart)")
-      ("policies", po::value(&a.policy_list),
-       ("comma-separated policies, each POLICY or LABEL=POLICY: " + policy_names() +
-        " (default: " + default_policies + "); ppo:PATH is labelled by the file's stem").c_str())
-      ("family", po::value(&a.family)->default_value(a.family),
-       "evaluate on this many samples (1, 2, ...) of each scenario's randomized family, the one "
-       "train --randomize trains on, instead of the scenario itself")
-      ("family-budget", po::value(&a.family_budget)->default_value(a.family_budget),
-       kFamilyBudgetHelp)
-      ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds per scenario and policy")
-      ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
-      ("decision-interval", po::value(&a.decision_interval),
-       "iterations between decisions, k (default: a learned policy's own, else 10)")
-      ("decision-lag", po::value(&a.decision_lag)->default_value(a.decision_lag),
-       "windows between a decision and the window it applies to: 0 (an instant arbitrator) or 1 "
-       "(a job steered by dynamix serve)")
-      ("max-batch-change", po::value(&a.max_batch_change)->default_value(a.max_batch_change),
-       kMaxBatchChangeHelp)
-      ("initial-batch", po::value(&a.initial_batch)->default_value(a.initial_batch),
-       "per-worker batch every adaptive policy starts from (static and schedule policies "
-       "start at their own)")
-      ("oracle", po::bool_switch(&a.oracle),
-       "also search global-batch schedules for the fastest that reaches the target on every "
-       "seed (an upper bound) and report the headroom each policy captures")
-      ("jobs,j", po::value(&a.jobs)->default_value(a.jobs),
-       "policies run at once (threads); results do not depend on it")
-      ("set", po::value(&a.overrides)->composing(),
-       "override a value in every scenario: dotted.key=VALUE")
-      ("quiet,q", po::bool_switch(&a.quiet), "print no progress on stderr")
-      ("out", po::value(&a.out)->required(), "run directory to write");
-  // clang-format on
+bool parse_args(const std::vector<std::string>& args, EvaluateOptions& a) {
+  po::options_description options(evaluate_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, evaluate_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
   po::variables_map values;
   if (parse_command_line(args, options, values)) return false;
-  a.interval_given = values.count("decision-interval") > 0;
-  require_in_range("--seeds", a.seeds, 1);
-  require_in_range("--family", a.family, 0, 100000);
-  require_in_range("--family-budget", a.family_budget, 0, kMaxFamilyBudget);
-  require_in_range("--seed", a.first_seed, 0);
-  require_in_range("--decision-interval", a.decision_interval, 1);
-  require_in_range("--decision-lag", a.decision_lag, 0, 1);
-  require_batch_change(a.max_batch_change);
-  require_in_range("--initial-batch", a.initial_batch, 1);
-  require_in_range("--jobs", a.jobs, 1, 256);
+  read_knob_options(values, evaluate_knobs(), a);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }
@@ -281,7 +221,7 @@ EpisodeResult parse_episode_text(const std::string& text) {
 
 /// InputError on --seeds unless every episode's result fits in memory, checked before any
 /// scenario is loaded.
-void require_fits(const EvaluateArgs& a, std::size_t policies) {
+void require_fits(const EvaluateOptions& a, std::size_t policies) {
   const std::size_t scenarios =
       a.scenario_paths.size() * static_cast<std::size_t>(std::max(1, a.family));
   const std::size_t rows = policies + (a.oracle ? 1 : 0);
@@ -293,22 +233,21 @@ void require_fits(const EvaluateArgs& a, std::size_t policies) {
 
 /// What an evaluation runs, loaded alike on every rank.
 struct Evaluation {
-  EvaluateArgs a;
+  EvaluateOptions a;
   EnvOptions base;
   std::vector<PolicyEntry> entries;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
 };
 
-Evaluation load_evaluation(const EvaluateArgs& a) {
+Evaluation load_evaluation(const EvaluateOptions& a) {
   Evaluation e{a, {}, {}, {}};
-  e.base.decision_interval = a.decision_interval;
-  e.base.decision_lag = a.decision_lag;
-  e.base.max_batch_change = a.max_batch_change;
+  e.base = a.env;
+  e.base.decision_interval = a.decision_interval.value_or(a.env.decision_interval);
   e.base.initial_batch = a.initial_batch;
   e.base.stop_at_target = false;
   e.entries = parse_entries(a.policy_list);
   require_fits(a, e.entries.size());
-  resolve_env_options(e.entries, e.base, a.interval_given);
+  resolve_env_options(e.entries, e.base, a.decision_interval.has_value());
   for (const std::string& path : a.scenario_paths) {
     if (a.family == 0) {
       e.scenarios.push_back(
@@ -448,7 +387,7 @@ int evaluate(const Evaluation& e, Ranks* ranks, RunDirectory* directory) {
 }
 
 /// As one of the ranks of an MPI job: rank 0 owns --out and says what is wrong with the input.
-int evaluate_over_ranks(const EvaluateArgs& a, const std::vector<std::string>& args) {
+int evaluate_over_ranks(const EvaluateOptions& a, const std::vector<std::string>& args) {
   require_policy_kinds(a.policy_list);
   Ranks ranks("evaluate");
   std::optional<Evaluation> e;
@@ -474,7 +413,7 @@ int evaluate_over_ranks(const EvaluateArgs& a, const std::vector<std::string>& a
 }  // namespace
 
 int run_evaluate(const std::vector<std::string>& args) {
-  EvaluateArgs a;
+  EvaluateOptions a;
   if (!parse_args(args, a)) return 0;
   if (mpi_world_size() > 1) return evaluate_over_ranks(a, args);
   const Evaluation e = load_evaluation(a);

@@ -8,6 +8,13 @@
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
+#include "gym/env_knobs.h"
+#include "studies/episode_feed.h"
+#include "studies/interrupt.h"
+#include "studies/oracle.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
@@ -47,38 +54,60 @@ struct OracleArgs {
   std::string out;
   int seeds = 5;
   std::int64_t first_seed = 1000;
-  EnvOptions env_options;
+  EnvOptions env_options = evaluation_env_options();
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
 };
 
+using Rows = KnobRows<OracleArgs, ExactNumbers>;
+using Row = Knob<OracleArgs>;
+
+/// Oracle's options in --help order, defaults from OracleArgs{}.
+const KnobTable<OracleArgs>& oracle_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<OracleArgs> table = Rows::table(
+      "",
+      "dynamix oracle: search global-batch schedules for the fastest that reaches the target on "
+      "every seed",
+      {Rows::texts(
+           {.key = "scenario",
+            .meaning = "scenario YAML file or built-in name; repeat for several (default: "
+                       "quickstart)"},
+           [](auto& a) -> auto& { return a.scenario_paths; }),
+       Rows::quantity(
+           {.key = "seeds", .meaning = "seeds every finalist must reach on"},
+           [](auto& a) -> auto& { return a.seeds; }, integers(1)),
+       Rows::quantity(
+           {.key = "seed", .meaning = "first seed"}, [](auto& a) -> auto& { return a.first_seed; },
+           integers(0)),
+       Rows::quantity(
+           {.key = "decision-interval", .meaning = "iterations between decisions, k"},
+           [](auto& a) -> auto& { return a.env_options.decision_interval; }, integers(1)),
+       Rows::quantity(
+           {.key = "jobs",
+            .meaning = "episodes run at once (threads); results do not depend on it"},
+           [](auto& a) -> auto& { return a.jobs; }, integers(1, 256)),
+       Rows::texts(
+           {.key = "set", .meaning = "override a value: dotted.key=VALUE"},
+           [](auto& a) -> auto& { return a.overrides; }),
+       Rows::flag(
+           {.key = "quiet", .meaning = "print no progress on stderr"},
+           [](auto& a) -> auto& { return a.quiet; }),
+       Rows::text(
+           {.key = "out", .meaning = "run directory to write", .default_value = "required"},
+           [](auto& a) -> auto& { return a.out; })});
+  return table;
+}
+
 /// Parses the options; false when --help was printed.
 bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
-  po::options_description options(
-      "dynamix oracle: search global-batch schedules for the fastest that reaches the target on "
-      "every seed");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&a.scenario_paths)->composing(),
-       "scenario YAML file or built-in name; repeat for several (default: quickstart)")
-      ("seeds", po::value(&a.seeds)->default_value(a.seeds), "seeds every finalist must reach on")
-      ("seed", po::value(&a.first_seed)->default_value(a.first_seed), "first seed")
-      ("decision-interval", po::value(&a.env_options.decision_interval)->default_value(
-           a.env_options.decision_interval), "iterations between decisions, k")
-      ("jobs,j", po::value(&a.jobs)->default_value(a.jobs),
-       "episodes run at once (threads); results do not depend on it")
-      ("set", po::value(&a.overrides)->composing(), "override a value: dotted.key=VALUE")
-      ("quiet,q", po::bool_switch(&a.quiet), "print no progress on stderr")
-      ("out", po::value(&a.out)->required(), "run directory to write");
-  // clang-format on
+  po::options_description options(oracle_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, oracle_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
   po::variables_map values;
   if (parse_command_line(args, options, values)) return false;
-  require_in_range("--seeds", a.seeds, 1);
+  read_knob_options(values, oracle_knobs(), a);
   require_search_fits(a.seeds);
-  require_in_range("--seed", a.first_seed, 0);
-  require_in_range("--decision-interval", a.env_options.decision_interval, 1);
-  require_in_range("--jobs", a.jobs, 1, 256);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "apps/policy_factory.h"
+#include "gym/env_knobs.h"
 
 namespace dynamix {
 namespace {
@@ -37,7 +38,7 @@ EnvOptions selection_options(EnvOptions options) {
 PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios,
                                  const EnvOptions& env, int seeds)
     : scenarios_(std::move(scenarios)), env_(selection_options(env)), seeds_(seeds) {
-  const EnvOptions heuristic = selection_options(EnvOptions{});
+  const EnvOptions heuristic = selection_options(evaluation_env_options());
   for (const auto& scenario : scenarios_) {
     std::vector<EpisodeResult>& results = references_.emplace_back();
     for (const char* name : kHeuristics) {

@@ -17,6 +17,8 @@
 #include "adapter/server/arbitrator_server.h"
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
+#include "studies/interrupt.h"
 #include "apps/policy_factory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
@@ -59,8 +61,8 @@ std::unique_ptr<Arbitrator> make_arbitrator(const std::string& spec,
   if (spec.ends_with(".pt") || fs::is_regular_file(spec, error)) {
     return std::make_unique<Arbitrator>(spec, options);
   }
-  return std::make_unique<Arbitrator>(make_policy(spec, 1, EnvOptions{}, "--policy"), spec,
-                                      options);
+  return std::make_unique<Arbitrator>(make_policy(spec, 1, evaluation_env_options(), "--policy"),
+                                      spec, options);
 }
 
 bool ListenAddress::loopback() const {
@@ -182,40 +184,118 @@ struct ServeArgs {
   std::int64_t log_keep = 4;
 };
 
+using Rows = KnobRows<ServeArgs, ExactNumbers>;
+using Row = Knob<ServeArgs>;
+
+template <typename Member>
+auto field(Member member) {
+  return [member](auto& a) -> auto& { return a.*member; };
+}
+
+template <typename Member>
+auto rail(Member member) {
+  return [member](auto& a) -> auto& { return a.rails.*member; };
+}
+
+/// What serves, for which job, and where it logs.
+std::vector<Row> policy_rows() {
+  return {
+      Rows::text({.key = "policy",
+                  .meaning = "what decides: a policy.pt (dynamix train or export; ppo:FILE also "
+                             "works) or any policy simulate --policy takes that chooses batches "
+                             "itself (goodput:100, goodput+proportional, static:64, ...)",
+                  .default_value = "required"},
+                 field(&ServeArgs::policy)),
+      Rows::text({.key = "policy-sha256",
+                  .meaning = "refuse any policy file whose SHA-256 is not this (hex); checked on "
+                             "the bytes that are loaded"},
+                 field(&ServeArgs::policy_sha256)),
+      Rows::quantity({.key = "workers",
+                      .meaning = "workers of the job (every report must have as many)",
+                      .default_value = "required"},
+                     field(&ServeArgs::workers), integers(1, 1 << 16)),
+      Rows::text({.key = "log",
+                  .meaning = "directory for decisions.jsonl (appended; rotated; dynamix replay "
+                             "reads it); one serve per directory",
+                  .default_value = "required"},
+                 field(&ServeArgs::log_directory)),
+      Rows::quantity({.key = "log-max-mb", .meaning = "rotate decisions.jsonl at this size, MiB"},
+                     field(&ServeArgs::log_max_mb), integers(1, 1 << 20)),
+      Rows::quantity(
+          {.key = "log-keep", .meaning = "rotated files kept (decisions.1.jsonl is the newest)"},
+          field(&ServeArgs::log_keep), integers(0, 1000))};
+}
+
+/// Where to listen and with which credentials.
+std::vector<Row> listen_rows() {
+  return {
+      Rows::text({.key = "listen",
+                  .meaning = "host:port to listen on; port 0 picks a free one; an address other "
+                             "than loopback needs --token-file or --tls-cert (or --insecure)"},
+                 field(&ServeArgs::listen)),
+      Rows::text({.key = "token-file",
+                  .meaning = "file holding the job's bearer token; every call must carry "
+                             "'authorization: Bearer TOKEN'"},
+                 field(&ServeArgs::token_file)),
+      Rows::text({.key = "tls-cert",
+                  .meaning = "PEM server certificate chain: serve over TLS (with --tls-key)"},
+                 field(&ServeArgs::tls_certificate)),
+      Rows::text({.key = "tls-key", .meaning = "PEM private key of --tls-cert"},
+                 field(&ServeArgs::tls_key)),
+      Rows::text({.key = "tls-client-ca",
+                  .meaning = "PEM CA bundle: require client certificates it signed"},
+                 field(&ServeArgs::tls_client_ca)),
+      Rows::flag({.key = "insecure",
+                  .meaning = "allow an address other than loopback without credentials"},
+                 field(&ServeArgs::insecure))};
+}
+
+/// What a decision may do, and how long it may take.
+std::vector<Row> rail_rows() {
+  const Range factor{.low = 1, .finite = true};
+  return {
+      Rows::quantity({.key = "max-batch-change",
+                      .meaning = "largest factor one decision may change the global batch by"},
+                     rail(&GuardRails::max_batch_change), factor),
+      Rows::quantity({.key = "max-lr-change",
+                      .meaning = "largest factor one decision may change the LR factor by"},
+                     rail(&GuardRails::max_lr_change), factor),
+      Rows::quantity({.key = "max-lr-factor", .meaning = "largest LR factor a decision may give"},
+                     rail(&GuardRails::max_lr_factor), factor),
+      Rows::quantity({.key = "decision-deadline-ms",
+                      .meaning = "a decision (policy forward included) that takes longer is "
+                                 "refused, and so is every later one"},
+                     field(&ServeArgs::deadline_ms), integers(1, 600'000))};
+}
+
+/// Serve's options in --help order, defaults from ServeArgs{}.
+const KnobTable<ServeArgs>& serve_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<ServeArgs> table = [] {
+    std::vector<Row> rows = policy_rows();
+    for (auto part : {listen_rows(), rail_rows()}) {
+      for (Row& row : part) rows.push_back(std::move(row));
+    }
+    return Rows::table("",
+                       "dynamix serve: answer real workers' window reports with a policy's "
+                       "decisions.\n"
+                       "A TorchScript policy.pt is a program: it runs with serve's rights. Serve "
+                       "only files you\n"
+                       "trust, and pin them with --policy-sha256",
+                       std::move(rows));
+  }();
+  return table;
+}
+
 /// The command line, range-checked; nullopt after --help.
 std::optional<ServeArgs> parse_serve_args(const std::vector<std::string>& args) {
-  ServeArgs a;
-  po::options_description options(
-      "dynamix serve: answer real workers' window reports with a policy's decisions.\n"
-      "A TorchScript policy.pt is a program: it runs with serve's rights. Serve only files you\n"
-      "trust, and pin them with --policy-sha256");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("policy", po::value(&a.policy)->required(), "what decides: a policy.pt (dynamix train or export; ppo:FILE also works) or any policy simulate --policy takes that chooses batches itself (goodput:100, goodput+proportional, static:64, ...)")
-      ("policy-sha256", po::value(&a.policy_sha256), "refuse any policy file whose SHA-256 is not this (hex); checked on the bytes that are loaded")
-      ("workers", po::value(&a.workers)->required(), "workers of the job (every report must have as many)")
-      ("log", po::value(&a.log_directory)->required(), "directory for decisions.jsonl (appended; rotated; dynamix replay reads it); one serve per directory")
-      ("log-max-mb", po::value(&a.log_max_mb)->default_value(a.log_max_mb), "rotate decisions.jsonl at this size, MiB")
-      ("log-keep", po::value(&a.log_keep)->default_value(a.log_keep), "rotated files kept (decisions.1.jsonl is the newest)")
-      ("listen", po::value(&a.listen)->default_value(a.listen), "host:port to listen on; port 0 picks a free one; an address other than loopback needs --token-file or --tls-cert (or --insecure)")
-      ("token-file", po::value(&a.token_file), "file holding the job's bearer token; every call must carry 'authorization: Bearer TOKEN'")
-      ("tls-cert", po::value(&a.tls_certificate), "PEM server certificate chain: serve over TLS (with --tls-key)")
-      ("tls-key", po::value(&a.tls_key), "PEM private key of --tls-cert")
-      ("tls-client-ca", po::value(&a.tls_client_ca), "PEM CA bundle: require client certificates it signed")
-      ("insecure", po::bool_switch(&a.insecure), "allow an address other than loopback without credentials")
-      ("max-batch-change", po::value(&a.rails.max_batch_change)->default_value(a.rails.max_batch_change), "largest factor one decision may change the global batch by")
-      ("max-lr-change", po::value(&a.rails.max_lr_change)->default_value(a.rails.max_lr_change), "largest factor one decision may change the LR factor by")
-      ("max-lr-factor", po::value(&a.rails.max_lr_factor)->default_value(a.rails.max_lr_factor), "largest LR factor a decision may give")
-      ("decision-deadline-ms", po::value(&a.deadline_ms)->default_value(a.deadline_ms), "a decision (policy forward included) that takes longer is refused, and so is every later one");
-  // clang-format on
+  po::options_description options(serve_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, serve_knobs());
   po::variables_map values;
   if (parse_command_line(args, options, values)) return std::nullopt;
-  require_in_range("--workers", a.workers, 1, 1 << 16);
-  require_in_range("--decision-deadline-ms", a.deadline_ms, 1, 600'000);
-  require_in_range("--log-max-mb", a.log_max_mb, 1, 1 << 20);
-  require_in_range("--log-keep", a.log_keep, 0, 1000);
-  check_guard_rails(a.rails);
+  ServeArgs a;
+  read_knob_options(values, serve_knobs(), a);
   return a;
 }
 

@@ -10,7 +10,12 @@
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "apps/policy_factory.h"
+#include "gym/env_knobs.h"
+#include "studies/interrupt.h"
+#include "studies/iteration_log.h"
+#include "studies/run_directory.h"
 #include "gym/episode_log.h"
 #include "gym/scenario_source.h"
 #include "policies/export/policy_metadata.h"
@@ -150,7 +155,7 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
 
 struct PolicyRun {
   std::string name;
-  EnvOptions env_options;
+  EnvOptions env_options = evaluation_env_options();
   bool decision_interval_given = false;
   bool stop_at_target = false;
   RecordMode record = RecordMode::kWindows;
@@ -207,59 +212,105 @@ struct SimulateOptions {
   std::string scenario_path = kDefaultScenario;
   std::string batch_size, batch_sizes, schedule, out;
   std::vector<std::string> overrides;
-  std::int64_t seed = 0;
-  std::int64_t iterations = 0;
+  /// Absent: the scenario's.
+  std::optional<std::int64_t> seed;
+  std::optional<std::int64_t> iterations;
   std::string record = "windows";
   PolicyRun policy;
 };
 
-po::options_description describe(SimulateOptions& o) {
-  EnvOptions& env_options = o.policy.env_options;
-  po::options_description options("dynamix simulate: run one training job on a simulated cluster");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&o.scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
-      ("seed", po::value(&o.seed), "root seed (default: the scenario's)")
-      ("iterations", po::value(&o.iterations), "stop after this many iterations")
-      ("batch-size", po::value(&o.batch_size), "the same batch on every worker")
-      ("batch-sizes", po::value(&o.batch_sizes), "one batch per worker: B1,B2,...")
-      ("schedule", po::value(&o.schedule), "batch per worker from epoch E on: E0:B0,E1:B1,...")
-      ("set", po::value(&o.overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("policy", po::value(&o.policy.name),
-       ("run a policy through the environment, deciding every k iterations: " + policy_names()).c_str())
-      ("decision-interval", po::value(&env_options.decision_interval)
-           ->default_value(env_options.decision_interval),
-       "iterations between the policy's decisions, k (a ppo:PATH policy's own unless given); "
-       "also the window of --record windows")
-      ("decision-lag", po::value(&env_options.decision_lag)->default_value(env_options.decision_lag),
-       "windows between a decision and the window it applies to: 0 (an instant arbitrator) or 1 "
-       "(a job steered by dynamix serve)")
-      ("max-batch-change", po::value(&env_options.max_batch_change)
-           ->default_value(env_options.max_batch_change), kMaxBatchChangeHelp)
-      ("record", po::value(&o.record)->default_value(o.record),
-       "per-iteration output: windows (windows.csv, one row per worker per window of k "
-       "iterations, means and sums; under 2x the simulation's cost), iterations (iterations.csv, "
-       "one row per worker per iteration; about 6x) or none")
-      ("stop-at-target", po::bool_switch(&o.policy.stop_at_target), "stop when the target accuracy is reached")
-      ("out", po::value(&o.out)->required(), "run directory to write");
-  // clang-format on
+using Rows = KnobRows<SimulateOptions, ExactNumbers>;
+using Row = Knob<SimulateOptions>;
+
+/// A row of the environment's table over the policy's environment, in simulate's words when
+/// given.
+Row env_row(const std::string& key, const std::string& meaning = "") {
+  Row row = rebased<SimulateOptions>(
+      *find_knob(env_knobs(), key), [](auto& o) -> auto& { return o.policy.env_options; });
+  row.default_value.clear();
+  if (!meaning.empty()) row.meaning = meaning;
+  return row;
+}
+
+std::vector<Row> run_rows() {
+  return {Rows::text(
+              {.key = "scenario",
+               .meaning = "scenario YAML file or built-in name (dynamix scenarios)",
+               .default_value = "quickstart"},
+              [](auto& o) -> auto& { return o.scenario_path; }),
+          Rows::quantity(
+              {.key = "seed", .meaning = "root seed (default: the scenario's)"},
+              [](auto& o) -> auto& { return o.seed; }, integers(0)),
+          Rows::quantity(
+              {.key = "iterations", .meaning = "stop after this many iterations"},
+              [](auto& o) -> auto& { return o.iterations; }, integers(1)),
+          Rows::text(
+              {.key = "batch-size", .meaning = "the same batch on every worker"},
+              [](auto& o) -> auto& { return o.batch_size; }),
+          Rows::text(
+              {.key = "batch-sizes", .meaning = "one batch per worker: B1,B2,..."},
+              [](auto& o) -> auto& { return o.batch_sizes; }),
+          Rows::text(
+              {.key = "schedule", .meaning = "batch per worker from epoch E on: E0:B0,E1:B1,..."},
+              [](auto& o) -> auto& { return o.schedule; }),
+          Rows::texts(
+              {.key = "set", .meaning = "override a scenario value: dotted.key=VALUE"},
+              [](auto& o) -> auto& { return o.overrides; })};
+}
+
+std::vector<Row> policy_rows() {
+  return {Rows::text(
+              {.key = "policy",
+               .meaning = "run a policy through the environment, deciding every k iterations: " +
+                          policy_names()},
+              [](auto& o) -> auto& { return o.policy.name; }),
+          env_row("decision-interval",
+                  "iterations between the policy's decisions, k (a ppo:PATH policy's own unless "
+                  "given); also the window of --record windows"),
+          env_row("decision-lag"),
+          env_row("max-batch-change"),
+          Rows::text(
+              {.key = "record",
+               .meaning = "per-iteration output: windows (windows.csv, one row per worker per "
+                          "window of k iterations, means and sums; under 2x the simulation's "
+                          "cost), iterations (iterations.csv, one row per worker per "
+                          "iteration; about 6x) or none"},
+              [](auto& o) -> auto& { return o.record; }),
+          Rows::flag(
+              {.key = "stop-at-target", .meaning = "stop when the target accuracy is reached"},
+              [](auto& o) -> auto& { return o.policy.stop_at_target; }),
+          Rows::text(
+              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
+              [](auto& o) -> auto& { return o.out; })};
+}
+
+/// Simulate's options in --help order, defaults from SimulateOptions{}.
+const KnobTable<SimulateOptions>& simulate_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<SimulateOptions> table = [] {
+    std::vector<Row> rows = run_rows();
+    for (Row& row : policy_rows()) rows.push_back(std::move(row));
+    return Rows::table("", "dynamix simulate: run one training job on a simulated cluster",
+                       std::move(rows));
+  }();
+  return table;
+}
+
+po::options_description describe() {
+  po::options_description options(simulate_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, simulate_knobs());
   return options;
 }
 
 /// The scenario with --seed and --iterations applied, after the options' checks.
 Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
-  if (values.count("iterations")) require_in_range("--iterations", o.iterations, 1);
-  require_in_range("--seed", o.seed, 0);
-  require_in_range("--decision-interval", o.policy.env_options.decision_interval, 1,
-                   kMaxDecisionInterval);
-  require_in_range("--decision-lag", o.policy.env_options.decision_lag, 0, 1);
-  require_batch_change(o.policy.env_options.max_batch_change);
+  read_knob_options(values, simulate_knobs(), o);
   o.policy.record = parse_record(o.record);
-  o.policy.decision_interval_given = !values["decision-interval"].defaulted();
+  o.policy.decision_interval_given = !given_texts(values, "decision-interval").empty();
   ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();
-  if (values.count("seed")) spec.seed = static_cast<std::uint64_t>(o.seed);
-  if (values.count("iterations")) spec.max_iterations = o.iterations;
+  if (o.seed) spec.seed = static_cast<std::uint64_t>(*o.seed);
+  if (o.iterations) spec.max_iterations = *o.iterations;
   Scenario scenario(std::move(spec));
   if (!o.policy.name.empty() &&
       (!o.batch_size.empty() || !o.batch_sizes.empty() || !o.schedule.empty())) {
@@ -305,7 +356,7 @@ int simulate_plan(const Scenario& scenario, const SimulateOptions& o) {
 
 int run_simulate(const std::vector<std::string>& args) {
   SimulateOptions o;
-  const po::options_description options = describe(o);
+  const po::options_description options = describe();
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   const Scenario scenario = checked_scenario(o, values);

@@ -14,7 +14,14 @@
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "apps/policy_factory.h"
+#include "apps/sweep_options.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/ranks.h"
+#include "studies/run_directory.h"
+#include "studies/sweep_engine.h"
 #include "sim/io/input_error.h"
 #include "studies/cell_records.h"
 #include "studies/interrupt.h"
@@ -133,46 +140,18 @@ int follow_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, cons
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args) {
-  SweepSpec spec;
-  spec.scenario = kDefaultScenario;
-  std::vector<std::string> grid;
-  std::string policy_list = "static:64,static:128,static:256,goodput+proportional";
-  SweepRun run;
-  run.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  run.limit = std::numeric_limits<std::int64_t>::max();
-  po::options_description options(
-      "dynamix sweep: run every combination of --grid values × policies × seeds");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&spec.scenario),
-       "scenario YAML file or built-in name (default: quickstart)")
-      ("grid", po::value(&grid)->composing(),
-       "a scenario key and its values, KEY=V1,V2,... (as --set takes them); repeat for more axes")
-      ("set", po::value(&spec.overrides)->composing(), "override a value in every cell: dotted.key=VALUE")
-      ("policies", po::value(&policy_list),
-       ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
-      ("seeds", po::value(&spec.seeds)->default_value(spec.seeds), "seeds per cell and policy")
-      ("seed", po::value(&spec.first_seed)->default_value(spec.first_seed), "first seed")
-      ("decision-interval", po::value(&spec.decision_interval)->default_value(spec.decision_interval),
-       "iterations between decisions, k")
-      ("jobs,j", po::value(&run.jobs)->default_value(run.jobs),
-       "episodes run at once, on threads (per rank under mpirun)")
-      ("resume", po::bool_switch(&run.resume),
-       "continue the interrupted sweep in OUT.partial (same options); without it OUT.partial is "
-       "started afresh")
-      ("max-episodes", po::value(&run.limit),
-       "run at most this many of the episodes left, then stop, resumable (e.g. per batch job)")
-      ("quiet,q", po::bool_switch(&run.quiet), "print no progress on stderr")
-      ("out", po::value(&run.out)->required(), "run directory to write");
-  // clang-format on
+  po::options_description options(sweep_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, sweep_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  require_in_range("--seeds", spec.seeds, 1);
-  require_in_range("--seed", spec.first_seed, 0);
-  require_in_range("--decision-interval", spec.decision_interval, 1);
-  require_in_range("--jobs", run.jobs, 1, 1024);
-  require_in_range("--max-episodes", run.limit, 1);
+  SweepOptions given;
+  read_knob_options(values, sweep_knobs(), given);
+  SweepSpec spec = std::move(given.spec);
+  const std::vector<std::string> grid = std::move(given.grid);
+  const std::string policy_list = std::move(given.policies);
+  SweepRun run = std::move(given.run);
+  run.limit = given.max_episodes.value_or(std::numeric_limits<std::int64_t>::max());
   const auto make_plan = [&] {
     return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
   };

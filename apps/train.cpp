@@ -12,7 +12,12 @@
 #include <sstream>
 
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "apps/policy_selection.h"
+#include "apps/train_options.h"
+#include "studies/interrupt.h"
+#include "studies/progress.h"
+#include "studies/run_directory.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/export/torchscript_policy.h"
@@ -34,11 +39,6 @@ namespace dynamix {
 namespace {
 
 namespace po = boost::program_options;
-
-constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
-constexpr std::int64_t kMaxEnvironments = 4096;
-constexpr std::int64_t kMaxThreads = 4096;
-constexpr std::int64_t kMaxEvalSeeds = 100000;
 
 struct Evaluation {
   std::optional<double> time_to_target_s;
@@ -143,38 +143,6 @@ std::string resume_command(const std::vector<std::string>& args) {
   return args.end() == std::find(args.begin(), args.end(), "--resume") ? command + " --resume"
                                                                        : command;
 }
-
-/// Everything `dynamix train` takes on its command line.
-struct TrainOptions {
-  std::string scenario_path = kDefaultScenario;
-  std::vector<std::string> overrides;
-  std::string out;
-  std::int64_t steps = 200000;
-  int environments = 8;
-  int threads = 0;
-  int eval_every = 20;
-  /// Five: two seeds are too few to see a policy that misses a validation cluster on one
-  /// evaluation seed in five (docs/journal/2026-11-24-selection-seeds-and-cpu.md).
-  int eval_seeds = 5;
-  int checkpoint_every = 10;
-  bool randomize = false;
-  /// With --randomize: each sample's time budget as this multiple of a reference job's time to
-  /// its target (SamplerOptions::reference_budget_factor); 0 keeps the base's.
-  int family_budget = 0;
-  bool resume = false;
-  bool quiet = false;
-  /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
-  /// which the noise and goodput bases learn better with (docs/ppo.md).
-  PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};
-  std::int64_t seed = static_cast<std::int64_t>(PpoOptions{}.seed);
-  /// The goodput action base, deciding every 20 iterations (docs/ppo.md).
-  EnvOptions env{.decision_interval = 20, .action_base = ActionBase::kGoodput};
-  std::string action_base{action_base_name(env.action_base)};
-  /// The ranges of the randomized family (base and overrides set with --randomize).
-  SamplerOptions sampler;
-  /// Scenarios the policy is selected on (--select-on; "validation" expanded).
-  std::vector<std::string> select_on;
-};
 
 void write_int_list(JsonWriter& json, const std::vector<int>& values) {
   json.begin_array();
@@ -311,86 +279,22 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   if (!out) throw InputError(file.string(), 0, "", "a writable file", "a write error");
 }
 
-po::options_description describe(TrainOptions& o) {
-  po::options_description options("dynamix train: PPO pretraining of a batch-size policy");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&o.scenario_path), "scenario YAML file or built-in name (dynamix scenarios; default: quickstart)")
-      ("set", po::value(&o.overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("randomize", po::bool_switch(&o.randomize),
-       "train on the scenario's randomized family (4-256 workers, fabric, GPU mix, network, "
-       "ring or parameter servers, starting batch, every catalog workload, SGD and Adam)")
-      ("family-budget", po::value(&o.family_budget)->default_value(o.family_budget),
-       kFamilyBudgetHelp)
-      ("seed", po::value(&o.seed)->default_value(o.seed), "root seed")
-      ("steps", po::value(&o.steps)->default_value(o.steps),
-       "environment decisions to train on, all environments together")
-      ("envs", po::value(&o.environments)->default_value(o.environments), "parallel environments")
-      ("threads", po::value(&o.threads)->default_value(o.threads), "environment threads, 0 = one per core")
-      ("decision-interval", po::value(&o.env.decision_interval)
-           ->default_value(o.env.decision_interval), "iterations between decisions, k")
-      ("select-on", po::value(&o.select_on)->composing(),
-       "scenario to select the policy on, repeatable ('validation': the six embedded validation "
-       "clusters): policy.pt is the evaluated policy that did best there against the "
-       "heuristics, last_policy.pt the final one")
-      ("action-base", po::value(&o.action_base)->default_value(o.action_base),
-       "what actions change: current (each worker's batch), balanced (its speed-proportional "
-       "share of the global batch), global (the global batch, in percent), noise (the global "
-       "batch as a percentage of the gradient noise scale) or goodput (as a percentage of the "
-       "goodput-optimal global batch); global, noise and goodput split by speed")
-      ("learning-rate", with_default(&o.ppo.learning_rate),
-       "Adam learning rate (annealed to 0)")
-      ("rollout-steps", po::value(&o.ppo.rollout_steps)->default_value(o.ppo.rollout_steps),
-       "decisions per environment per update")
-      ("gamma", with_default(&o.ppo.gamma),
-       "discount per reference window of simulated time")
-      ("gae-lambda", with_default(&o.ppo.gae_lambda), "GAE lambda per decision")
-      ("entropy-coef", with_default(&o.ppo.entropy_coef),
-       "entropy bonus coefficient")
-      ("single-explorer", po::bool_switch(&o.ppo.single_explorer),
-       "one worker per environment explores per decision; the others act greedily")
-      ("coordinated-exploration", po::bool_switch(&o.ppo.coordinated_exploration),
-       "workers of an environment sample their actions with one shared random number (always "
-       "with the global, noise and goodput bases)")
-      ("initial-hold", with_default(&o.ppo.initial_hold_probability),
-       "probability that the untrained policy keeps a worker's batch")
-      ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every),
-       "updates between evaluations of the greedy policy")
-      ("eval-seeds", po::value(&o.eval_seeds)->default_value(o.eval_seeds), "seeds per evaluation")
-      ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(o.checkpoint_every),
-       "updates between checkpoints")
-      ("resume", po::bool_switch(&o.resume), "continue an interrupted run from OUT.partial/checkpoint.pt")
-      ("quiet,q", po::bool_switch(&o.quiet), "print no progress on stderr")
-      ("out", po::value(&o.out)->required(), "run directory to write");
-  // clang-format on
+po::options_description describe() {
+  po::options_description options(train_knobs().meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, train_knobs(), {{"quiet", 'q'}});
   return options;
 }
 
-/// InputError naming the first option out of range; resolves the scenario and the action base.
-void check(TrainOptions& o) {
+/// Reads the options through train's table (InputError naming the first out of range); resolves
+/// the scenario, the action set and the randomized family.
+void check(const po::variables_map& values, TrainOptions& o) {
+  read_knob_options(values, train_knobs(), o);
   o.scenario_path = resolve_scenario(o.scenario_path);
-  require_in_range("--seed", o.seed, 0);
-  require_in_range("--steps", o.steps, 1, kMaxSteps);
-  require_in_range("--envs", o.environments, 1, kMaxEnvironments);
-  require_in_range("--threads", o.threads, 0, kMaxThreads);
-  require_in_range("--decision-interval", o.env.decision_interval, 1, kMaxDecisionInterval);
-  require_in_range("--eval-every", o.eval_every, 1);
-  require_in_range("--eval-seeds", o.eval_seeds, 1, kMaxEvalSeeds);
-  require_in_range("--checkpoint-every", o.checkpoint_every, 1);
-  o.ppo.seed = static_cast<std::uint64_t>(o.seed);
-  validate(o.ppo);
-  const std::optional<ActionBase> base = parse_action_base(o.action_base);
-  if (!base) {
-    throw InputError("--action-base", 0, "", "one of " + action_base_names(),
-                     "'" + o.action_base + "'");
-  }
-  o.env.action_base = *base;
   o.env.actions = default_actions(o.env.action_base);
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
-  require_in_range("--family-budget", o.family_budget, 0, kMaxFamilyBudget);
   if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides, o.family_budget);
   std::vector<std::string> select_on;
   for (const std::string& name : o.select_on) {
@@ -534,10 +438,10 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
 
 int run_train(const std::vector<std::string>& args) {
   TrainOptions o;
-  const po::options_description options = describe(o);
+  const po::options_description options = describe();
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  check(o);
+  check(values, o);
   const auto scenario =
       std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides));
   const std::shared_ptr<const ScenarioSource> source =

@@ -13,6 +13,8 @@
 #include "adapter/server/arbitrator.h"
 #include "adapter/server/arbitrator_server.h"
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
+#include "policies/export/torch_threads.h"
 #include "policies/ppo/ppo_learner.h"
 
 namespace dynamix {
@@ -23,7 +25,7 @@ namespace fs = std::filesystem;
 /// A randomly initialized policy of this build's schema (latency does not depend on training).
 fs::path write_policy(const fs::path& directory) {
   const ObservationBuilder builder;
-  const EnvOptions options;
+  const EnvOptions options = evaluation_env_options();
   const std::size_t features = builder.schema().features_per_worker();
   const PolicySnapshot snapshot =
       untrained_snapshot({.schema_json = builder.schema().to_json(),

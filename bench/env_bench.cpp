@@ -2,6 +2,7 @@
 // one thread and a VectorEnv on two. Target: >= 20,000 steps/s per core at 8 workers.
 #include <benchmark/benchmark.h>
 
+#include "gym/env_knobs.h"
 #include "gym/vector_env.h"
 
 namespace dynamix {
@@ -14,7 +15,7 @@ std::shared_ptr<const ScenarioSource> scenario_with(std::int64_t workers) {
 }
 
 void BM_EnvStep(benchmark::State& state) {
-  BatchSizeEnv env(scenario_with(state.range(0)));
+  BatchSizeEnv env(scenario_with(state.range(0)), evaluation_env_options());
   std::uint64_t seed = 1;
   env.reset(seed);
   std::vector<int> actions(env.workers());
@@ -38,7 +39,7 @@ BENCHMARK(BM_EnvStep)->Arg(8)->Arg(32)->ArgName("workers")->Unit(benchmark::kMic
 // Four environments on two threads; autoreset included.
 void BM_VectorEnvStep(benchmark::State& state) {
   constexpr std::size_t kEnvironments = 4;
-  VectorEnv vector_env(scenario_with(state.range(0)), {}, kEnvironments, 2);
+  VectorEnv vector_env(scenario_with(state.range(0)), evaluation_env_options(), kEnvironments, 2);
   vector_env.reset(1);
   std::vector<std::vector<int>> actions(kEnvironments);
   std::vector<StepResult> results;

@@ -26,9 +26,11 @@ namespace dynamix {
 std::vector<int> bound_global_change(std::vector<int> batches, std::int64_t reported, double change,
                                      const std::vector<int>& caps);
 
+/// The environment's options; their keys, ranges and meanings are in gym/env_knobs.cpp, and these
+/// defaults are the ones `dynamix train` and the Python package use.
 struct EnvOptions {
-  /// Iterations between decisions (k).
-  int decision_interval = 10;
+  /// Iterations between decisions (k); 20 (docs/ppo.md).
+  int decision_interval = 20;
   /// Windows between a decision and the window it applies to: 0, the next window (an
   /// instant arbitrator); 1, the window after (a deployed job: dynamix serve's decision on
   /// window w applies when window w+1 ends, adapter/README.md).
@@ -39,8 +41,9 @@ struct EnvOptions {
   /// Change per discrete action: samples for the current and balanced bases, percent of the
   /// global batch for the global base; empty means default_actions(action_base).
   std::vector<int> actions = {};
-  /// What the changes apply to; balanced, not the paper's current (docs/ppo.md).
-  ActionBase action_base = ActionBase::kBalanced;
+  /// What the changes apply to; goodput, which one policy.pt means the same on every cluster
+  /// size with, not the paper's current (docs/ppo.md).
+  ActionBase action_base = ActionBase::kGoodput;
   /// Batch bounds; the batch is also clamped to the worker's memory limit.
   int min_batch = 32;
   int max_batch = 1024;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "policies/policy.h"
 #include "sim/scenario/scenario.h"
 #include "studies/cell_records.h"
@@ -61,7 +62,7 @@ struct GridCell {
 /// first_seed + i mod S.
 struct SweepPlan {
   SweepSpec spec;
-  EnvOptions env_options;
+  EnvOptions env_options = evaluation_env_options();
   std::vector<GridCell> cells;
   /// Each policy's name() for the outputs ("static:128").
   std::vector<std::string> policy_labels;

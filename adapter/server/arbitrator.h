@@ -15,6 +15,7 @@
 
 #include "adapter/proto/dynamix.pb.h"
 #include "adapter/server/report.h"
+#include "gym/env_knobs.h"
 #include "gym/observation.h"
 #include "gym/window_metrics.h"
 #include "policies/export/torchscript_policy.h"
@@ -51,7 +52,8 @@ class Arbitrator {
   /// named `spec` in the log; it sees each report as a DecisionContext under `env_options`'
   /// batch bounds. InputError if a policy is pinned (only policy.pt files have a SHA-256).
   Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
-             const ArbitratorOptions& options, const EnvOptions& env_options = {});
+             const ArbitratorOptions& options,
+             const EnvOptions& env_options = evaluation_env_options());
 
   /// Checks `report` (ReportError) and decides: the record gets the report, the decision and the
   /// logits. Thread-safe.

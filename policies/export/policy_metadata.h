@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gym/action_base.h"
+#include "gym/env_knobs.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -39,10 +40,10 @@ struct PolicyMetadata {
   std::size_t features = 0;
 };
 
-/// Largest batch bound, action change and decision interval a policy file may hold.
+/// Largest batch bound and action change a policy file may hold (the decision interval:
+/// kMaxDecisionInterval).
 inline constexpr int kMaxPolicyBatch = 1 << 24;
 inline constexpr int kMaxPolicyActions = 256;
-inline constexpr int kMaxDecisionInterval = 1 << 20;
 inline constexpr std::size_t kMaxPolicyFeatures = 4096;
 
 /// The archive's extra files, by name.

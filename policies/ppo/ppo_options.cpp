@@ -1,8 +1,7 @@
-// Range checks of the PPO options in one place, and their exact text for checkpoints.
+// The PPO options' table: range checks and the exact text checkpoints keep come from its rows.
 #include "policies/ppo/ppo_options.h"
 
-#include <charconv>
-#include <cmath>
+#include <limits>
 
 #include "sim/io/input_error.h"
 
@@ -10,108 +9,120 @@ namespace dynamix {
 
 namespace {
 
+using Rows = KnobRows<PpoOptions, ExactNumbers>;
+
 constexpr int kMaxRolloutSteps = 1 << 20;
 constexpr int kMaxEpochs = 10000;
 constexpr int kMaxMinibatches = 1 << 20;
-constexpr int kMaxHiddenLayers = 16;
+constexpr std::size_t kMaxHiddenLayers = 16;
 constexpr int kMaxHiddenWidth = 1 << 14;
 
-/// The shortest text that reads back as `value`, in fixed notation where that fits.
-std::string exact(double value) {
-  char text[64];
-  auto [end, error] = std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed);
-  if (error != std::errc()) end = std::to_chars(text, text + sizeof(text), value).ptr;
-  return {text, end};
+constexpr Range kPositive{.low = 0, .low_open = true, .finite = true};
+constexpr Range kNonNegative{.low = 0, .finite = true};
+constexpr Range kUnit{.low = 0, .high = 1};
+
+template <typename Member>
+auto field(Member member) {
+  return [member](auto& options) -> auto& { return options.*member; };
 }
 
-std::string exact(bool value) { return value ? "true" : "false"; }
-
-[[noreturn]] void refuse(const std::string& name, const std::string& expected,
-                         const std::string& found) {
-  throw InputError("--" + name, 0, "", expected, found);
+std::vector<Knob<PpoOptions>> schedule_knobs() {
+  return {
+      Rows::quantity({.key = "seed", .meaning = "root seed"}, field(&PpoOptions::seed),
+                     integers(0)),
+      Rows::quantity({.key = "rollout-steps", .meaning = "decisions per environment per update"},
+                     field(&PpoOptions::rollout_steps), integers(1, kMaxRolloutSteps)),
+      Rows::quantity({.key = "reset-interval",
+                      .unit = "updates",
+                      .meaning = "updates between fresh resets of every environment (0: never)"},
+                     field(&PpoOptions::reset_interval),
+                     integers(0, std::numeric_limits<std::int32_t>::max())),
+      Rows::quantity({.key = "epochs", .meaning = "optimization passes over each rollout"},
+                     field(&PpoOptions::epochs), integers(1, kMaxEpochs)),
+      Rows::quantity({.key = "minibatches", .meaning = "minibatches per epoch"},
+                     field(&PpoOptions::minibatches), integers(1, kMaxMinibatches)),
+      Rows::quantity({.key = "learning-rate", .meaning = "Adam learning rate (annealed to 0)"},
+                     field(&PpoOptions::learning_rate), kPositive),
+      Rows::flag({.key = "anneal-learning-rate",
+                  .meaning = "anneal the learning rate linearly to zero over the run"},
+                 field(&PpoOptions::anneal_learning_rate)),
+      Rows::quantity({.key = "adam-epsilon", .meaning = "Adam epsilon"},
+                     field(&PpoOptions::adam_epsilon), kPositive)};
 }
 
-void require_integer(const std::string& name, long long value, long long low, long long high) {
-  if (value >= low && value <= high) return;
-  refuse(name, "an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]",
-         std::to_string(value));
+std::vector<Knob<PpoOptions>> loss_knobs() {
+  return {
+      Rows::quantity({.key = "gamma", .meaning = "discount per reference window of simulated time"},
+                     field(&PpoOptions::gamma), Range{.low = 0, .low_open = true, .high = 1}),
+      Rows::flag({.key = "discount-by-time",
+                  .meaning = "discount a decision by the simulated time its window took"},
+                 field(&PpoOptions::discount_by_time)),
+      Rows::quantity({.key = "gae-lambda", .meaning = "GAE lambda per decision"},
+                     field(&PpoOptions::gae_lambda), kUnit),
+      Rows::quantity({.key = "clip-range", .meaning = "surrogate clipping range (epsilon)"},
+                     field(&PpoOptions::clip_range), kPositive),
+      Rows::flag({.key = "clip-value-loss",
+                  .meaning = "also clip the value update around the rollout's value estimate"},
+                 field(&PpoOptions::clip_value_loss)),
+      Rows::quantity({.key = "initial-hold",
+                      .meaning = "probability that the untrained policy keeps a worker's batch"},
+                     field(&PpoOptions::initial_hold_probability),
+                     Range{.low = 0, .high = 1, .high_open = true}),
+      Rows::quantity({.key = "entropy-coef", .meaning = "entropy bonus coefficient"},
+                     field(&PpoOptions::entropy_coef), kNonNegative),
+      Rows::quantity({.key = "value-coef", .meaning = "value loss coefficient"},
+                     field(&PpoOptions::value_coef), kNonNegative),
+      Rows::quantity({.key = "max-grad-norm", .meaning = "global gradient norm bound"},
+                     field(&PpoOptions::max_grad_norm), kPositive),
+      Rows::quantity({.key = "target-kl",
+                      .meaning = "stop an update's epochs once the approximate KL exceeds this "
+                                 "(0: never)"},
+                     field(&PpoOptions::target_kl), kNonNegative),
+      Rows::flag({.key = "normalize-advantages", .meaning = "normalize advantages per minibatch"},
+                 field(&PpoOptions::normalize_advantages))};
 }
 
-/// `low_open`/`high_open`: whether the bound itself is excluded; an infinite bound is open.
-void require_number(const std::string& name, double value, double low, bool low_open, double high,
-                    bool high_open) {
-  const bool above = low_open ? value > low : value >= low;
-  const bool below = high_open ? value < high : value <= high;
-  if (std::isfinite(value) && above && below) return;
-  std::string expected;
-  if (std::isinf(high)) {
-    expected = "a finite number " + std::string(low_open ? "> " : ">= ") + exact(low);
-  } else {
-    expected = "a number in " + std::string(low_open ? "(" : "[") + exact(low) + ", " +
-               exact(high) + (high_open ? ")" : "]");
+std::vector<Knob<PpoOptions>> exploration_and_network_knobs() {
+  return {
+      Rows::flag({.key = "single-explorer",
+                  .meaning = "one worker per environment explores per decision; the others "
+                             "act greedily"},
+                 field(&PpoOptions::single_explorer)),
+      Rows::flag({.key = "coordinated-exploration",
+                  .meaning = "workers of an environment sample their actions with one shared "
+                             "random number (always with the global, noise and goodput "
+                             "bases)"},
+                 field(&PpoOptions::coordinated_exploration)),
+      Rows::integer_list(
+          {.key = "hidden-sizes", .meaning = "hidden layer widths of the actor and of the critic"},
+          field(&PpoOptions::hidden_sizes), integers(1, kMaxHiddenWidth), kMaxHiddenLayers),
+      Rows::quantity(
+          {.key = "observation-clip", .meaning = "normalized observations are clipped to +-this"},
+          field(&PpoOptions::observation_clip), kPositive)};
+}
+
+KnobTable<PpoOptions> make_ppo_knobs() {
+  std::vector<Knob<PpoOptions>> rows = schedule_knobs();
+  for (auto part : {loss_knobs(), exploration_and_network_knobs()}) {
+    for (Knob<PpoOptions>& knob : part) rows.push_back(std::move(knob));
   }
-  refuse(name, expected, exact(value));
-}
-
-std::string join(const std::vector<int>& values) {
-  std::string text;
-  for (int value : values) {
-    if (!text.empty()) text += ' ';
-    text += std::to_string(value);
-  }
-  return text;
+  return Rows::table("", "the PPO trainer's hyper-parameters", std::move(rows));
 }
 
 }  // namespace
 
-void validate(const PpoOptions& o) {
-  const double infinity = INFINITY;
-  require_integer("rollout-steps", o.rollout_steps, 1, kMaxRolloutSteps);
-  require_integer("reset-interval", o.reset_interval, 0, INT32_MAX);
-  require_integer("epochs", o.epochs, 1, kMaxEpochs);
-  require_integer("minibatches", o.minibatches, 1, kMaxMinibatches);
-  require_number("learning-rate", o.learning_rate, 0, true, infinity, true);
-  require_number("adam-epsilon", o.adam_epsilon, 0, true, infinity, true);
-  require_number("gamma", o.gamma, 0, true, 1, false);
-  require_number("gae-lambda", o.gae_lambda, 0, false, 1, false);
-  require_number("clip-range", o.clip_range, 0, true, infinity, true);
-  require_number("initial-hold", o.initial_hold_probability, 0, false, 1, true);
-  require_number("entropy-coef", o.entropy_coef, 0, false, infinity, true);
-  require_number("value-coef", o.value_coef, 0, false, infinity, true);
-  require_number("max-grad-norm", o.max_grad_norm, 0, true, infinity, true);
-  require_number("target-kl", o.target_kl, 0, false, infinity, true);
-  require_number("observation-clip", o.observation_clip, 0, true, infinity, true);
-  if (o.hidden_sizes.size() > kMaxHiddenLayers) {
-    refuse("hidden-sizes", "at most " + std::to_string(kMaxHiddenLayers) + " layers",
-           std::to_string(o.hidden_sizes.size()));
-  }
-  for (int width : o.hidden_sizes) require_integer("hidden-sizes", width, 1, kMaxHiddenWidth);
+const KnobTable<PpoOptions>& ppo_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<PpoOptions> table = make_ppo_knobs();
+  return table;
 }
 
-RunSettings settings(const PpoOptions& o) {
-  return {{"seed", std::to_string(o.seed)},
-          {"rollout-steps", std::to_string(o.rollout_steps)},
-          {"reset-interval", std::to_string(o.reset_interval)},
-          {"epochs", std::to_string(o.epochs)},
-          {"minibatches", std::to_string(o.minibatches)},
-          {"learning-rate", exact(o.learning_rate)},
-          {"anneal-learning-rate", exact(o.anneal_learning_rate)},
-          {"adam-epsilon", exact(o.adam_epsilon)},
-          {"gamma", exact(o.gamma)},
-          {"discount-by-time", exact(o.discount_by_time)},
-          {"gae-lambda", exact(o.gae_lambda)},
-          {"clip-range", exact(o.clip_range)},
-          {"clip-value-loss", exact(o.clip_value_loss)},
-          {"initial-hold", exact(o.initial_hold_probability)},
-          {"entropy-coef", exact(o.entropy_coef)},
-          {"value-coef", exact(o.value_coef)},
-          {"max-grad-norm", exact(o.max_grad_norm)},
-          {"target-kl", exact(o.target_kl)},
-          {"normalize-advantages", exact(o.normalize_advantages)},
-          {"single-explorer", exact(o.single_explorer)},
-          {"coordinated-exploration", exact(o.coordinated_exploration)},
-          {"hidden-sizes", join(o.hidden_sizes)},
-          {"observation-clip", exact(o.observation_clip)}};
+void validate(const PpoOptions& options) {
+  if (const auto refused = first_violation(ppo_knobs(), options)) {
+    throw InputError("--" + refused->key, 0, "", refused->expected, refused->found);
+  }
 }
+
+RunSettings settings(const PpoOptions& options) { return shown_values(ppo_knobs(), options); }
 
 }  // namespace dynamix

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/io/knobs.h"
+
 namespace dynamix {
 
 struct PpoOptions {
@@ -70,10 +72,14 @@ struct PpoOptions {
 /// fixed order; checkpoints keep them so that a resume with other values is refused.
 using RunSettings = std::vector<std::pair<std::string, std::string>>;
 
+/// One row per option, keyed as `dynamix train` spells it ("gamma" for --gamma), in the order
+/// of RunSettings; defaults from PpoOptions{}, values shown in exact text.
+const KnobTable<PpoOptions>& ppo_knobs();
+
 /// InputError naming the first option outside its range ("--gamma: expected a number in
 /// (0, 1], found 2").
 void validate(const PpoOptions& options);
-/// Every option, values in exact text.
+/// Every option of ppo_knobs(), values in exact text.
 RunSettings settings(const PpoOptions& options);
 
 }  // namespace dynamix

@@ -20,9 +20,9 @@ close(). Actions must be integers (or floats holding integers); NaN, infinities 
 raise ValueError.
 
 Options (keyword arguments of make_env and make_vector_env): overrides (a list of
-"dotted.key=value", as --set), decision_interval (k, 10), action_base ("balanced",
-"current", "global", "noise" or "goodput"), min_batch (32), max_batch (1024), initial_batch (0: the scenario's batch_size),
-stop_at_target (True), randomize (False), min_workers / max_workers (4 / 256, with randomize).
+"dotted.key=value", as --set), randomize (False), min_workers / max_workers (with randomize),
+and the environment's options below, with the defaults `dynamix train` uses (ENV_OPTIONS holds
+them: name, key, type, unit, range, default and meaning).
 """
 import numpy as np
 
@@ -36,7 +36,13 @@ except ImportError:  # The same attributes without it.
     _gymnasium = None
     from .spaces import Box, MultiDiscrete
 
-__all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError"]
+__all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError",
+           "ENV_OPTIONS"]
+
+# The environment's options table (gym/env_knobs.cpp), the one the command line reads.
+ENV_OPTIONS = tuple(_dynamix.env_knobs())
+__doc__ += "".join(f"\n    {row['name']} ({row['default']}): {row['meaning']}" for row in ENV_OPTIONS
+                   if hasattr(_dynamix.Options(), row["name"]))
 
 
 def _options(options):

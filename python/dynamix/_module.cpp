@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "sim/io/input_error.h"
@@ -44,15 +46,16 @@ class Published {
   std::shared_ptr<std::vector<float>> current_ = std::make_shared<std::vector<float>>();
 };
 
-/// What make_env and make_vector_env take beside the scenario.
+/// What make_env and make_vector_env take beside the scenario; the environment's defaults are
+/// EnvOptions{}'s, those of env_knobs() and of `dynamix train`.
 struct Options {
   std::vector<std::string> overrides;
-  int decision_interval = 10;
-  std::string action_base = "balanced";
-  int min_batch = 32;
-  int max_batch = 1024;
-  int initial_batch = 0;
-  bool stop_at_target = true;
+  int decision_interval = EnvOptions{}.decision_interval;
+  std::string action_base{action_base_name(EnvOptions{}.action_base)};
+  int min_batch = EnvOptions{}.min_batch;
+  int max_batch = EnvOptions{}.max_batch;
+  int initial_batch = EnvOptions{}.initial_batch;
+  bool stop_at_target = EnvOptions{}.stop_at_target;
   bool randomize = false;
   int min_workers = SamplerOptions{}.min_workers;
   int max_workers = SamplerOptions{}.max_workers;
@@ -86,6 +89,26 @@ std::shared_ptr<const ScenarioSource> scenario_source(const std::string& scenari
   }
   return std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(path, o.overrides)));
+}
+
+/// The environment's options table, one dict a row: Python's name (decision_interval for
+/// --decision-interval), the command line's key, type, unit, range, default and meaning.
+py::list env_knob_rows() {
+  py::list rows;
+  for (const Knob<EnvOptions>& knob : env_knobs().knobs) {
+    std::string name = knob.key;
+    std::replace(name.begin(), name.end(), '-', '_');
+    py::dict row;
+    row["name"] = name;
+    row["key"] = knob.key;
+    row["type"] = knob.type;
+    row["unit"] = knob.unit;
+    row["range"] = knob.range;
+    row["default"] = knob.default_value;
+    row["meaning"] = knob.meaning;
+    rows.append(row);
+  }
+  return rows;
 }
 
 /// The info dict's keys, made once per environment rather than once per step.
@@ -425,6 +448,8 @@ PYBIND11_MODULE(_dynamix, m) {
   m.doc() = "dynamix's batch-size environment (C++), see the dynamix package";
   py::register_exception<EnvError>(m, "EnvError", PyExc_ValueError);
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.def("env_knobs", &env_knob_rows,
+        "The environment's options: name, key, type, unit, range, default and meaning of each");
   py::class_<Options>(m, "Options")
       .def(py::init<>())
       .def_readwrite("overrides", &Options::overrides)

@@ -16,8 +16,8 @@ namespace dynamix {
 namespace {
 
 void check_knobs(const ScenarioSpec& spec) {
-  for (const KnobTable& table : scenario_knobs()) {
-    for (const Knob& knob : table.knobs) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
+    for (const ScenarioKnob& knob : table.knobs) {
       if (!knob.violation) continue;
       if (const auto found = knob.violation(spec)) {
         throw InputError(spec.source, 0, knob.key, knob.range, *found);
@@ -117,7 +117,7 @@ struct Documents {
 bool in_declared_section(const std::string& key) {
   const auto dot = key.rfind('.');
   if (dot == std::string::npos) return false;
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     if (!table.section.empty() && key.substr(0, dot) == table.section) return true;
   }
   return false;
@@ -149,9 +149,9 @@ Documents read_documents(const std::string& path, const std::vector<std::string>
 /// The top-level keys: each table's own, and the sections.
 std::vector<std::string> top_level_keys() {
   std::vector<std::string> keys;
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     if (!table.section.empty()) keys.push_back(table.section);
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       if (table.section.empty()) keys.push_back(knob.key);
     }
   }
@@ -160,7 +160,7 @@ std::vector<std::string> top_level_keys() {
 
 void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
   root.reject_unknown(top_level_keys());
-  for (const KnobTable& table : scenario_knobs()) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
     std::optional<ConfigNode> section = root;
     if (table.section == "training") {
       section = root.at(table.section);
@@ -170,10 +170,10 @@ void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
     if (section && !table.section.empty()) {
       std::vector<std::string> keys;
       const std::size_t prefix = table.section.size() + 1;
-      for (const Knob& knob : table.knobs) keys.push_back(knob.key.substr(prefix));
+      for (const ScenarioKnob& knob : table.knobs) keys.push_back(knob.key.substr(prefix));
       section->reject_unknown(keys);
     }
-    for (const Knob& knob : table.knobs) {
+    for (const ScenarioKnob& knob : table.knobs) {
       if (section && knob.read) knob.read(*section, spec);
     }
     if (table.complete) table.complete(section ? &*section : nullptr, spec);

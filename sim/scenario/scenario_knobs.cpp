@@ -1,11 +1,8 @@
 // The scenario's knob tables: one row per key, and the typed readers the rows are made of.
 #include "sim/scenario/scenario_knobs.h"
 
-#include <cmath>
-#include <iomanip>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -18,200 +15,16 @@
 namespace dynamix {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-/// The bounds a value must lie within; an open end excludes the bound.
-struct Range {
-  double low = -kInfinity;
-  bool low_open = false;
-  double high = kInfinity;
-  bool high_open = false;
-  bool integer = false;
-
-  bool contains(double value) const {
-    return (low_open ? value > low : value >= low) && (high_open ? value < high : value <= high);
-  }
-  std::string expected() const {
-    std::ostringstream text;
-    if (integer) text << std::fixed << std::setprecision(0);
-    text << (integer ? "an integer " : "a number ");
-    if (high == kInfinity) {
-      text << (low_open ? "> " : ">= ") << low;
-    } else {
-      text << "in " << (low_open ? '(' : '[') << low << ", " << high << (high_open ? ')' : ']');
-    }
-    return text.str();
-  }
-};
+using Rows = KnobRows<ScenarioSpec>;
 
 constexpr Range kPositive{.low = 0, .low_open = true};
 constexpr Range kNonNegative{.low = 0};
 constexpr Range kFraction{.low = 0, .high = 1, .high_open = true};
 constexpr Range kOpenUnit{.low = 0, .low_open = true, .high = 1, .high_open = true};
 
-Range integers(double low, double high = kInfinity) {
-  return {.low = low, .high = high, .integer = true};
-}
-
-/// What every row says about itself.
-struct Description {
-  std::string key;
-  std::string unit = {};
-  std::string meaning;
-  std::string source = {};
-  /// Replaces the default shown from ScenarioSpec{} when it depends on other keys.
-  std::string default_value = {};
-};
-
-Knob described(Description text, std::string type, std::string range) {
-  return Knob{.key = std::move(text.key),
-              .type = std::move(type),
-              .unit = std::move(text.unit),
-              .range = std::move(range),
-              .default_value = std::move(text.default_value),
-              .meaning = std::move(text.meaning),
-              .source = std::move(text.source)};
-}
-
-template <typename T>
-std::optional<double> as_double(const T& value) {
-  if constexpr (requires { value.has_value(); }) {
-    if (!value) return std::nullopt;
-    return static_cast<double>(*value);
-  } else {
-    return static_cast<double>(value);
-  }
-}
-
-/// A number or integer field, given in the file as value / scale (a KiB key of a bytes field has
-/// scale 1024). `Access` maps a spec to the field.
-template <typename Access>
-Knob quantity(Description text, Access access, Range range, double scale = 1) {
-  Knob knob = described(std::move(text), range.integer ? "integer" : "number", range.expected());
-  const std::string name = knob.key;
-  knob.read = [name, access, range, scale](const ConfigNode& section, ScenarioSpec& spec) {
-    const auto child = section.find(name);
-    if (!child) return;
-    auto& field = access(spec);
-    using Field = std::remove_reference_t<decltype(field)>;
-    const double value =
-        range.integer ? static_cast<double>(child->as_integer()) : child->as_number();
-    if (!range.contains(value)) child->fail(range.expected());
-    if constexpr (requires { typename Field::value_type; }) {
-      if (range.integer) {
-        field = static_cast<typename Field::value_type>(child->as_integer());
-      } else {
-        field = value * scale;
-      }
-    } else if (range.integer) {
-      field = static_cast<Field>(child->as_integer());
-    } else {
-      field = value * scale;
-    }
-  };
-  knob.violation = [access, range, scale](const ScenarioSpec& spec) -> std::optional<std::string> {
-    const std::optional<double> value = as_double(access(spec));
-    if (value && !range.contains(*value / scale)) return format_number(*value / scale);
-    return std::nullopt;
-  };
-  knob.show = [access, scale](const ScenarioSpec& spec) {
-    const std::optional<double> value = as_double(access(spec));
-    return value ? format_number(*value / scale) : std::string("none");
-  };
-  return knob;
-}
-
-/// A Duration field given in the file in units of `unit_seconds`, from 0 (or above 0) to
-/// kMaxInputSeconds so that simulated time stays far inside int64 nanoseconds.
-template <typename Access>
-Knob duration(Description text, Access access, double unit_seconds, bool allow_zero) {
-  const Range range{.low = 0, .low_open = !allow_zero, .high = kMaxInputSeconds / unit_seconds};
-  Knob knob = described(std::move(text), "number", range.expected());
-  // Checked in nanoseconds: a value at the bound survives the round trip through Duration.
-  const auto in_range = [allow_zero](Duration value) {
-    return value >= Duration::zero() && value <= from_seconds(kMaxInputSeconds) &&
-           (allow_zero || value > Duration::zero());
-  };
-  const std::string name = knob.key;
-  knob.read = [name, access, range, unit_seconds, in_range](const ConfigNode& section,
-                                                            ScenarioSpec& spec) {
-    const auto child = section.find(name);
-    if (!child) return;
-    const double value = child->as_number();
-    if (!range.contains(value)) child->fail(range.expected());
-    const Duration stored = from_seconds(value * unit_seconds);
-    if (!in_range(stored)) child->fail(range.expected());
-    access(spec) = stored;
-  };
-  knob.violation = [access, unit_seconds,
-                    in_range](const ScenarioSpec& spec) -> std::optional<std::string> {
-    if (in_range(access(spec))) return std::nullopt;
-    return format_number(to_seconds(access(spec)) / unit_seconds);
-  };
-  knob.show = [access, unit_seconds](const ScenarioSpec& spec) {
-    return format_number(to_seconds(access(spec)) / unit_seconds);
-  };
-  return knob;
-}
-
-template <typename Access>
-Knob flag(Description text, Access access) {
-  Knob knob = described(std::move(text), "true or false", "true or false");
-  const std::string name = knob.key;
-  knob.read = [name, access](const ConfigNode& section, ScenarioSpec& spec) {
-    if (const auto child = section.find(name)) access(spec) = child->as_bool();
-  };
-  knob.show = [access](const ScenarioSpec& spec) {
-    return std::string(access(spec) ? "true" : "false");
-  };
-  return knob;
-}
-
-/// One of a few words, each naming a value of an enum; `noun` names it in errors ("unknown
-/// optimizer 'lamb'").
-template <typename Enum, typename Access>
-Knob choice(Description text, Access access, std::vector<std::pair<std::string, Enum>> words,
-            const std::string& noun) {
-  std::string list;
-  for (const auto& [word, value] : words) list += (list.empty() ? "" : ", ") + word;
-  Knob knob = described(std::move(text), "one of " + list, "one of " + list);
-  const std::string name = knob.key;
-  knob.read = [name, access, words, noun, expected = knob.range](const ConfigNode& section,
-                                                                 ScenarioSpec& spec) {
-    const auto child = section.find(name);
-    if (!child) return;
-    const std::string word = child->as_text();
-    for (const auto& [candidate, value] : words) {
-      if (candidate == word) {
-        access(spec) = value;
-        return;
-      }
-    }
-    child->fail(expected, "unknown " + noun + " '" + word + "'");
-  };
-  knob.show = [access, words](const ScenarioSpec& spec) {
-    for (const auto& [word, value] : words) {
-      if (value == access(spec)) return word;
-    }
-    return std::string("?");
-  };
-  return knob;
-}
-
-template <typename Access>
-Knob text(Description description, Access access) {
-  Knob knob = described(std::move(description), "text", "text");
-  const std::string name = knob.key;
-  knob.read = [name, access](const ConfigNode& section, ScenarioSpec& spec) {
-    if (const auto child = section.find(name)) access(spec) = child->as_text();
-  };
-  knob.show = [access](const ScenarioSpec& spec) { return access(spec); };
-  return knob;
-}
-
 /// Free text kept only in the resolved scenario (a description): checked to be text, not kept.
-Knob described_text(Description description) {
-  Knob knob = described(std::move(description), "text", "text");
+ScenarioKnob described_text(KnobText description) {
+  ScenarioKnob knob = Rows::described(std::move(description), "text", "text");
   const std::string name = knob.key;
   knob.read = [name](const ConfigNode& section, ScenarioSpec&) {
     if (const auto child = section.find(name)) child->as_text();
@@ -223,20 +36,21 @@ Knob described_text(Description description) {
 }
 
 /// A key the scenario loader reads itself (it refers to other files); listed, not read here.
-Knob structured(Description text, std::string type, std::string range,
-                std::function<std::string(const ScenarioSpec&)> show) {
-  Knob knob = described(std::move(text), std::move(type), std::move(range));
+ScenarioKnob structured(KnobText text, std::string type, std::string range,
+                        std::function<std::string(const ScenarioSpec&)> show) {
+  ScenarioKnob knob = Rows::described(std::move(text), std::move(type), std::move(range));
   knob.show = std::move(show);
   return knob;
 }
 
-Knob workload_knob() {
-  Knob knob = described({.key = "workload",
-                         .meaning = "the model and dataset trained, from the workload catalog "
-                                    "(dynamix workloads)",
-                         .source = "catalog/workloads.yaml",
-                         .default_value = "required"},
-                        "text", "a workload of the catalog");
+ScenarioKnob workload_knob() {
+  ScenarioKnob knob =
+      Rows::described({.key = "workload",
+                       .meaning = "the model and dataset trained, from the workload catalog "
+                                  "(dynamix workloads)",
+                       .source = "catalog/workloads.yaml",
+                       .default_value = "required"},
+                      "text", "a workload of the catalog");
   knob.read = [](const ConfigNode& section, ScenarioSpec& spec) {
     const ConfigNode node = section.at("workload");
     const std::string name = node.as_text();
@@ -281,8 +95,9 @@ std::string entry_names(const std::vector<Entry>& entries) {
 
 /// The scenario's own device or workload map, read by `read_map` into the spec's `list`.
 template <typename Read, typename Access>
-Knob catalog_map(Description text, Read read_map, Access list) {
-  Knob knob = described(std::move(text), "map", "NAME: {keys of docs/calibration.md}");
+ScenarioKnob catalog_map(KnobText text, Read read_map, Access list) {
+  ScenarioKnob knob =
+      Rows::described(std::move(text), "map", "NAME: {keys of docs/calibration.md}");
   const std::string name = knob.key;
   knob.read = [name, read_map, list](const ConfigNode& section, ScenarioSpec& spec) {
     if (const auto map = section.find(name)) declare_entries(list(spec), read_map(*map));
@@ -291,29 +106,17 @@ Knob catalog_map(Description text, Read read_map, Access list) {
   return knob;
 }
 
-/// Prefixes each row's key with the section; the rows read their short key from the section.
-KnobTable table(std::string section, std::string meaning, std::vector<Knob> knobs) {
-  if (!section.empty()) {
-    for (Knob& knob : knobs) knob.key = section + "." + knob.key;
-  }
-  const ScenarioSpec defaults;
-  for (Knob& knob : knobs) {
-    if (knob.default_value.empty() && knob.show) knob.default_value = knob.show(defaults);
-  }
-  return {std::move(section), std::move(meaning), std::move(knobs), {}};
-}
-
 /// The rows of several lists, in order.
-std::vector<Knob> joined(std::vector<std::vector<Knob>> lists) {
-  std::vector<Knob> rows;
-  for (std::vector<Knob>& list : lists) {
-    for (Knob& knob : list) rows.push_back(std::move(knob));
+std::vector<ScenarioKnob> joined(std::vector<std::vector<ScenarioKnob>> lists) {
+  std::vector<ScenarioKnob> rows;
+  for (std::vector<ScenarioKnob>& list : lists) {
+    for (ScenarioKnob& knob : list) rows.push_back(std::move(knob));
   }
   return rows;
 }
 
 /// The scenario's own catalog: a catalog file, devices and workloads.
-std::vector<Knob> catalog_knobs() {
+std::vector<ScenarioKnob> catalog_knobs() {
   return {structured({.key = "catalog",
                       .meaning = "a file of devices: and workloads: maps (relative to the "
                                  "scenario), read before the scenario's own",
@@ -339,11 +142,11 @@ std::vector<Knob> catalog_knobs() {
               WorkloadCatalog::read_workloads, [](auto& spec) -> auto& { return spec.workloads; })};
 }
 
-KnobTable top_level() {
-  return table(
+ScenarioKnobTable top_level() {
+  return Rows::table(
       "", "the scenario itself",
       joined(
-          {{text(
+          {{Rows::text(
                 {.key = "name",
                  .meaning = "the scenario's name in outputs",
                  .default_value = "the file's name without .yaml"},
@@ -372,17 +175,17 @@ KnobTable top_level() {
                          return files.empty() ? std::string("none") : files;
                        })},
            catalog_knobs(),
-           {quantity(
+           {Rows::quantity(
                 {.key = "batch_size",
                  .unit = "samples",
                  .meaning = "per-worker batch when the command line gives none"},
                 [](auto& spec) -> auto& { return spec.batch_size; },
                 integers(1, std::numeric_limits<int>::max())),
-            quantity(
+            Rows::quantity(
                 {.key = "iterations",
                  .meaning = "stop after this many iterations even if the budget is not spent"},
                 [](auto& spec) -> auto& { return spec.max_iterations; }, integers(1)),
-            quantity(
+            Rows::quantity(
                 {.key = "seed", .meaning = "seed of every random stream of the run"},
                 [](auto& spec) -> auto& { return spec.seed; }, integers(0))}}));
 }
@@ -402,17 +205,17 @@ void complete_training(const ConfigNode* section, ScenarioSpec& spec) {
   }
 }
 
-KnobTable training() {
-  KnobTable knobs = table(
+ScenarioKnobTable training() {
+  ScenarioKnobTable knobs = Rows::table(
       "training", "the job: workload, optimizer, learning-rate rule, target and budget",
       {workload_knob(),
-       choice<Optimizer>(
+       Rows::choice<Optimizer>(
            {.key = "optimizer",
             .meaning = "optimizer; sets the bytes of optimizer state per parameter "
                        "(4 for SGD momentum, 8 for Adam)"},
            [](auto& spec) -> auto& { return spec.training.optimizer; },
            {{"sgd", Optimizer::kSgd}, {"adam", Optimizer::kAdam}}, "optimizer"),
-       choice<LrRule>(
+       Rows::choice<LrRule>(
            {.key = "lr_rule",
             .meaning = "how the learning rate follows the global batch",
             .source = "Goyal et al. 2017 (linear), Malladi et al. 2022 (sqrt)",
@@ -423,36 +226,36 @@ KnobTable training() {
             {"sqrt", LrRule::kSqrt},
             {"adascale", LrRule::kAdaScale}},
            "LR rule"),
-       choice<Precision>(
+       Rows::choice<Precision>(
            {.key = "precision",
             .meaning = "fp32, or mixed precision (fp16 activations, half the activation "
                        "memory); the GPU compute model is fitted to mixed-precision runs",
             .source = "Micikevicius et al., Mixed Precision Training, ICLR'18"},
            [](auto& spec) -> auto& { return spec.training.precision; },
            {{"fp32", Precision::kFp32}, {"mixed", Precision::kMixed}}, "precision"),
-       quantity(
+       Rows::quantity(
            {.key = "target_accuracy",
             .meaning = "validation accuracy that ends a time-to-accuracy run",
             .default_value = "the workload's"},
            [](auto& spec) -> auto& { return spec.training.target_accuracy; }, kOpenUnit),
-       quantity(
+       Rows::quantity(
            {.key = "budget_epochs",
             .unit = "epochs",
             .meaning = "the run stops after this many epochs",
             .default_value = "the workload's reference epochs when no budget is given"},
            [](auto& spec) -> auto& { return spec.training.budget_epochs; }, kPositive),
-       quantity(
+       Rows::quantity(
            {.key = "budget_time_s",
             .unit = "s",
             .meaning = "the run stops after this much simulated time",
             .default_value = "none"},
            [](auto& spec) -> auto& { return spec.training.budget_time_s; }, kPositive),
-       quantity(
+       Rows::quantity(
            {.key = "validation_noise",
             .meaning = "standard deviation of measured validation accuracy",
             .default_value = "sqrt(a(1-a)/n) of the workload's validation set"},
            [](auto& spec) -> auto& { return spec.training.validation_noise; }, kNonNegative),
-       quantity(
+       Rows::quantity(
            {.key = "validations_per_epoch",
             .meaning = "validations an epoch, evenly spaced in samples; time to target is read "
                        "at them",
@@ -464,22 +267,22 @@ KnobTable training() {
 }
 
 /// What a collective costs beyond moving bytes, and how DDP overlaps it with the backward pass.
-std::vector<Knob> sync_cost_knobs() {
-  return {duration(
+std::vector<ScenarioKnob> sync_cost_knobs() {
+  return {Rows::duration(
               {.key = "call_overhead_us",
                .unit = "us",
                .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
                           "once per all-reduce or per DDP bucket",
                .source = "assumed 0; fit it with dynamix calibrate"},
               [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
-          quantity(
+          Rows::quantity(
               {.key = "reduction_gbps",
                .unit = "Gb/s",
                .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
                           "second (0: free); a ring rank reduces (p-1)/p of the gradient",
                .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
               [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
-          quantity(
+          Rows::quantity(
               {.key = "bucket_mb",
                .unit = "MiB",
                .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
@@ -489,20 +292,20 @@ std::vector<Knob> sync_cost_knobs() {
                          "al., PyTorch Distributed, VLDB'20"},
               [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
               1024.0 * 1024.0),
-          quantity(
+          Rows::quantity(
               {.key = "backward_fraction",
                .meaning = "share of a worker's compute time spent in the backward pass",
                .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
                          "which 4N backward)"},
               [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
-          duration(
+          Rows::duration(
               {.key = "bucket_overhead_us",
                .unit = "us",
                .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
                           "of the bucket), paid in training iterations, not by a bare collective",
                .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
               [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
-          quantity(
+          Rows::quantity(
               {.key = "intra_node_gbps",
                .unit = "Gb/s",
                .meaning = "bus bandwidth among one node's GPUs: a node of g GPUs all-reduces "
@@ -513,30 +316,30 @@ std::vector<Knob> sync_cost_knobs() {
               [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative)};
 }
 
-KnobTable sync() {
-  return table(
+ScenarioKnobTable sync() {
+  return Rows::table(
       "sync", "gradient synchronization",
       joined(
-          {{choice<SyncArchitecture>(
+          {{Rows::choice<SyncArchitecture>(
                 {.key = "architecture", .meaning = "ring all-reduce or parameter server"},
                 [](auto& spec) -> auto& { return spec.sync.architecture; },
                 {{"ring", SyncArchitecture::kRing}, {"ps", SyncArchitecture::kParameterServer}},
                 "architecture"),
-            choice<RingModel>(
+            Rows::choice<RingModel>(
                 {.key = "ring_model",
                  .meaning = "collective: one coupled transfer of 2(p-1)/p of the "
                             "gradient; per_step: the ring's 2(p-1) steps one by one"},
                 [](auto& spec) -> auto& { return spec.sync.ring_model; },
                 {{"collective", RingModel::kCollective}, {"per_step", RingModel::kPerStep}},
                 "ring model"),
-            quantity(
+            Rows::quantity(
                 {.key = "servers",
                  .meaning = "parameter servers; BytePS shards the gradient evenly over them",
                  .source = "BytePS (Jiang et al., OSDI'20)",
                  .default_value = "every server node of the topology, else 1 on the first worker"},
                 [](auto& spec) -> auto& { return spec.sync.servers; },
                 integers(1, std::numeric_limits<int>::max())),
-            duration(
+            Rows::duration(
                 {.key = "message_overhead_us",
                  .unit = "us",
                  .meaning = "software latency per message (NCCL/BytePS launch and protocol)",
@@ -545,122 +348,139 @@ KnobTable sync() {
            sync_cost_knobs()}));
 }
 
-KnobTable network() {
-  const auto field = [](auto member) {
-    return [member](auto& spec) -> auto& { return spec.network.*member; };
-  };
-  return table(
+/// The spec's network field `member`.
+template <typename Member>
+auto network_field(Member member) {
+  return [member](auto& spec) -> auto& { return spec.network.*member; };
+}
+
+/// TCP's own parameters: segment, window, timeout, ACKs.
+std::vector<ScenarioKnob> tcp_knobs() {
+  const auto field = [](auto member) { return network_field(member); };
+  return {Rows::quantity({.key = "mss_bytes",
+                          .unit = "bytes",
+                          .meaning = "TCP maximum segment size",
+                          .source = "1500-byte Ethernet MTU less 40 bytes of IPv4 and TCP headers"},
+                         field(&NetworkOptions::mss_bytes), kPositive),
+          Rows::quantity({.key = "max_window_kb",
+                          .unit = "KiB",
+                          .meaning = "largest TCP window W_max of the rate cap W_max / RTT",
+                          .source = "SimGrid's network/TCP-gamma"},
+                         field(&NetworkOptions::max_window_bytes), kPositive, 1024),
+          Rows::duration({.key = "min_rto_ms",
+                          .unit = "ms",
+                          .meaning = "smallest retransmission timeout",
+                          .source = "Linux TCP_RTO_MIN"},
+                         field(&NetworkOptions::min_rto), 1e-3, false),
+          Rows::quantity({.key = "segments_per_ack",
+                          .unit = "segments",
+                          .meaning = "segments acknowledged per ACK (Padhye's b)",
+                          .source = "delayed ACKs, RFC 1122 and RFC 5681"},
+                         field(&NetworkOptions::segments_per_ack), Range{.low = 1}),
+          Rows::quantity(
+              {.key = "initial_window_segments",
+               .unit = "segments",
+               .meaning = "initial congestion window: each sender's burst in an incast round",
+               .source = "RFC 6928"},
+              field(&NetworkOptions::initial_window_segments), kPositive)};
+}
+
+ScenarioKnobTable network() {
+  const auto field = [](auto member) { return network_field(member); };
+  return Rows::table(
       "network", "flow-level TCP model of every transfer",
-      {quantity({.key = "mss_bytes",
-                 .unit = "bytes",
-                 .meaning = "TCP maximum segment size",
-                 .source = "1500-byte Ethernet MTU less 40 bytes of IPv4 and TCP headers"},
-                field(&NetworkOptions::mss_bytes), kPositive),
-       quantity({.key = "max_window_kb",
-                 .unit = "KiB",
-                 .meaning = "largest TCP window W_max of the rate cap W_max / RTT",
-                 .source = "SimGrid's network/TCP-gamma"},
-                field(&NetworkOptions::max_window_bytes), kPositive, 1024),
-       duration({.key = "min_rto_ms",
-                 .unit = "ms",
-                 .meaning = "smallest retransmission timeout",
-                 .source = "Linux TCP_RTO_MIN"},
-                field(&NetworkOptions::min_rto), 1e-3, false),
-       quantity({.key = "segments_per_ack",
-                 .unit = "segments",
-                 .meaning = "segments acknowledged per ACK (Padhye's b)",
-                 .source = "delayed ACKs, RFC 1122 and RFC 5681"},
-                field(&NetworkOptions::segments_per_ack), Range{.low = 1}),
-       quantity({.key = "initial_window_segments",
-                 .unit = "segments",
-                 .meaning = "initial congestion window: each sender's burst in an incast round",
-                 .source = "RFC 6928"},
-                field(&NetworkOptions::initial_window_segments), kPositive),
-       quantity({.key = "switch_buffer_kb",
+      joined(
+          {tcp_knobs(),
+           {Rows::quantity(
+                {.key = "switch_buffer_kb",
                  .unit = "KiB",
                  .meaning = "egress buffer per switch port",
                  .source = "4 MiB shared by 48 ports, Broadcom Triumph (Alizadeh et al., "
                            "DCTCP, SIGCOMM'10)"},
                 field(&NetworkOptions::switch_buffer_bytes), kPositive, 1024),
-       flag({.key = "incast",
-             .meaning = "whether synchronized senders into one port pay incast timeouts"},
-            field(&NetworkOptions::incast)),
-       quantity({.key = "min_available_fraction",
-                 .meaning = "background traffic never leaves less of a link's capacity",
-                 .source = "assumed"},
-                field(&NetworkOptions::min_available_fraction),
-                Range{.low = 0, .low_open = true, .high = 1}),
-       quantity({.key = "frame_overhead_bytes",
+            Rows::flag(
+                {.key = "incast",
+                 .meaning = "whether synchronized senders into one port pay incast timeouts"},
+                field(&NetworkOptions::incast)),
+            Rows::quantity({.key = "min_available_fraction",
+                            .meaning = "background traffic never leaves less of a link's capacity",
+                            .source = "assumed"},
+                           field(&NetworkOptions::min_available_fraction),
+                           Range{.low = 0, .low_open = true, .high = 1}),
+            Rows::quantity(
+                {.key = "frame_overhead_bytes",
                  .unit = "bytes",
                  .meaning = "wire bytes per segment beyond its payload; payload gets "
                             "mss/(mss + overhead) of the line rate (0: line rate)",
                  .source = "78 = IPv4 + TCP headers (40) + Ethernet header, FCS, preamble and "
                            "inter-frame gap (38): 94.9% at MTU 1500 (IEEE 802.3, RFC 791/793)"},
                 field(&NetworkOptions::frame_overhead_bytes), kNonNegative),
-       quantity({.key = "transport_efficiency",
+            Rows::quantity(
+                {.key = "transport_efficiency",
                  .meaning = "fraction of the framed line rate the transport reaches (1: ideal)",
                  .source = "kernel TCP sockets rarely exceed ~0.6 of wire speed (NCCL "
                            "maintainers, NVIDIA/nccl issues); RDMA ~0.96 of bus bandwidth "
                            "(nccl-tests)"},
                 field(&NetworkOptions::transport_efficiency),
-                Range{.low = 0, .low_open = true, .high = 1})});
+                Range{.low = 0, .low_open = true, .high = 1})}}));
 }
 
-KnobTable variability() {
+ScenarioKnobTable variability() {
   const auto field = [](auto member) {
     return [member](auto& spec) -> auto& { return spec.variability.*member; };
   };
   const Range sigma{.low = 0, .high = 3};
   const Range slowdown{.low = 1, .high = 1000};
-  return table(
+  return Rows::table(
       "variability", "why identical GPUs do not run at identical speed",
-      {quantity({.key = "gpu_spread",
-                 .meaning = "log-space standard deviation of each GPU's static speed factor",
-                 .source = "Sinha et al., Not All GPUs Are Created Equal, SC'22"},
-                field(&VariabilityOptions::gpu_spread), sigma),
-       quantity({.key = "outlier_probability",
-                 .meaning = "probability that a GPU is a slow outlier",
-                 .source = "assumed; Sinha et al. report rare outliers"},
-                field(&VariabilityOptions::outlier_probability), kFraction),
-       quantity({.key = "outlier_slowdown",
-                 .unit = "x",
-                 .meaning = "slowdown of an outlier GPU",
-                 .source = "Sinha et al., SC'22"},
-                field(&VariabilityOptions::outlier_slowdown), slowdown),
-       quantity({.key = "jitter_sigma",
-                 .meaning = "log-space standard deviation of the per-iteration jitter",
-                 .source = "assumed"},
-                field(&VariabilityOptions::jitter_sigma), sigma),
-       quantity({.key = "straggler_rate_per_hour",
-                 .unit = "1/h",
-                 .meaning = "straggler episodes per worker per simulated hour (Poisson)",
-                 .source = "assumed; the Alibaba PAI trace shows stragglers mid-run"},
-                field(&VariabilityOptions::straggler_rate_per_hour), Range{.low = 0, .high = 3600}),
-       quantity({.key = "straggler_slowdown",
-                 .unit = "x",
-                 .meaning = "slowdown during a straggler episode",
-                 .source = "assumed"},
-                field(&VariabilityOptions::straggler_slowdown), slowdown),
-       quantity({.key = "straggler_mean_duration_s",
-                 .unit = "s",
-                 .meaning = "mean length of an episode, exponentially distributed",
-                 .source = "assumed"},
-                field(&VariabilityOptions::straggler_mean_duration_s),
-                Range{.low = 0, .low_open = true, .high = 1e6}),
-       quantity({.key = "minimum_factor",
-                 .meaning = "lower bound of the combined factor: jitter never makes a GPU "
-                            "twice as fast",
-                 .source = "assumed"},
-                field(&VariabilityOptions::minimum_factor),
-                Range{.low = 0, .low_open = true, .high = 1})});
+      {Rows::quantity({.key = "gpu_spread",
+                       .meaning = "log-space standard deviation of each GPU's static speed factor",
+                       .source = "Sinha et al., Not All GPUs Are Created Equal, SC'22"},
+                      field(&VariabilityOptions::gpu_spread), sigma),
+       Rows::quantity({.key = "outlier_probability",
+                       .meaning = "probability that a GPU is a slow outlier",
+                       .source = "assumed; Sinha et al. report rare outliers"},
+                      field(&VariabilityOptions::outlier_probability), kFraction),
+       Rows::quantity({.key = "outlier_slowdown",
+                       .unit = "x",
+                       .meaning = "slowdown of an outlier GPU",
+                       .source = "Sinha et al., SC'22"},
+                      field(&VariabilityOptions::outlier_slowdown), slowdown),
+       Rows::quantity({.key = "jitter_sigma",
+                       .meaning = "log-space standard deviation of the per-iteration jitter",
+                       .source = "assumed"},
+                      field(&VariabilityOptions::jitter_sigma), sigma),
+       Rows::quantity({.key = "straggler_rate_per_hour",
+                       .unit = "1/h",
+                       .meaning = "straggler episodes per worker per simulated hour (Poisson)",
+                       .source = "assumed; the Alibaba PAI trace shows stragglers mid-run"},
+                      field(&VariabilityOptions::straggler_rate_per_hour),
+                      Range{.low = 0, .high = 3600}),
+       Rows::quantity({.key = "straggler_slowdown",
+                       .unit = "x",
+                       .meaning = "slowdown during a straggler episode",
+                       .source = "assumed"},
+                      field(&VariabilityOptions::straggler_slowdown), slowdown),
+       Rows::quantity({.key = "straggler_mean_duration_s",
+                       .unit = "s",
+                       .meaning = "mean length of an episode, exponentially distributed",
+                       .source = "assumed"},
+                      field(&VariabilityOptions::straggler_mean_duration_s),
+                      Range{.low = 0, .low_open = true, .high = 1e6}),
+       Rows::quantity({.key = "minimum_factor",
+                       .meaning = "lower bound of the combined factor: jitter never makes a GPU "
+                                  "twice as fast",
+                       .source = "assumed"},
+                      field(&VariabilityOptions::minimum_factor),
+                      Range{.low = 0, .low_open = true, .high = 1})});
 }
 
 }  // namespace
 
-const std::vector<KnobTable>& scenario_knobs() {
+const std::vector<ScenarioKnobTable>& scenario_knobs() {
   // Built once: the rows are immutable and hold no state.
-  static const std::vector<KnobTable> tables = {top_level(), training(), sync(), network(),
-                                                variability()};
+  static const std::vector<ScenarioKnobTable> tables = {top_level(), training(), sync(), network(),
+                                                        variability()};
   return tables;
 }
 

@@ -16,6 +16,7 @@
 #include "adapter/server/connection_gate.h"
 #include "adapter/server/decision_log.h"
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/ppo_policy.h"
@@ -41,7 +42,7 @@ std::vector<std::string> field_names(const pb::Descriptor* descriptor) {
 /// A randomly initialized policy for this build's schema and action set.
 std::filesystem::path write_policy(const TempDirectory& directory, ActionBase base) {
   const ObservationBuilder builder;
-  const EnvOptions options;
+  const EnvOptions options = evaluation_env_options();
   const std::size_t features = builder.schema().features_per_worker();
   const PolicySnapshot snapshot =
       untrained_snapshot({.schema_json = builder.schema().to_json(),
@@ -148,7 +149,7 @@ TEST_CASE(
     const std::filesystem::path file = write_policy(directory, base);
     auto scenario = std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
         load_scenario(kDefaultScenario, {"training.budget_epochs=1"})));
-    BatchSizeEnv env(scenario, {.action_base = base});
+    BatchSizeEnv env(scenario, {.decision_interval = 10, .action_base = base});
     PpoPolicy policy(file, env.schema(), env.options());
     ResetResult reset = env.reset(3);
     // Unbounded guard rails: the simulation clamps only to its batch bounds.
@@ -182,7 +183,7 @@ TEST_CASE("A decision never gives a worker more than its measured memory holds")
   const std::filesystem::path file = write_policy(directory, ActionBase::kNoise);
   auto scenario = std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, {})));
-  BatchSizeEnv env(scenario, {.action_base = ActionBase::kNoise});
+  BatchSizeEnv env(scenario, {.decision_interval = 10, .action_base = ActionBase::kNoise});
   env.reset(3, {.initial_batch = 32});
   const Arbitrator arbitrator(file, {.workers = env.workers(), .guard_rails = kUnbounded});
   wire::WindowReport report = report_of(env.window(), 0);

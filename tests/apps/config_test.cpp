@@ -31,8 +31,8 @@ TEST_CASE("dynamix config lists every declared key with its default and range") 
   const testing::Outcome outcome = dynamix("config");
   REQUIRE(outcome.status == 0);
   std::size_t keys = 0;
-  for (const KnobTable& table : scenario_knobs()) {
-    for (const Knob& knob : table.knobs) {
+  for (const ScenarioKnobTable& table : scenario_knobs()) {
+    for (const ScenarioKnob& knob : table.knobs) {
       CAPTURE(knob.key);
       CHECK(outcome.stdout_text.find("  " + knob.key + " = " + knob.default_value) !=
             std::string::npos);

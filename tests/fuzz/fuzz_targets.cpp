@@ -16,6 +16,7 @@
 
 #include "apps/batch_plan.h"
 #include "dynamix_config.h"
+#include "gym/env_knobs.h"
 #ifdef DYNAMIX_PROTOCOL
 #include <google/protobuf/util/json_util.h>
 
@@ -323,7 +324,7 @@ void fuzz_report(std::span<const std::uint8_t> input) {
     static const ObservationBuilder builder;
     Observation observation;
     builder.build(window, observation);
-    const EnvOptions options;
+    const EnvOptions options = evaluation_env_options();
     const std::vector<int> reported = reported_batches(report.metrics());
     const std::vector<int> caps = batch_caps(report, options.max_batch);
     const DecisionContext context{.options = options,

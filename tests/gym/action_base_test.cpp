@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 
 namespace dynamix {
 namespace {
@@ -158,10 +159,11 @@ TEST_CASE("global: a change of -100% or less is refused, by the environment and 
   CHECK_FALSE(invalid_action(ActionBase::kBalanced, default_actions(ActionBase::kBalanced)));
   auto source = std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
-  CHECK_THROWS_WITH_AS(
-      BatchSizeEnv(source, {.actions = {-100, 0, 100}, .action_base = ActionBase::kGlobal}),
-      doctest::Contains("actions: expected changes above -100"), EnvError);
-  const BatchSizeEnv env(source, {.action_base = ActionBase::kGlobal});
+  CHECK_THROWS_WITH_AS(BatchSizeEnv(source, {.decision_interval = 10,
+                                             .actions = {-100, 0, 100},
+                                             .action_base = ActionBase::kGlobal}),
+                       doctest::Contains("actions: expected changes above -100"), EnvError);
+  const BatchSizeEnv env(source, {.decision_interval = 10, .action_base = ActionBase::kGlobal});
   CHECK(env.options().actions == default_actions(ActionBase::kGlobal));
 }
 
@@ -179,7 +181,7 @@ TEST_CASE(
     "total") {
   auto source = std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario)));
-  EnvOptions options;
+  EnvOptions options = evaluation_env_options();
   const std::vector<int> actions = default_actions(options.action_base);
   const int hold = static_cast<int>(std::find(actions.begin(), actions.end(), 0) - actions.begin());
   BatchSizeEnv balanced(source, options);

@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "gym/env_knobs.h"
+
 namespace dynamix {
 namespace {
 
@@ -25,7 +27,7 @@ std::string env_error(const std::function<void()>& misuse) {
 }
 
 TEST_CASE("reset with the same seed gives the same observation; another seed another") {
-  BatchSizeEnv a(quickstart()), b(quickstart());
+  BatchSizeEnv a(quickstart(), evaluation_env_options()), b(quickstart(), evaluation_env_options());
   const ResetResult first = a.reset(11);
   const ResetResult again = b.reset(11);
   CHECK(first.observation.values == again.observation.values);
@@ -37,7 +39,7 @@ TEST_CASE("reset with the same seed gives the same observation; another seed ano
 }
 
 TEST_CASE("step with the same seed and actions gives the same results") {
-  BatchSizeEnv a(quickstart()), b(quickstart());
+  BatchSizeEnv a(quickstart(), evaluation_env_options()), b(quickstart(), evaluation_env_options());
   a.reset(4);
   b.reset(4);
   std::vector<int> actions(a.workers());
@@ -55,7 +57,7 @@ TEST_CASE("step with the same seed and actions gives the same results") {
 }
 
 TEST_CASE("A decision moves each worker's batch by its action and runs k iterations") {
-  EnvOptions options;
+  EnvOptions options = evaluation_env_options();
   options.decision_interval = 7;
   options.action_base = ActionBase::kCurrent;
   BatchSizeEnv env(quickstart(), options);
@@ -76,7 +78,7 @@ TEST_CASE("A decision moves each worker's batch by its action and runs k iterati
 }
 
 TEST_CASE("With one window of lag a decision applies to the window after the next") {
-  EnvOptions options;
+  EnvOptions options = evaluation_env_options();
   options.decision_lag = 1;
   BatchSizeEnv env(quickstart(), options);
   env.reset(1, {.initial_batch = 64});
@@ -94,7 +96,7 @@ TEST_CASE("With one window of lag a decision applies to the window after the nex
 }
 
 TEST_CASE("With serve's guard rail a decision's global batch moves at most c-fold a window") {
-  EnvOptions options;
+  EnvOptions options = evaluation_env_options();
   options.max_batch_change = 2;
   BatchSizeEnv env(quickstart(), options);
   env.reset(1, {.initial_batch = 64});
@@ -117,7 +119,7 @@ TEST_CASE("With serve's guard rail a decision's global batch moves at most c-fol
 }
 
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
-  BatchSizeEnv env(quickstart(), {.action_base = ActionBase::kCurrent});
+  BatchSizeEnv env(quickstart(), {.decision_interval = 10, .action_base = ActionBase::kCurrent});
   env.reset(1, {.initial_batch = 50});
   std::vector<int> down(env.workers(), 0);
   StepResult step = env.step(down);
@@ -129,7 +131,7 @@ TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is 
   step = env.step(stay);
   CHECK_FALSE(step.info.clamped[0]);
 
-  EnvOptions huge;
+  EnvOptions huge = evaluation_env_options();
   huge.max_batch = 1 << 20;
   huge.actions = {1 << 20};
   BatchSizeEnv unbounded(quickstart(), huge);
@@ -142,7 +144,7 @@ TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is 
 }
 
 TEST_CASE("Reaching the target terminates; a spent budget truncates") {
-  BatchSizeEnv easy(quickstart({"training.target_accuracy=0.3"}));
+  BatchSizeEnv easy(quickstart({"training.target_accuracy=0.3"}), evaluation_env_options());
   easy.reset(2);
   StepResult step;
   const std::vector<int> stay(easy.workers(), 2);
@@ -153,7 +155,8 @@ TEST_CASE("Reaching the target terminates; a spent budget truncates") {
   CHECK(*step.info.time_to_target_s == doctest::Approx(step.info.time_s));
   CHECK(step.info.validation_accuracy >= 0.3);
 
-  BatchSizeEnv hard(quickstart({"training.target_accuracy=0.99", "training.budget_epochs=2"}));
+  BatchSizeEnv hard(quickstart({"training.target_accuracy=0.99", "training.budget_epochs=2"}),
+                    evaluation_env_options());
   hard.reset(2);
   while (!hard.episode_over()) hard.step(stay, step);
   CHECK(step.truncated);
@@ -165,7 +168,7 @@ TEST_CASE("Reaching the target terminates; a spent budget truncates") {
 }
 
 TEST_CASE("Without stop_at_target the episode runs on to the budget and is not charged a miss") {
-  EnvOptions options;
+  EnvOptions options = evaluation_env_options();
   options.stop_at_target = false;
   BatchSizeEnv env(quickstart({"training.target_accuracy=0.3", "training.budget_epochs=3"}),
                    options);
@@ -184,7 +187,7 @@ TEST_CASE("Without stop_at_target the episode runs on to the budget and is not c
 }
 
 TEST_CASE("Misuse of the environment is an EnvError with a clear message") {
-  BatchSizeEnv env(quickstart({"training.budget_epochs=1"}));
+  BatchSizeEnv env(quickstart({"training.budget_epochs=1"}), evaluation_env_options());
   CHECK(env_error([&] { env.step(std::vector<int>(8, 2)); }) ==
         "step: the environment has not been reset; call reset(seed) first");
   env.reset(1);
@@ -218,11 +221,11 @@ TEST_CASE("Invalid options are an EnvError naming the option") {
   CHECK(make({.min_batch = 64, .max_batch = 32}) ==
         "max_batch: expected >= min_batch (64), found 32");
   CHECK(make({.initial_batch = -1}).starts_with("initial_batch"));
-  EnvOptions bad_scale;
+  EnvOptions bad_scale = evaluation_env_options();
   bad_scale.reward.time_scale_s = -1;
   CHECK(make(bad_scale).starts_with("reward.time_scale_s"));
   for (const double discount : {0.0, 1.5, std::nan("")}) {
-    EnvOptions bad_discount;
+    EnvOptions bad_discount = evaluation_env_options();
     bad_discount.reward.shaping_discount = discount;
     CHECK(make(bad_discount).starts_with("reward.shaping_discount: expected a number in (0, 1]"));
   }
@@ -232,7 +235,7 @@ TEST_CASE("Invalid options are an EnvError naming the option") {
 }
 
 TEST_CASE("Reward scales do not depend on the batch an episode starts at") {
-  BatchSizeEnv env(quickstart());
+  BatchSizeEnv env(quickstart(), evaluation_env_options());
   env.reset(3);
   const RewardOptions reference = env.reward_options();
   CHECK(reference.time_scale_s > 0);
@@ -246,10 +249,10 @@ TEST_CASE("A discounted shaping pays gamma^n times the new accuracy less the old
   // Per decision (n = 1) and per time_scale_s of simulated time (n = window_s / time_scale_s).
   for (const bool by_time : {false, true}) {
     CAPTURE(by_time);
-    EnvOptions discounted;
+    EnvOptions discounted = evaluation_env_options();
     discounted.reward.shaping_discount = 0.9;
     discounted.reward.shaping_discount_by_time = by_time;
-    BatchSizeEnv plain(quickstart()), shaped(quickstart(), discounted);
+    BatchSizeEnv plain(quickstart(), evaluation_env_options()), shaped(quickstart(), discounted);
     plain.reset(5);
     shaped.reset(5);
     const std::vector<int> hold(plain.workers(), 2);

@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "gym/env_knobs.h"
+
 namespace dynamix {
 namespace {
 
@@ -15,7 +17,7 @@ std::shared_ptr<const ScenarioSource> short_quickstart() {
 }
 
 TEST_CASE("DecisionLog writes one row per worker and decision and sums the mean rewards") {
-  BatchSizeEnv env(short_quickstart());
+  BatchSizeEnv env(short_quickstart(), evaluation_env_options());
   env.reset(3, {.initial_batch = 96});
   DecisionLog log;
   StepResult step;
@@ -57,7 +59,7 @@ TEST_CASE("DecisionLog writes one row per worker and decision and sums the mean 
 }
 
 TEST_CASE("DecisionLog tells the request, the clamped batch, a hold and the global batch apart") {
-  BatchSizeEnv env(short_quickstart());
+  BatchSizeEnv env(short_quickstart(), evaluation_env_options());
   env.reset(3, {.initial_batch = 64});
   const std::size_t p = env.workers();
   DecisionLog log;

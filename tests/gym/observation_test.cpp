@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "sim/core/random.h"
 
 namespace dynamix {
@@ -34,7 +35,7 @@ void check_within_schema(const Observation& observation, const ObservationSchema
 void check_scenario_observations(const std::string& path) {
   INFO("scenario " << path);
   const auto scenario = std::make_shared<const Scenario>(load_scenario(path));
-  BatchSizeEnv env(std::make_shared<FixedScenario>(scenario));
+  BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), evaluation_env_options());
   const ResetResult reset = env.reset(7);
   check_within_schema(reset.observation, env.schema());
   Rng rng(7, stream_id("observation-test"));

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 
 namespace dynamix {
 namespace {
@@ -62,7 +63,7 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 // DYNAMIX return is computed from the same windows.
 Outcome run_static(const std::shared_ptr<const ScenarioSource>& source, int batch,
                    std::uint64_t seed) {
-  BatchSizeEnv env(source, {});
+  BatchSizeEnv env(source, evaluation_env_options());
   env.reset(seed, {.initial_batch = batch});
   RewardOptions dynamix_options = env.options().reward;
   dynamix_options.kind = RewardKind::kDynamix;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "sim/scenario/training_run.h"
 
 namespace dynamix {
@@ -95,7 +96,7 @@ TEST_CASE("The default family spans 4-256 workers, one- to three-tier fabrics, r
 TEST_CASE("An environment over the sampler runs episodes of different cluster sizes") {
   const auto sampler =
       std::make_shared<ScenarioSampler>(SamplerOptions{.min_workers = 2, .max_workers = 9});
-  BatchSizeEnv env(sampler);
+  BatchSizeEnv env(sampler, evaluation_env_options());
   std::set<std::size_t> sizes;
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     const ResetResult reset = env.reset(seed);

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "gym/env_knobs.h"
+
 namespace dynamix {
 namespace {
 
@@ -21,7 +23,7 @@ std::vector<std::vector<int>> actions_for(const VectorEnv& vector_env, int decis
 
 // Every step's rewards and flags, flattened.
 std::vector<double> trajectory(std::size_t threads) {
-  VectorEnv vector_env(short_episodes(), {}, 3, threads);
+  VectorEnv vector_env(short_episodes(), evaluation_env_options(), 3, threads);
   CHECK(vector_env.threads() == threads);
   std::vector<double> trace;
   for (const ResetResult& reset : vector_env.reset(100)) trace.push_back(reset.info.time_s);
@@ -45,9 +47,9 @@ TEST_CASE("VectorEnv gives identical results for 1, 2 and 3 threads") {
 
 TEST_CASE("Environment i's episode e uses seed + i + e·M, reset on the step after it ended") {
   const std::size_t m = 2;
-  VectorEnv vector_env(short_episodes(), {}, m, 2);
+  VectorEnv vector_env(short_episodes(), evaluation_env_options(), m, 2);
   const std::vector<ResetResult> resets = vector_env.reset(50);
-  BatchSizeEnv reference(short_episodes());
+  BatchSizeEnv reference(short_episodes(), evaluation_env_options());
   CHECK(resets[1].observation.values == reference.reset(51).observation.values);
 
   std::vector<StepResult> results;
@@ -77,7 +79,7 @@ TEST_CASE("Environment i's episode e uses seed + i + e·M, reset on the step aft
 }
 
 TEST_CASE("VectorEnv misuse is an EnvError naming the environment") {
-  VectorEnv vector_env(short_episodes(), {}, 2, 2);
+  VectorEnv vector_env(short_episodes(), evaluation_env_options(), 2, 2);
   CHECK_THROWS_WITH_AS(vector_env.step(actions_for(vector_env, 0)),
                        "VectorEnv::step: call reset(seed) first", EnvError);
   vector_env.reset(1);
@@ -89,7 +91,7 @@ TEST_CASE("VectorEnv misuse is an EnvError naming the environment") {
   CHECK_THROWS_WITH_AS(vector_env.step(actions),
                        "environment 1: step: expected 8 action indices (one per worker), found 7",
                        EnvError);
-  CHECK_THROWS_AS(VectorEnv(short_episodes(), {}, 0), EnvError);
+  CHECK_THROWS_AS(VectorEnv(short_episodes(), evaluation_env_options(), 0), EnvError);
 }
 
 }  // namespace

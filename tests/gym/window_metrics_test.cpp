@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
+#include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {

@@ -81,6 +81,21 @@ class EnvChecker(unittest.TestCase):
         with self.assertRaises(dynamix.EnvError):
             env.step(np.full(8, 2))
 
+    def test_keyword_defaults_are_the_environment_table_defaults(self):
+        # One definition: the table dynamix train reads (gym/env_knobs.cpp) gives the defaults.
+        table = {row["name"]: row["default"] for row in dynamix.ENV_OPTIONS}
+        self.assertEqual(table["decision_interval"], "20")
+        self.assertEqual(table["action_base"], "goodput")
+        native = dynamix._dynamix.Options()
+        shown = {True: "true", False: "false"}
+        for name in ("decision_interval", "action_base", "min_batch", "max_batch",
+                     "initial_batch", "stop_at_target"):
+            value = getattr(native, name)
+            self.assertEqual(shown.get(value, str(value)) if isinstance(value, bool) else str(value),
+                             table[name], name)
+        self.assertEqual(dynamix.make_env("quickstart", overrides=SHORT).batch_changes,
+                         [50, 71, 100, 141, 200])
+
     def test_bad_input_is_a_clear_error(self):
         env = dynamix.make_env("quickstart", overrides=SHORT)
         env.reset(seed=1)

@@ -143,7 +143,9 @@ std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overri
 }
 
 TEST_CASE("run_episode refuses to run a static batch memory cannot hold, and counts departures") {
-  BatchSizeEnv env(quickstart({"training.budget_epochs=1"}), {.max_batch = 100000});
+  BatchSizeEnv env(
+      quickstart({"training.budget_epochs=1"}),
+      {.decision_interval = 10, .action_base = ActionBase::kBalanced, .max_batch = 100000});
   StaticPolicy huge(60000);
   const EpisodeResult refused = run_episode(env, huge, 1);
   CHECK_FALSE(refused.feasible);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "sim/io/input_error.h"
 
@@ -46,9 +47,9 @@ TEST_CASE(
   options.levels = {32, 64, 128, 256};
   options.switch_fractions = {0.3, 0.6};
   options.finalists = 2;
-  const OracleResult one = search_schedules(scenario, {}, 1, 2, options);
+  const OracleResult one = search_schedules(scenario, evaluation_env_options(), 1, 2, options);
   options.jobs = 2;
-  const OracleResult two = search_schedules(scenario, {}, 1, 2, options);
+  const OracleResult two = search_schedules(scenario, evaluation_env_options(), 1, 2, options);
   REQUIRE(one.best);
   REQUIRE(two.best);
   CHECK(one.best->name == two.best->name);

@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "sim/io/input_error.h"
 #include "studies/evaluation.h"
@@ -46,7 +47,7 @@ TEST_CASE("make_baseline knows every baseline and lists them for an unknown name
 }
 
 TEST_CASE("A static policy starts and stays at its batch on every worker") {
-  BatchSizeEnv env(quickstart());
+  BatchSizeEnv env(quickstart(), evaluation_env_options());
   StaticPolicy policy(96);
   DecisionLog log;
   const EpisodeResult result = run_episode(env, policy, 1, &log);
@@ -57,7 +58,7 @@ TEST_CASE("A static policy starts and stays at its batch on every worker") {
 
 TEST_CASE("The random policy is reproducible from its seed and logs valid action indices") {
   auto rollout = [](std::uint64_t seed) {
-    BatchSizeEnv env(quickstart());
+    BatchSizeEnv env(quickstart(), evaluation_env_options());
     RandomPolicy policy(seed);
     DecisionLog log;
     run_episode(env, policy, seed, &log);
@@ -70,7 +71,7 @@ TEST_CASE("The random policy is reproducible from its seed and logs valid action
 }
 
 TEST_CASE("The proportional split gives faster GPUs larger batches and keeps the global batch") {
-  BatchSizeEnv env(quickstart());
+  BatchSizeEnv env(quickstart(), evaluation_env_options());
   ProportionalPolicy policy;
   DecisionLog log;
   run_episode(env, policy, 1, &log);
@@ -83,7 +84,8 @@ TEST_CASE("The proportional split gives faster GPUs larger batches and keeps the
 
 TEST_CASE("Goodput moves the batch away from a poor starting point and beats it to the target") {
   auto time_to_target = [](Policy& policy) {
-    BatchSizeEnv env(quickstart({"training.budget_epochs=200", "training.target_accuracy=0.88"}));
+    BatchSizeEnv env(quickstart({"training.budget_epochs=200", "training.target_accuracy=0.88"}),
+                     evaluation_env_options());
     return run_episode(env, policy, 1).time_to_target_s.value_or(1e9);
   };
   StaticPolicy tiny(32);
@@ -92,7 +94,7 @@ TEST_CASE("Goodput moves the batch away from a poor starting point and beats it 
 }
 
 TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise scale grows") {
-  BatchSizeEnv env(quickstart({"training.budget_epochs=60"}));
+  BatchSizeEnv env(quickstart({"training.budget_epochs=60"}), evaluation_env_options());
   GnsPolicy policy;
   DecisionLog log;
   run_episode(env, policy, 1, &log);
@@ -102,7 +104,7 @@ TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise s
 }
 
 TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, split by speed") {
-  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}));
+  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}), evaluation_env_options());
   AnchorRatioPolicy policy(ActionBase::kNoise, 400);
   env.reset(1, {.initial_batch = 64});
   StepResult step;
@@ -121,7 +123,7 @@ TEST_CASE("noise:R holds the global batch at R% of the measured noise scale, spl
 }
 
 TEST_CASE("goodput:R holds the global batch at R% of the goodput-optimal one, split by speed") {
-  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}));
+  BatchSizeEnv env(quickstart({"training.budget_epochs=3"}), evaluation_env_options());
   auto policy = make_baseline("goodput:141", 1);
   CHECK(policy->name() == "goodput:141");
   CHECK(policy->kind() == PolicyKind::kOther);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "gym/env_knobs.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "tests/fixtures.h"
@@ -45,8 +46,8 @@ std::string refusal(PpoTrainer& trainer, const std::filesystem::path& file) {
 }  // namespace
 
 TEST_CASE("PpoTrainer with the same seed gives the same weights, episodes included") {
-  VectorEnv first_envs(short_episodes(), {}, kEnvironments, 1);
-  VectorEnv second_envs(short_episodes(), {}, kEnvironments, 2);
+  VectorEnv first_envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
+  VectorEnv second_envs(short_episodes(), evaluation_env_options(), kEnvironments, 2);
   PpoTrainer first(first_envs, kOptions);
   PpoTrainer second(second_envs, kOptions);
   std::int64_t episodes = 0;
@@ -65,9 +66,9 @@ TEST_CASE("PpoTrainer with the same seed gives the same weights, episodes includ
 TEST_CASE("PpoTrainer with a single explorer trains on one sample per environment and decision") {
   PpoOptions options = kOptions;
   options.single_explorer = true;
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
-  VectorEnv same_envs(short_episodes(), {}, kEnvironments, 2);
-  VectorEnv default_envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
+  VectorEnv same_envs(short_episodes(), evaluation_env_options(), kEnvironments, 2);
+  VectorEnv default_envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer trainer(envs, options);
   PpoTrainer same(same_envs, options);
   PpoTrainer all_workers(default_envs, kOptions);
@@ -86,17 +87,17 @@ TEST_CASE("PpoTrainer with a single explorer trains on one sample per environmen
 
 TEST_CASE("PpoTrainer resumed from a checkpoint ends exactly like an uninterrupted run") {
   const std::filesystem::path file = temporary("resume.ckpt");
-  VectorEnv uninterrupted_envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv uninterrupted_envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer uninterrupted(uninterrupted_envs, kOptions);
   uninterrupted.train(3 * kTwoUpdates);
   {
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer interrupted(envs, kOptions);
     interrupted.train(3 * kTwoUpdates, [](const UpdateStats& stats) { return stats.update < 3; });
     CHECK(interrupted.updates() == 3);
     interrupted.save_checkpoint(file);
   }
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer resumed(envs, kOptions);
   resumed.load_checkpoint(file);
   CHECK(resumed.updates() == 3);
@@ -110,32 +111,37 @@ TEST_CASE("PpoTrainer resumed from a checkpoint ends exactly like an uninterrupt
 TEST_CASE("PpoTrainer refuses a checkpoint of another action set, size or network") {
   const std::filesystem::path file = temporary("mismatch.ckpt");
   {
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions);
     trainer.save_checkpoint(file);
   }
-  VectorEnv other_actions(short_episodes(), {.actions = {-50, 0, 50}}, kEnvironments, 1);
+  VectorEnv other_actions(
+      short_episodes(),
+      {.decision_interval = 10, .actions = {-50, 0, 50}, .action_base = ActionBase::kBalanced},
+      kEnvironments, 1);
   PpoTrainer with_other_actions(other_actions, kOptions);
   CHECK(refusal(with_other_actions, file) ==
         file.string() +
             ": actions.json: expected [-50, 0, 50] (this environment's action set), "
             "found [-100, -25, 0, 25, 100]");
 
-  VectorEnv current(short_episodes(), {.action_base = ActionBase::kCurrent}, kEnvironments, 1);
+  VectorEnv current(short_episodes(),
+                    {.decision_interval = 10, .action_base = ActionBase::kCurrent}, kEnvironments,
+                    1);
   PpoTrainer with_current(current, kOptions);
   CHECK(refusal(with_current, file) ==
         file.string() +
             ": --action-base: expected 'balanced' (this checkpoint's run), found 'current' (a "
             "resume repeats the run's options)");
 
-  VectorEnv three(short_episodes(), {}, 3, 1);
+  VectorEnv three(short_episodes(), evaluation_env_options(), 3, 1);
   PpoTrainer with_three(three, kOptions);
   CHECK(refusal(with_three, file) ==
         file.string() +
             ": --envs: expected '2' (this checkpoint's run), found '3' (a resume repeats the "
             "run's options)");
 
-  VectorEnv same(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv same(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoOptions wider = kOptions;
   wider.hidden_sizes = {32};
   PpoTrainer with_wider(same, wider);
@@ -155,7 +161,7 @@ TEST_CASE("PpoTrainer with the same seed writes byte-identical checkpoints and p
     std::vector<std::unique_ptr<std::vector<float>>> padding;
     padding.reserve(static_cast<std::size_t>(run) * 7);
     for (int i = 0; i < run * 7; ++i) padding.push_back(std::make_unique<std::vector<float>>(99));
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions);
     trainer.train(2 * kTwoUpdates, [](const UpdateStats& stats) { return stats.update < 2; });
     const std::filesystem::path checkpoint = temporary("same_seed.ckpt");
@@ -173,10 +179,10 @@ TEST_CASE("PpoTrainer with the same seed writes byte-identical checkpoints and p
 
   // The optimizer state keyed by parameter index resumes exactly.
   const std::filesystem::path checkpoint = temporary("same_seed.ckpt");
-  VectorEnv uninterrupted_envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv uninterrupted_envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer uninterrupted(uninterrupted_envs, kOptions);
   uninterrupted.train(2 * kTwoUpdates);
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer resumed(envs, kOptions);
   resumed.load_checkpoint(checkpoint);
   resumed.train(2 * kTwoUpdates);
@@ -194,12 +200,12 @@ TEST_CASE("PpoTrainer refuses a checkpoint of a run with other options, naming t
   const std::filesystem::path file = temporary("other_run.ckpt");
   const RunSettings run = {{"scenario", "quickstart"}, {"steps", "64"}};
   {
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions, run);
     trainer.train(kTwoUpdates);
     trainer.save_checkpoint(file);
   }
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoOptions other_seed = kOptions;
   other_seed.seed = 6;
   PpoTrainer with_other_seed(envs, other_seed, run);
@@ -228,7 +234,7 @@ TEST_CASE("PpoTrainer refuses a checkpoint of a run with other options, naming t
 }
 
 TEST_CASE("PpoTrainer refuses options out of range, naming the option") {
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   auto refusal_of = [&](auto change) {
     PpoOptions options = kOptions;
     change(options);
@@ -264,7 +270,7 @@ TEST_CASE("A checkpoint with flipped bytes is refused in one short line or loads
   const std::filesystem::path file = temporary("flipped.ckpt");
   std::string original;
   {
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions);
     trainer.train(kTwoUpdates);
     trainer.save_checkpoint(file);
@@ -277,7 +283,7 @@ TEST_CASE("A checkpoint with flipped bytes is refused in one short line or loads
     std::string flipped = original;
     for (std::size_t i = at; i < std::min(at + 16, flipped.size()); ++i) flipped[i] ^= 0x5a;
     std::ofstream(file, std::ios::binary) << flipped;
-    VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+    VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
     PpoTrainer trainer(envs, kOptions);
     CAPTURE(at);
     try {
@@ -299,14 +305,14 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
   const std::filesystem::path checkpoint = temporary("export.ckpt");
   const std::filesystem::path exported = temporary("trained.pt");
   const std::filesystem::path reexported = temporary("reexported.pt");
-  VectorEnv envs(short_episodes(), {}, kEnvironments, 1);
+  VectorEnv envs(short_episodes(), evaluation_env_options(), kEnvironments, 1);
   PpoTrainer trainer(envs, kOptions);
   trainer.train(kTwoUpdates);
   trainer.save_checkpoint(checkpoint);
   trainer.export_policy(exported);
   export_checkpoint(checkpoint, reexported);
 
-  BatchSizeEnv env(short_episodes(), {});
+  BatchSizeEnv env(short_episodes(), evaluation_env_options());
   const ResetResult reset = env.reset(77);
   PpoPolicy policy(exported, env.schema(), env.options());
   const TorchScriptPolicy again(reexported);
@@ -323,8 +329,11 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
     if (!step.info.clamped[i]) CHECK(step.info.batches[i] == batches[i]);
   }
 
-  CHECK_THROWS_WITH_AS(PpoPolicy(exported, env.schema(), {.actions = {-1, 1}}),
-                       doctest::Contains("actions.json: expected [-1, 1]"), PolicyFileError);
+  CHECK_THROWS_WITH_AS(
+      PpoPolicy(
+          exported, env.schema(),
+          {.decision_interval = 10, .actions = {-1, 1}, .action_base = ActionBase::kBalanced}),
+      doctest::Contains("actions.json: expected [-1, 1]"), PolicyFileError);
   std::filesystem::remove(checkpoint);
   std::filesystem::remove(exported);
   std::filesystem::remove(reexported);
@@ -332,14 +341,15 @@ TEST_CASE("A trained policy exports, re-exports from its checkpoint, and decides
 
 TEST_CASE("A policy trained on balanced bases decides the batches its environment would set") {
   const std::filesystem::path exported = temporary("balanced.pt");
-  const EnvOptions options{.action_base = ActionBase::kBalanced};
+  const EnvOptions options{.decision_interval = 10, .action_base = ActionBase::kBalanced};
   VectorEnv envs(short_episodes(), options, kEnvironments, 1);
   PpoTrainer trainer(envs, kOptions);
   trainer.train(kTwoUpdates);
   trainer.export_policy(exported);
 
   // The policy applies its own base, whatever the evaluating environment's option.
-  BatchSizeEnv evaluated(short_episodes(), {.action_base = ActionBase::kCurrent});
+  BatchSizeEnv evaluated(short_episodes(),
+                         {.decision_interval = 10, .action_base = ActionBase::kCurrent});
   BatchSizeEnv trained(short_episodes(), options);
   const ResetResult reset = evaluated.reset(78);
   trained.reset(78);
@@ -356,7 +366,7 @@ TEST_CASE("A policy trained on balanced bases decides the batches its environmen
 
 TEST_CASE("PpoTrainer learns from environments with different worker counts") {
   SamplerOptions sampler{.min_workers = 2, .max_workers = 6};
-  VectorEnv envs(std::make_shared<ScenarioSampler>(sampler), {}, 3, 1);
+  VectorEnv envs(std::make_shared<ScenarioSampler>(sampler), evaluation_env_options(), 3, 1);
   PpoTrainer trainer(envs, {.seed = 2, .rollout_steps = 3, .epochs = 1, .minibatches = 2});
   std::int64_t samples = 0;
   trainer.train(std::int64_t{2} * 3 * 3, [&](const UpdateStats& stats) {

@@ -1,0 +1,111 @@
+// `dynamix train`'s options table.
+#include "apps/train_options.h"
+
+#include "apps/command_line.h"
+#include "gym/env_knobs.h"
+
+namespace dynamix {
+
+namespace {
+
+using Rows = KnobRows<TrainOptions, ExactNumbers>;
+using Row = Knob<TrainOptions>;
+
+constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
+constexpr std::int64_t kMaxEnvironments = 4096;
+constexpr std::int64_t kMaxThreads = 4096;
+constexpr std::int64_t kMaxEvalSeeds = 100000;
+
+template <typename Member>
+auto field(Member member) {
+  return [member](auto& options) -> auto& { return options.*member; };
+}
+
+/// A row of the PPO or the environment's table; its default is train's own.
+template <typename Target, typename Part>
+Row exposed(const KnobTable<Target>& table, const std::string& key, Part part) {
+  Row row = rebased<TrainOptions>(*find_knob(table, key), part);
+  row.default_value.clear();
+  return row;
+}
+
+Row ppo_row(const std::string& key) {
+  return exposed(
+      ppo_knobs(), key, [](auto& options) -> auto& { return options.ppo; });
+}
+
+Row env_row(const std::string& key) {
+  return exposed(
+      env_knobs(), key, [](auto& options) -> auto& { return options.env; });
+}
+
+std::vector<Row> scenario_rows() {
+  return {
+      Rows::text({.key = "scenario",
+                  .meaning = "scenario YAML file or built-in name (dynamix scenarios)",
+                  .default_value = "quickstart"},
+                 field(&TrainOptions::scenario_path)),
+      Rows::texts({.key = "set", .meaning = "override a scenario value: dotted.key=VALUE"},
+                  field(&TrainOptions::overrides)),
+      Rows::flag({.key = "randomize",
+                  .meaning = "train on the scenario's randomized family (4-256 workers, fabric, "
+                             "GPU mix, network, ring or parameter servers, starting batch, every "
+                             "catalog workload, SGD and Adam)"},
+                 field(&TrainOptions::randomize)),
+      Rows::quantity({.key = "family-budget", .meaning = kFamilyBudgetHelp},
+                     field(&TrainOptions::family_budget), integers(0, kMaxFamilyBudget)),
+      ppo_row("seed"),
+      Rows::quantity({.key = "steps",
+                      .meaning = "environment decisions to train on, all environments together"},
+                     field(&TrainOptions::steps), integers(1, kMaxSteps)),
+      Rows::quantity({.key = "envs", .meaning = "parallel environments"},
+                     field(&TrainOptions::environments), integers(1, kMaxEnvironments)),
+      Rows::quantity({.key = "threads", .meaning = "environment threads, 0 = one per core"},
+                     field(&TrainOptions::threads), integers(0, kMaxThreads)),
+      env_row("decision-interval"),
+      Rows::texts({.key = "select-on",
+                   .meaning = "scenario to select the policy on, repeatable ('validation': the six "
+                              "embedded validation clusters): policy.pt is the evaluated policy "
+                              "that did best there against the heuristics, last_policy.pt the "
+                              "final one"},
+                  field(&TrainOptions::select_on)),
+      env_row("action-base")};
+}
+
+std::vector<Row> run_rows() {
+  return {
+      Rows::quantity(
+          {.key = "eval-every", .meaning = "updates between evaluations of the greedy policy"},
+          field(&TrainOptions::eval_every), integers(1)),
+      Rows::quantity({.key = "eval-seeds", .meaning = "seeds per evaluation"},
+                     field(&TrainOptions::eval_seeds), integers(1, kMaxEvalSeeds)),
+      Rows::quantity({.key = "checkpoint-every", .meaning = "updates between checkpoints"},
+                     field(&TrainOptions::checkpoint_every), integers(1)),
+      Rows::flag({.key = "resume",
+                  .meaning = "continue an interrupted run from OUT.partial/checkpoint.pt"},
+                 field(&TrainOptions::resume)),
+      Rows::flag({.key = "quiet", .meaning = "print no progress on stderr"},
+                 field(&TrainOptions::quiet)),
+      Rows::text({.key = "out", .meaning = "run directory to write", .default_value = "required"},
+                 field(&TrainOptions::out))};
+}
+
+KnobTable<TrainOptions> make_train_knobs() {
+  std::vector<Row> rows = scenario_rows();
+  for (const char* key : {"learning-rate", "rollout-steps", "gamma", "gae-lambda", "entropy-coef",
+                          "single-explorer", "coordinated-exploration", "initial-hold"}) {
+    rows.push_back(ppo_row(key));
+  }
+  for (Row& row : run_rows()) rows.push_back(std::move(row));
+  return Rows::table("", "dynamix train: PPO pretraining of a batch-size policy", std::move(rows));
+}
+
+}  // namespace
+
+const KnobTable<TrainOptions>& train_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<TrainOptions> table = make_train_knobs();
+  return table;
+}
+
+}  // namespace dynamix

@@ -1,0 +1,50 @@
+// What `dynamix train` takes on its command line, declared once in a knob table: its own
+// options, and the PPO and environment options it exposes, rows of their components' tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gym/batch_size_env.h"
+#include "gym/scenario_source.h"
+#include "policies/ppo/ppo_options.h"
+#include "sim/io/knobs.h"
+
+namespace dynamix {
+
+/// Everything `dynamix train` takes on its command line.
+struct TrainOptions {
+  std::string scenario_path = kDefaultScenario;
+  std::vector<std::string> overrides;
+  std::string out;
+  std::int64_t steps = 200000;
+  int environments = 8;
+  int threads = 0;
+  int eval_every = 20;
+  /// Five: with two, the selected policy missed one of the validation clusters on 1 of 5
+  /// evaluation seeds for two of three training seeds (docs/ppo.md).
+  int eval_seeds = 5;
+  int checkpoint_every = 10;
+  bool randomize = false;
+  /// With --randomize: each sample's time budget as this multiple of a reference job's time to
+  /// its target (SamplerOptions::reference_budget_factor); 0 keeps the base's.
+  int family_budget = 0;
+  bool resume = false;
+  bool quiet = false;
+  /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
+  /// which the noise and goodput bases learn better with (docs/ppo.md).
+  PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};
+  /// The environment's defaults (gym/env_knobs.h).
+  EnvOptions env;
+  /// The ranges of the randomized family (base and overrides set with --randomize).
+  SamplerOptions sampler;
+  /// Scenarios the policy is selected on (--select-on; "validation" expanded).
+  std::vector<std::string> select_on;
+};
+
+/// Train's options in --help order, defaults from TrainOptions{}: its own rows, and the rows of
+/// ppo_knobs() and env_knobs() it exposes.
+const KnobTable<TrainOptions>& train_knobs();
+
+}  // namespace dynamix

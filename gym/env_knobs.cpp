@@ -1,0 +1,115 @@
+// The environment's options table.
+#include "gym/env_knobs.h"
+
+#include <cmath>
+#include <limits>
+
+#include "sim/io/input_error.h"
+
+namespace dynamix {
+
+namespace {
+
+using Rows = KnobRows<EnvOptions, ExactNumbers>;
+using Row = Knob<EnvOptions>;
+
+constexpr int kMaxBatch = std::numeric_limits<int>::max();
+
+template <typename Member>
+auto field(Member member) {
+  return [member](auto& options) -> auto& { return options.*member; };
+}
+
+Row action_base_knob() {
+  std::vector<std::pair<std::string, ActionBase>> words;
+  for (const ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
+                                ActionBase::kNoise, ActionBase::kGoodput}) {
+    words.emplace_back(action_base_name(base), base);
+  }
+  return Rows::choice<ActionBase>(
+      {.key = "action-base",
+       .meaning = "what actions change: current (each worker's batch), balanced (its "
+                  "speed-proportional share of the global batch), global (the global batch, in "
+                  "percent), noise (the global batch as a percentage of the gradient noise "
+                  "scale) or goodput (as a percentage of the goodput-optimal global batch); "
+                  "global, noise and goodput split by speed"},
+      field(&EnvOptions::action_base), std::move(words), "action base");
+}
+
+/// 0, or a finite factor of at least 1.
+Row max_batch_change_knob() {
+  Row knob = Rows::described({.key = "max-batch-change",
+                              .meaning = "bound each decision's global batch to [G/c, G*c] of the "
+                                         "last window's G, as dynamix serve's guard rail does "
+                                         "(serve's default c is 2); 0 applies none"},
+                             "number", "0 (none) or a finite factor >= 1");
+  const auto valid = [](double change) {
+    return change == 0 || (change >= 1 && std::isfinite(change));
+  };
+  knob.parse = [valid](const std::string& text, EnvOptions& options) -> KnobParse {
+    const std::optional<double> change = parse_number(text);
+    if (!change) return {KnobParse::Outcome::kMalformed};
+    if (!valid(*change)) return {KnobParse::Outcome::kOutOfRange, exact_number(*change)};
+    options.max_batch_change = *change;
+    return {};
+  };
+  knob.violation = [valid](const EnvOptions& options) -> std::optional<std::string> {
+    if (valid(options.max_batch_change)) return std::nullopt;
+    return exact_number(options.max_batch_change);
+  };
+  knob.show = [](const EnvOptions& options) { return exact_number(options.max_batch_change); };
+  return knob;
+}
+
+KnobTable<EnvOptions> make_env_knobs() {
+  return Rows::table(
+      "", "the batch-size environment",
+      {Rows::quantity({.key = "decision-interval", .meaning = "iterations between decisions, k"},
+                      field(&EnvOptions::decision_interval), integers(1, kMaxDecisionInterval)),
+       Rows::quantity({.key = "decision-lag",
+                       .meaning = "windows between a decision and the window it applies to: 0 (an "
+                                  "instant arbitrator) or 1 (a job steered by dynamix serve)"},
+                      field(&EnvOptions::decision_lag), integers(0, 1)),
+       max_batch_change_knob(), action_base_knob(),
+       Rows::integer_list({.key = "actions",
+                           .meaning = "change per discrete action (samples, or percent for the "
+                                      "global, noise and goodput bases)",
+                           .default_value = "the action base's"},
+                          field(&EnvOptions::actions),
+                          integers(std::numeric_limits<int>::min(), kMaxBatch),
+                          std::numeric_limits<std::size_t>::max()),
+       Rows::quantity(
+           {.key = "min-batch", .unit = "samples", .meaning = "smallest batch a worker gets"},
+           field(&EnvOptions::min_batch), integers(1, kMaxBatch)),
+       Rows::quantity({.key = "max-batch",
+                       .unit = "samples",
+                       .meaning = "largest batch a worker gets (also clamped to its memory)"},
+                      field(&EnvOptions::max_batch), integers(1, kMaxBatch)),
+       Rows::quantity({.key = "initial-batch",
+                       .unit = "samples",
+                       .meaning = "batch at reset (0: the scenario's batch_size)"},
+                      field(&EnvOptions::initial_batch), integers(0, kMaxBatch)),
+       Rows::flag({.key = "stop-at-target",
+                   .meaning = "end the episode when the target accuracy is reached"},
+                  field(&EnvOptions::stop_at_target))});
+}
+
+}  // namespace
+
+const KnobTable<EnvOptions>& env_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<EnvOptions> table = make_env_knobs();
+  return table;
+}
+
+void validate(const EnvOptions& options) {
+  if (const auto refused = first_violation(env_knobs(), options)) {
+    throw InputError("--" + refused->key, 0, "", refused->expected, refused->found);
+  }
+}
+
+EnvOptions evaluation_env_options() {
+  return {.decision_interval = 10, .action_base = ActionBase::kBalanced};
+}
+
+}  // namespace dynamix

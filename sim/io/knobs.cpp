@@ -1,0 +1,52 @@
+// The knob rows' ranges and the number texts they parse and show.
+#include "sim/io/knobs.h"
+
+#include <charconv>
+#include <iomanip>
+#include <sstream>
+
+namespace dynamix {
+
+bool Range::contains(double value) const {
+  if (finite && !std::isfinite(value)) return false;
+  return (low_open ? value > low : value >= low) && (high_open ? value < high : value <= high);
+}
+
+std::string Range::expected() const {
+  std::ostringstream text;
+  if (integer) text << std::fixed << std::setprecision(0);
+  text << (integer                        ? "an integer "
+           : finite && high == kUnbounded ? "a finite number "
+                                          : "a number ");
+  if (high == kUnbounded) {
+    text << (low_open ? "> " : ">= ") << low;
+  } else {
+    text << "in " << (low_open ? '(' : '[') << low << ", " << high << (high_open ? ')' : ']');
+  }
+  return text.str();
+}
+
+Range integers(double low, double high) { return {.low = low, .high = high, .integer = true}; }
+
+std::string exact_number(double value) {
+  char text[64];
+  auto [end, error] = std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed);
+  if (error != std::errc()) end = std::to_chars(text, text + sizeof(text), value).ptr;
+  return {text, end};
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<long long> parse_integer(const std::string& text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace dynamix
