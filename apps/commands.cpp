@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "apps/band.h"
 #include "apps/calibrate.h"
 #include "apps/command_line.h"
 #include "apps/config.h"
 #include "apps/evaluate.h"
 #include "apps/oracle.h"
 #include "apps/replay.h"
+#include "apps/report.h"
 #include "apps/scenarios.h"
 #include "apps/serve.h"
 #include "apps/simulate.h"
@@ -86,11 +88,13 @@ std::vector<Command> command_table(const TorchCommands& torch) {
       kOracleCommand,
       kSweepCommand,
       with_run(kExportCommand, torch.export_checkpoint),
+      with_run(kBandCommand, torch.band),
       kWorkloadsCommand,
       kScenariosCommand,
       kCalibrateCommand,
       kFidelityCommand,
       kConfigCommand,
+      kReportCommand,
   };
   // clang-format on
 #ifdef DYNAMIX_ADAPTER

@@ -15,6 +15,7 @@ namespace dynamix {
 struct TorchCommands {
   CommandRun train = nullptr;
   CommandRun export_checkpoint = nullptr;
+  CommandRun band = nullptr;
   CommandRun serve = nullptr;
   CommandRun replay = nullptr;
 };

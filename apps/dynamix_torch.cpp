@@ -1,8 +1,9 @@
 // dynamix-torch: dynamix with the commands and the policy kind that need LibTorch (train,
-// export, serve, replay; ppo:FILE). dynamix runs it in its own place for them.
+// export, band, serve, replay; ppo:FILE). dynamix runs it in its own place for them.
 #include <string>
 #include <vector>
 
+#include "apps/band.h"
 #include "apps/commands.h"
 #include "apps/replay.h"
 #include "apps/serve.h"
@@ -14,7 +15,8 @@ int main(int argc, char** argv) {
   // LibTorch's threads are the program's to set: one, fastest for these small networks.
   dynamix::set_torch_threads(1);
   dynamix::TorchCommands torch{.train = dynamix::run_train,
-                               .export_checkpoint = dynamix::run_export};
+                               .export_checkpoint = dynamix::run_export,
+                               .band = dynamix::run_band};
 #ifdef DYNAMIX_ADAPTER
   torch.serve = dynamix::run_serve;
   torch.replay = dynamix::run_replay;

@@ -11,10 +11,19 @@
 namespace dynamix {
 
 int run_scenarios(const std::vector<std::string>& args) {
-  if (parse_help_only(
-          args,
-          "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)"))
+  boost::program_options::options_description options(
+      "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)");
+  bool validation = false;
+  options.add_options()("help,h", "print this help")(
+      "validation", boost::program_options::bool_switch(&validation),
+      "print the embedded paths of the held-out validation clusters instead, one per line, "
+      "smallest first (the set train --select-on validation names)");
+  boost::program_options::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (validation) {
+    for (const std::string& path : validation_scenario_paths()) std::cout << path << '\n';
     return 0;
+  }
   struct Row {
     std::string name, workers, workload, description;
   };

@@ -17,9 +17,7 @@ done
 "$dynamix" evaluate "${scenarios[@]}" --seeds 5 --oracle --out "$runs/evaluate" \
   --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,goodput:100,ppo=ppo:$runs/train/policy.pt"
 validation=()
-for name in v4_extreme v16_lossy v32_ps v64_leafspine v128_threetier v256_leafspine; do
-  validation+=(--scenario "embedded:/scenarios/validation/$name.yaml")
-done
+while read -r path; do validation+=(--scenario "$path"); done < <("$dynamix" scenarios --validation)
 "$dynamix" evaluate "${validation[@]}" --seeds 5 --out "$runs/validation" \
   --policies "static:32,static:64,static:128,static:256,goodput,proportional,gns,goodput+proportional,goodput:100,ppo=ppo:$runs/train/policy.pt"
 # The report: the training curve and the evaluation as figures (notebooks_export/).

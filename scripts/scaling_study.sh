@@ -4,8 +4,8 @@
 # 3 seeds; then its report (scaling curves with the alpha-beta closed form) in OUT/report.
 #   usage: scripts/scaling_study.sh [OUT (default runs/scaling)] [more dynamix sweep options]
 # DYNAMIX names the binary (default build/apps/dynamix) and JOBS the threads (default 2);
-# under mpirun, run the sweep line itself (docs/mpi.md). The figures of docs/studies.md are
-# OUT/report/sweep_scaling*.png copied to docs/figures/.
+# under mpirun, run the sweep line itself (docs/mpi.md). The figure of docs/studies.md is
+# OUT/report/sweep_scaling.{png,pdf} copied to docs/figures/scaling_study.{png,pdf}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/scaling}

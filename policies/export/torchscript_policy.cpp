@@ -174,6 +174,12 @@ TorchScriptPolicy& TorchScriptPolicy::operator=(TorchScriptPolicy&&) noexcept = 
 const PolicyMetadata& TorchScriptPolicy::metadata() const { return impl_->metadata; }
 const std::filesystem::path& TorchScriptPolicy::file() const { return impl_->file; }
 
+std::vector<float> TorchScriptPolicy::observation_std() const {
+  const torch::Tensor std =
+      impl_->module.attr("observation_std").toTensor().to(torch::kFloat32).contiguous();
+  return {std.data_ptr<float>(), std.data_ptr<float>() + std.numel()};
+}
+
 std::vector<float> TorchScriptPolicy::logits(const Observation& observation) const {
   DYNAMIX_CHECK(static_cast<std::int64_t>(observation.features) == impl_->features &&
                     observation.values.size() == observation.workers * observation.features,

@@ -44,6 +44,9 @@ class TorchScriptPolicy {
 
   const PolicyMetadata& metadata() const;
   const std::filesystem::path& file() const;
+  /// The spread of each feature over training, as normalization divides by it: a feature that
+  /// never varied has the floor sqrt(1e-8) = 1e-4.
+  std::vector<float> observation_std() const;
   /// Action logits for raw observations, row-major [workers × actions].
   std::vector<float> logits(const Observation& observation) const;
   /// The most likely action index of every worker.

@@ -113,6 +113,16 @@ double TrainingDynamics::validation_accuracy() const {
   return ceiling - (ceiling - model_.initial_accuracy) * remaining_fraction(progress_);
 }
 
+void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
+  const double epochs_before = samples_ / dataset_size_;
+  samples_ += batch;
+  stats.epoch = samples_ / dataset_size_;
+  stats.epoch_completed = std::floor(stats.epoch) > std::floor(epochs_before);
+  const double per_epoch = options_.validations_per_epoch;
+  stats.validation_due =
+      std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
+}
+
 IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
                                       std::span<double> grad_var_norm) {
   DYNAMIX_CHECK(batches.size() == workers_ && grad_std_norm.size() == workers_ &&
@@ -146,13 +156,7 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
     penalty_ += early_weight * (progress_ - before) * rate;
   }
 
-  const double epochs_before = samples_ / dataset_size_;
-  samples_ += batch;
-  stats.epoch = samples_ / dataset_size_;
-  stats.epoch_completed = std::floor(stats.epoch) > std::floor(epochs_before);
-  const double per_epoch = options_.validations_per_epoch;
-  stats.validation_due =
-      std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
+  count_samples(batch, stats);
   stats.progress = progress_;
 
   const double remaining = remaining_fraction(progress_);

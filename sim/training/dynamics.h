@@ -101,6 +101,8 @@ class TrainingDynamics {
 
  private:
   double remaining_fraction(double progress) const;
+  /// Counts `batch` samples into the epoch and says whether a validation falls due.
+  void count_samples(double batch, IterationStats& stats);
 
   StatisticalModel model_;
   TrainingOptions options_;

@@ -272,7 +272,7 @@ TEST_CASE("no command replaces a folder or file that dynamix did not write") {
   fs::create_directories(mine);
   std::ofstream(mine / "notes.txt") << "precious";
   const std::string file = work.write("policy.pt", "not a policy");
-  const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.csv").string();
+  const std::string checkpoint = (kSourceDir / "tests" / "apps" / "reward_band.yaml").string();
   for (const std::string& command :
        {"simulate --iterations 3 --out " + quoted(mine.string()),
         "simulate --iterations 3 --out " + quoted(file),
@@ -357,6 +357,13 @@ TEST_CASE("dynamix --version and dynamix version print the version meson.build d
     CHECK(outcome.stdout_text == "dynamix " + version + "\n");
     CHECK(outcome.stderr_text.empty());
   }
+}
+
+TEST_CASE("dynamix scenarios --validation prints the validation clusters' paths, one per line") {
+  const Outcome outcome = dynamix("scenarios --validation");
+  REQUIRE(outcome.status == 0);
+  CHECK(outcome.stdout_text.starts_with("embedded:/scenarios/validation/v4_extreme.yaml\n"));
+  CHECK(std::count(outcome.stdout_text.begin(), outcome.stdout_text.end(), '\n') == 6);
 }
 
 TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and workload") {

@@ -1,0 +1,490 @@
+// `dynamix band make|check`: seeded training runs, binned, stored as a band; one more run held
+// against it. Each run is a child `dynamix train` (and `dynamix evaluate`) of this executable,
+// started without a shell, so that its output stays out of the band's and a crash stays its own.
+#include "apps/band.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "apps/command_line.h"
+#include "gym/observation.h"
+#include "policies/export/torchscript_policy.h"
+#include "sim/calibration/csv_table.h"
+#include "sim/io/config_node.h"
+#include "sim/io/durable_file.h"
+#include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
+#include "sim/io/sources.h"
+
+extern char** environ;
+
+namespace dynamix {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+/// The first line of every band file: what `make` may replace, and what `check` expects.
+constexpr const char* kBandHeader = "# dynamix reward band: written by dynamix band make";
+constexpr int kMaxSeeds = 64;
+constexpr int kMaxBins = 100000;
+/// A feature whose normalization spread stayed below this never varied in training (a constant
+/// feature keeps the floor 1e-4; the least varied real one is ~100 times above it).
+constexpr float kConstantFeatureStd = 1e-3f;
+
+struct Bin {
+  int first_update = 0;
+  int last_update = 0;
+  double low = 0;
+  double high = 0;
+};
+
+/// What `make` stores and `check` holds a run against.
+struct Band {
+  std::string train_options;
+  std::vector<int> seeds;
+  int bin_updates = 20;
+  /// Each bin is widened by this fraction of its mean's magnitude (and by a quarter of the
+  /// seeds' spread): relative, so that a flat curve of any scale does not fit by an absolute
+  /// allowance.
+  double margin = 0.05;
+  /// A checked run must rise by this fraction of the smallest rise among the band's seeds, and
+  /// depart by this fraction of their smallest departure share.
+  double guard = 0.2;
+  int eval_seeds = 3;
+  /// The smallest (last bin - first bin) of mean return over the seeds; absent when one did not
+  /// rise, and then only departures guard learning.
+  std::optional<double> min_rise;
+  double min_departure_share = 0;
+  /// The observation features that varied in every seed's training: one that stays constant in
+  /// a checked run (zeroed, or never filled) is a lost input.
+  std::vector<std::string> varied_features;
+  std::vector<Bin> bins;
+};
+
+/// One seeded training run, binned, and its greedy policy's share of departing decisions.
+struct SeedRun {
+  std::map<int, double> bin_means;
+  double departure_share = 0;
+  /// The names of the features that varied over training.
+  std::vector<std::string> varied_features;
+  double rise() const {
+    return bin_means.empty() ? 0 : bin_means.rbegin()->second - bin_means.begin()->second;
+  }
+};
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+/// The train options as given, less a leading "train"; those the band sets itself refused.
+std::vector<std::string> train_arguments(const std::string& options) {
+  std::vector<std::string> words = split_words(options);
+  if (!words.empty() && words.front() == "train") words.erase(words.begin());
+  for (const std::string& word : words) {
+    for (const char* own : {"--out", "--seed", "--resume", "--help"}) {
+      if (word == own || word.starts_with(std::string(own) + "=")) {
+        throw InputError("--train-options", 0, "",
+                         "options of dynamix train other than --out, --seed, --resume and --help "
+                         "(the band sets them)",
+                         excerpt(word));
+      }
+    }
+  }
+  return words;
+}
+
+/// The evaluation's share of the options: the scenario and its overrides.
+std::vector<std::string> scenario_arguments(const std::vector<std::string>& train) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < train.size(); ++i) {
+    const bool takes_value = train[i] == "--scenario" || train[i] == "--set";
+    if (takes_value && i + 1 < train.size()) {
+      kept.push_back(train[i]);
+      kept.push_back(train[++i]);
+    } else if (train[i].starts_with("--scenario=") || train[i].starts_with("--set=")) {
+      kept.push_back(train[i]);
+    }
+  }
+  return kept;
+}
+
+/// Runs this executable with `args`, stdout discarded and stderr into `log`; its exit status.
+int run_child(const std::vector<std::string>& args, const fs::path& log) {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  std::vector<std::string> owned = {self.string()};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : owned) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t child = 0;
+  const int started = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (started != 0) throw std::runtime_error("dynamix band: could not start " + self.string());
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// Runs a child and turns its failure into this command's: its last stderr line, its status.
+void run_step(const std::vector<std::string>& args, const fs::path& log) {
+  const int status = run_child(args, log);
+  if (status == 0) return;
+  std::string text = fs::exists(log) ? read_text(log.string()) : std::string();
+  text.erase(text.find_last_not_of('\n') + 1);
+  const std::string last =
+      text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  if (status == 2) throw InputError("dynamix " + args.front(), 0, "", "options it accepts", last);
+  throw std::runtime_error("dynamix " + args.front() + " failed (status " + std::to_string(status) +
+                           "): " + last);
+}
+
+std::map<int, double> binned_returns(const fs::path& curve, int bin_updates) {
+  std::map<int, std::pair<double, int>> sums;
+  scan_csv(
+      curve.string(), read_text(curve.string()), [](const CsvColumns&, std::string_view, int) {},
+      [&](const CsvRow& row) {
+        const std::optional<double> value = row.number("mean_return", false, -INFINITY, false);
+        if (!value) return;
+        auto& [sum, count] = sums[(row.integer("update", 1) - 1) / bin_updates];
+        sum += *value;
+        ++count;
+      });
+  std::map<int, double> means;
+  for (const auto& [bin, total] : sums) means[bin] = total.first / total.second;
+  return means;
+}
+
+double mean_departure_share(const fs::path& results) {
+  double sum = 0;
+  int rows = 0;
+  scan_csv(
+      results.string(), read_text(results.string()),
+      [](const CsvColumns&, std::string_view, int) {},
+      [&](const CsvRow& row) {
+        sum += *row.number("departure_share", true, 0, false);
+        ++rows;
+      });
+  return rows == 0 ? 0 : sum / rows;
+}
+
+/// The names of the features whose spread over training lies above kConstantFeatureStd, in
+/// schema order (each worker's local features, then the global ones).
+std::vector<std::string> varied_features(const fs::path& policy_file) {
+  const TorchScriptPolicy policy(policy_file);
+  const std::vector<float> spread = policy.observation_std();
+  const ObservationBuilder builder;
+  const ObservationSchema& schema = builder.schema();
+  std::vector<std::string> names;
+  for (const FeatureSpec& feature : schema.local) names.push_back(feature.name);
+  for (const FeatureSpec& feature : schema.global) names.push_back(feature.name);
+  std::vector<std::string> varied;
+  for (std::size_t i = 0; i < spread.size() && i < names.size(); ++i) {
+    if (spread[i] > kConstantFeatureStd) varied.push_back(names[i]);
+  }
+  return varied;
+}
+
+/// Trains `seed` into `out` and evaluates its policy greedily over `band.eval_seeds` episodes.
+SeedRun run_seed(const Band& band, int seed, const fs::path& out, const fs::path& work) {
+  std::vector<std::string> train = {"train"};
+  const std::vector<std::string> options = train_arguments(band.train_options);
+  train.insert(train.end(), options.begin(), options.end());
+  const std::vector<std::string> own = {"--quiet", "--seed", std::to_string(seed), "--out",
+                                        out.string()};
+  train.insert(train.end(), own.begin(), own.end());
+  const std::string tag = "seed" + std::to_string(seed);
+  run_step(train, work / (tag + "-train.log"));
+  std::vector<std::string> evaluate = {"evaluate"};
+  const std::vector<std::string> scenario = scenario_arguments(options);
+  evaluate.insert(evaluate.end(), scenario.begin(), scenario.end());
+  const std::vector<std::string> episodes = {"--quiet",
+                                             "--policies",
+                                             "band=ppo:" + (out / "policy.pt").string(),
+                                             "--seeds",
+                                             std::to_string(band.eval_seeds),
+                                             "--out",
+                                             (work / (tag + "-evaluate")).string()};
+  evaluate.insert(evaluate.end(), episodes.begin(), episodes.end());
+  run_step(evaluate, work / (tag + "-evaluate.log"));
+  SeedRun run{binned_returns(out / "train_curve.csv", band.bin_updates),
+              mean_departure_share(work / (tag + "-evaluate") / "results.csv"),
+              varied_features(out / "policy.pt")};
+  return run;
+}
+
+/// A scratch folder of this command's own, removed with everything in it on every exit.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (fs::temp_directory_path() / "dynamix-band-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("dynamix band: could not create a scratch folder in " +
+                               fs::temp_directory_path().string());
+    path_ = pattern;
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  ~ScratchFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// The band over the seeds' runs: bins every run reached, each the seeds' range widened.
+void fill_band(Band& band, const std::vector<SeedRun>& runs) {
+  for (const auto& [bin, ignored] : runs.front().bin_means) {
+    std::vector<double> values;
+    for (const SeedRun& run : runs) {
+      if (run.bin_means.count(bin)) values.push_back(run.bin_means.at(bin));
+    }
+    if (values.size() != runs.size()) continue;
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    double mean = 0;
+    for (const double value : values) mean += value / static_cast<double>(values.size());
+    const double widen = std::max(0.25 * (*high - *low), band.margin * std::abs(mean));
+    band.bins.push_back(
+        {bin * band.bin_updates + 1, (bin + 1) * band.bin_updates, *low - widen, *high + widen});
+  }
+  band.min_departure_share = INFINITY;
+  double min_rise = INFINITY;
+  for (const SeedRun& run : runs) {
+    band.min_departure_share = std::min(band.min_departure_share, run.departure_share);
+    min_rise = std::min(min_rise, run.rise());
+  }
+  if (min_rise > 0) band.min_rise = min_rise;
+  band.varied_features = runs.front().varied_features;
+  for (const SeedRun& run : runs) {
+    std::erase_if(band.varied_features, [&](const std::string& name) {
+      return std::find(run.varied_features.begin(), run.varied_features.end(), name) ==
+             run.varied_features.end();
+    });
+  }
+}
+
+std::string band_yaml(const Band& band) {
+  std::ostringstream out;
+  out << kBandHeader
+      << "\n# dynamix band check --band FILE trains once more and holds the run "
+         "against it.\ntrain_options: \""
+      << band.train_options << "\"\nseeds: [";
+  for (std::size_t i = 0; i < band.seeds.size(); ++i) out << (i ? ", " : "") << band.seeds[i];
+  out << "]\nbin_updates: " << band.bin_updates << "\nmargin: " << format_number(band.margin)
+      << "\nguard: " << format_number(band.guard) << "\neval_seeds: " << band.eval_seeds << '\n';
+  if (band.min_rise) out << "min_rise: " << format_number(*band.min_rise) << '\n';
+  out << "min_departure_share: " << format_number(band.min_departure_share)
+      << "\nvaried_features: [";
+  for (std::size_t i = 0; i < band.varied_features.size(); ++i)
+    out << (i ? ", " : "") << band.varied_features[i];
+  out << "]\nbins:\n";
+  for (const Bin& bin : band.bins) {
+    out << "  - {first_update: " << bin.first_update << ", last_update: " << bin.last_update
+        << ", low: " << format_number(bin.low) << ", high: " << format_number(bin.high) << "}\n";
+  }
+  return out.str();
+}
+
+Band read_band(const std::string& path) {
+  const std::string text = read_text(path);
+  if (!text.starts_with(kBandHeader))
+    throw InputError(path, 1, "", "a band file written by dynamix band make", "another file");
+  const ConfigNode root = ConfigNode::parse(text, path);
+  root.reject_unknown({"train_options", "seeds", "bin_updates", "margin", "guard", "eval_seeds",
+                       "min_rise", "min_departure_share", "varied_features", "bins"});
+  Band band;
+  band.train_options = root.text("train_options");
+  for (const ConfigNode& seed : root.at("seeds").items())
+    band.seeds.push_back(static_cast<int>(seed.as_integer()));
+  band.bin_updates = root.int_or("bin_updates", 1, 1 << 20, band.bin_updates);
+  band.margin = root.at_least_or("margin", 0, band.margin);
+  band.guard = root.fraction_or("guard", band.guard);
+  band.eval_seeds = root.int_or("eval_seeds", 1, 1000, band.eval_seeds);
+  if (root.has("min_rise")) band.min_rise = root.positive("min_rise");
+  band.min_departure_share = root.at_least_or("min_departure_share", 0, 0);
+  if (const auto features = root.find("varied_features")) {
+    for (const ConfigNode& name : features->items()) band.varied_features.push_back(name.as_text());
+  }
+  for (const ConfigNode& row : root.at("bins").items()) {
+    row.reject_unknown({"first_update", "last_update", "low", "high"});
+    band.bins.push_back({row.int_or("first_update", 1, INT32_MAX, 1),
+                         row.int_or("last_update", 1, INT32_MAX, 1), row.number("low"),
+                         row.number("high")});
+  }
+  if (band.seeds.empty() || band.bins.empty())
+    throw InputError(path, 0, band.seeds.empty() ? "seeds" : "bins", "at least one", "none");
+  train_arguments(band.train_options);
+  return band;
+}
+
+/// Refuses to replace a file that is not a band file (dynamix replaces only what it wrote).
+void require_replaceable(const fs::path& out) {
+  std::error_code error;
+  if (!fs::exists(out, error)) return;
+  const bool ours =
+      fs::is_regular_file(out, error) && read_text(out.string()).starts_with(kBandHeader);
+  if (!ours)
+    throw InputError("--out", 0, "", "a new path or a band file dynamix wrote", out.string());
+}
+
+int make_band(Band band, const fs::path& out) {
+  train_arguments(band.train_options);
+  require_replaceable(out);
+  ScratchFolder work;
+  std::vector<SeedRun> runs;
+  for (const int seed : band.seeds) {
+    std::cerr << "band: training seed " << seed << '\n';
+    runs.push_back(run_seed(band, seed, work.path() / ("run" + std::to_string(seed)), work.path()));
+    if (runs.back().bin_means.empty()) {
+      throw InputError("--train-options", 0, "", "training long enough to finish episodes",
+                       "none finished with seed " + std::to_string(seed));
+    }
+    std::cerr << "band: seed " << seed << ": rise " << format_rounded(runs.back().rise())
+              << ", departure share " << format_rounded(runs.back().departure_share) << '\n';
+  }
+  fill_band(band, runs);
+  if (band.min_departure_share <= 0) {
+    throw InputError("--train-options", 0, "",
+                     "training that teaches every seed's policy to depart from the neutral action",
+                     "a seed whose policy never departs (train longer?)");
+  }
+  if (!band.min_rise)
+    std::cerr << "band: a seed's curve did not rise; check guards learning by departures only\n";
+  write_durably(out, band_yaml(band));
+  std::cout << "wrote " << out.string() << ": " << band.bins.size() << " bins from seeds";
+  for (const int seed : band.seeds) std::cout << ' ' << seed;
+  std::cout << '\n';
+  return 0;
+}
+
+/// Prints each failed condition; true when the run passes.
+bool judge(const Band& band, const SeedRun& run) {
+  bool passed = true;
+  for (const Bin& bin : band.bins) {
+    const int index = (bin.first_update - 1) / band.bin_updates;
+    const auto found = run.bin_means.find(index);
+    if (found != run.bin_means.end() && found->second >= bin.low && found->second <= bin.high)
+      continue;
+    passed = false;
+    std::cout << "updates " << bin.first_update << "-" << bin.last_update << ": mean return "
+              << (found == run.bin_means.end() ? std::string("missing")
+                                               : format_rounded(found->second))
+              << " outside [" << format_rounded(bin.low) << ", " << format_rounded(bin.high)
+              << "]\n";
+  }
+  if (band.min_rise && run.rise() < band.guard * *band.min_rise) {
+    passed = false;
+    std::cout << "flat curve: rise " << format_rounded(run.rise()) << " < "
+              << format_rounded(band.guard * *band.min_rise) << '\n';
+  }
+  if (run.departure_share < band.guard * band.min_departure_share) {
+    passed = false;
+    std::cout << "no learning: departure share " << format_rounded(run.departure_share) << " < "
+              << format_rounded(band.guard * band.min_departure_share)
+              << " (an untrained policy departs 0)\n";
+  }
+  for (const std::string& name : band.varied_features) {
+    if (std::find(run.varied_features.begin(), run.varied_features.end(), name) !=
+        run.varied_features.end())
+      continue;
+    passed = false;
+    std::cout << "lost input: observation feature " << name
+              << " never varied in training (it did in every seed of the band)\n";
+  }
+  return passed;
+}
+
+int check_band(const std::string& path, std::optional<int> seed, const std::string& keep) {
+  const Band band = read_band(path);
+  const int chosen = seed.value_or(band.seeds.front());
+  ScratchFolder work;
+  const fs::path out = keep.empty() ? work.path() / "run" : fs::path(keep);
+  const SeedRun run = run_seed(band, chosen, out, work.path());
+  const bool passed = judge(band, run);
+  std::cout << "band check (seed " << chosen << "): " << (passed ? "passed" : "failed") << "; rise "
+            << format_rounded(run.rise()) << ", departure share "
+            << format_rounded(run.departure_share) << '\n';
+  return passed ? 0 : 1;
+}
+
+}  // namespace
+
+int run_band(const std::vector<std::string>& args) {
+  if (args.empty() || (args.front() != "make" && args.front() != "check")) {
+    if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {
+      std::cout << "dynamix band make|check: a reward band for CI (dynamix band make --help, "
+                   "dynamix band check --help)\n";
+      return 0;
+    }
+    throw InputError("command line", 0, "", "dynamix band make or dynamix band check",
+                     args.empty() ? "nothing" : "'" + args.front() + "'");
+  }
+  const bool make = args.front() == "make";
+  Band band;
+  int seeds = 4;
+  std::string out, band_path, keep;
+  int seed = -1;
+  po::options_description options(
+      make ? "dynamix band make: train over seeds 1..N and store the band their reward curves "
+             "span, and how much they learned"
+           : "dynamix band check: train once more and fail (status 1) when the curve leaves the "
+             "band, stays flat, or the policy departs as rarely as an untrained one");
+  options.add_options()("help,h", "print this help");
+  if (make) {
+    options.add_options()("train-options", po::value(&band.train_options)->required(),
+                          "options of dynamix train, space-separated (no --out, --seed, --resume)")(
+        "seeds", with_default(&seeds), "train seeds 1..N")(
+        "bin-updates", with_default(&band.bin_updates), "updates per bin of the curve")(
+        "margin", with_default(&band.margin),
+        "widen each bin by this fraction of its mean's magnitude (or a quarter of the seeds' "
+        "spread, when wider)")(
+        "guard", with_default(&band.guard),
+        "a check must rise, and depart, by this fraction of the seeds' smallest")(
+        "eval-seeds", with_default(&band.eval_seeds),
+        "evaluation episodes that measure the policy's departure share")(
+        "out", po::value(&out)->required(), "band file to write (YAML)");
+  } else {
+    options.add_options()("band", po::value(&band_path)->required(), "band file to check against")(
+        "seed", po::value(&seed), "training seed (default: the band's first)")(
+        "keep", po::value(&keep), "keep the training run in this new folder");
+  }
+  po::variables_map values;
+  if (parse_command_line({args.begin() + 1, args.end()}, options, values)) return 0;
+  if (!make) {
+    if (values.count("seed")) require_in_range("--seed", seed, 0);
+    return check_band(band_path, values.count("seed") ? std::optional(seed) : std::nullopt, keep);
+  }
+  require_in_range("--seeds", seeds, 1, kMaxSeeds);
+  require_in_range("--bin-updates", band.bin_updates, 1, kMaxBins);
+  require_in_range("--eval-seeds", band.eval_seeds, 1, 1000);
+  if (!(band.margin >= 0 && std::isfinite(band.margin)))
+    throw InputError("--margin", 0, "", "a finite number >= 0", format_rounded(band.margin));
+  if (!(band.guard >= 0 && band.guard <= 1))
+    throw InputError("--guard", 0, "", "a number in [0, 1]", format_rounded(band.guard));
+  for (int i = 1; i <= seeds; ++i) band.seeds.push_back(i);
+  return make_band(band, out);
+}
+
+}  // namespace dynamix

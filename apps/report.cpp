@@ -1,0 +1,80 @@
+// `dynamix report`: scripts/report.py under Debian's Python, spawned without a shell so the
+// arguments reach it as given; its options, help and errors are its own.
+#include "apps/report.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace dynamix {
+namespace {
+
+// Debian's interpreter: the one that has nbclient, nbconvert, matplotlib and pandas here.
+constexpr const char* kPython = "/usr/bin/python3";
+
+/// The notebooks are read from the source tree this executable was built from.
+std::filesystem::path report_script() {
+  return std::filesystem::path(DYNAMIX_SOURCE_ROOT) / "scripts" / "report.py";
+}
+
+/// This process's environment with DYNAMIX set to this executable, whose `config --markdown`
+/// gives the figures their axis labels.
+std::vector<std::string> child_environment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "DYNAMIX=", 8) != 0) environment.emplace_back(*entry);
+  }
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) environment.push_back("DYNAMIX=" + self.string());
+  return environment;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& words) {
+  std::vector<char*> result;
+  result.reserve(words.size() + 1);
+  for (std::string& word : words) result.push_back(word.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+/// A child's wait status as a shell reports it: its exit status, or 128 + the signal.
+int exit_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+}  // namespace
+
+int run_report(const std::vector<std::string>& args) {
+  const std::filesystem::path script = report_script();
+  if (!std::filesystem::is_regular_file(script)) {
+    throw std::runtime_error("dynamix report runs " + script.string() +
+                             " from the source tree it was built from, which is not there");
+  }
+  std::vector<std::string> command = {kPython, script.string()};
+  command.insert(command.end(), args.begin(), args.end());
+  std::vector<std::string> environment = child_environment();
+  std::vector<char*> argv = pointers(command);
+  std::vector<char*> envp = pointers(environment);
+  pid_t child = 0;
+  const int spawned = ::posix_spawn(&child, kPython, nullptr, nullptr, argv.data(), envp.data());
+  if (spawned != 0) {
+    throw std::runtime_error(
+        std::string("dynamix report needs Debian's ") + kPython +
+        " (python3-nbclient, -nbconvert, -matplotlib, -pandas): " + std::strerror(spawned));
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  }
+  return exit_status(status);
+}
+
+}  // namespace dynamix
