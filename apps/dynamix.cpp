@@ -1,5 +1,5 @@
 // dynamix: every command without LibTorch, whose static initialisation costs ~0.8 s per process.
-// What needs it (train, export, serve, replay, a ppo:FILE policy) says so with NeedsLibTorch,
+// What needs it (train, export, band, serve, replay, a ppo:FILE policy) says so with NeedsLibTorch,
 // and dynamix-torch, installed beside it, runs the same command line in this process's place.
 #include <unistd.h>
 

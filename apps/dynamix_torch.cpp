@@ -1,5 +1,5 @@
 // dynamix-torch: dynamix with the commands and the policy kind that need LibTorch (train,
-// export, serve, replay; ppo:FILE). dynamix runs it in its own place for them.
+// export, band, serve, replay; ppo:FILE). dynamix runs it in its own place for them.
 #include <string>
 #include <vector>
 
