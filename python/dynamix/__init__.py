@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _dynamix
 from ._dynamix import EnvError, InputError
+from .export import export_policy
 
 try:  # Real Gymnasium spaces (and registration) when Gymnasium is installed.
     import gymnasium as _gymnasium
@@ -36,7 +37,8 @@ except ImportError:  # The same attributes without it.
     _gymnasium = None
     from .spaces import Box, MultiDiscrete
 
-__all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError"]
+__all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError",
+           "export_policy"]
 
 
 def _options(options):
