@@ -1,5 +1,5 @@
 """A policy trained in Python goes through dynamix.export_policy into the dynamix command:
-evaluate, simulate, sweep and serve load it; export refuses what the loader would refuse; a file
+evaluate, simulate, sweep and serve load it, examples/python/ppo.py's included; export refuses what the loader would refuse; a file
 with another observation schema is refused by evaluate with one line and exit status 2.
 usage: export_test.py DYNAMIX_BINARY  (with build/python on PYTHONPATH; exit 77 without torch)"""
 import csv
@@ -24,6 +24,7 @@ import dynamix
 
 DYNAMIX = sys.argv.pop(1) if len(sys.argv) > 1 else "build/apps/dynamix"
 SHORT = ["training.budget_epochs=2"]
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / "ppo.py"
 EXTRA = ("schema.json", "actions.json", "action_base", "bounds.json", "decision_interval",
          "version")
 
@@ -121,6 +122,21 @@ class ExportedPolicyRunsInTheCommand(Fixture):
                 actions = [int(row["action"]) for row in csv.DictReader(f)]
             self.assertGreater(len(actions), 8)
             self.assertEqual(set(actions), {favourite})
+
+    def test_the_example_ppos_policy_is_evaluated(self):
+        policy = self.dir / "example" / "policy.pt"
+        trained = subprocess.run(
+            [sys.executable, str(EXAMPLE), "--total-decisions", "256", "--num-envs", "4",
+             "--eval-seeds", "1", "--set", SHORT[0], "--out", str(policy)],
+            capture_output=True, text=True, timeout=240)
+        self.assertEqual(trained.returncode, 0, trained.stderr)
+        self.assertIn(f"wrote {policy}", trained.stdout)
+        out = self.dir / "example-evaluate"
+        result = run("evaluate", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
+                     "--seeds", "1", "--set", SHORT[0], "--quiet", "--out", str(out))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out / "results.csv") as f:
+            self.assertEqual([row["kind"] for row in csv.DictReader(f)], ["learned"])
 
     def test_sweep_runs_the_exported_policy(self):
         policy = self.export("sweep.pt")
