@@ -11,7 +11,6 @@ the C++ trainer does (docs/ppo.md). Run from the repository root after building:
     build/apps/dynamix evaluate --policies ppo:runs/python-ppo/policy.pt --out runs/python-eval
 """
 import argparse
-import pathlib
 import time
 
 import numpy as np
@@ -178,9 +177,8 @@ def export(args, agent, norm):
     """The actor alone (normalized observations in, logits out) with the statistics it was
     trained behind; the environment, made with train()'s options, supplies the rest."""
     env = dynamix.make_env(args.scenario, overrides=args.set)
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    dynamix.export_policy(agent.actor, norm.mean, norm.std, out, env=env, clip=norm.clip)
+    out = dynamix.export_policy(agent.actor, norm.mean, norm.std, args.out, env=env,
+                                clip=norm.clip)
     print(f"wrote {out}: build/apps/dynamix evaluate --scenario {args.scenario} "
           f"--policies ppo:{out} --out RUN_DIR")
 

@@ -28,8 +28,8 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
     obs_mean, obs_std: the normalization the model was trained behind, [features] each (numpy,
         torch or a list): the policy computes clamp((obs - obs_mean) / obs_std, -clip, clip)
         from the raw observation and passes that to the model. obs_std must be > 0.
-    path: the file to write; written beside it and renamed into place, so a reader never sees
-        half a file.
+    path: the file to write (its folder is made if missing); written beside it and renamed
+        into place, so a reader never sees half a file.
     env: dynamix.make_env's or make_vector_env's environment, which supplies what the loaders
         check: the observation schema, the action set and base, the batch bounds and the
         decision interval.
@@ -77,8 +77,6 @@ def _target(path):
     if path.is_dir():
         raise IsADirectoryError(f"path: {str(path)!r} is a folder; expected a file name such as "
                                 f"{str(path / 'policy.pt')!r}")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"path: the folder {str(path.parent)!r} does not exist")
     return path
 
 
@@ -190,6 +188,7 @@ def _archive(scripted, files, path, torch):
 
 
 def _write_atomically(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
     staged = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
