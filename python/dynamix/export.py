@@ -37,7 +37,8 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
 
     Returns the path written (a pathlib.Path). Raises TypeError for a model that cannot be
     compiled or gives something other than a float32 tensor, ValueError for statistics of the
-    wrong shape or not finite, a wrong number of logits, or a file the loader would refuse.
+    wrong shape or not finite, a model that fails on [workers, features] or gives a wrong
+    number of logits, or a file the loader would refuse.
     """
     import torch  # here, so that `import dynamix` needs no torch
 
@@ -55,7 +56,8 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
     try:
         scripted = torch.jit.script(policy)
     except Exception as error:  # TorchScript's frontend raises several unrelated types
-        raise TypeError(f"model: its forward must take and return one Tensor ({_line(error)})")
+        raise TypeError(f"model: its forward must take and return one Tensor "
+                        f"({_line(error)})") from None
     scripted.eval()
     reference = PolicyModule(eager, torch.from_numpy(mean), torch.from_numpy(std), clip)
     _check_outputs(scripted, reference, mean, std, actions, torch)
@@ -144,8 +146,9 @@ def _check_outputs(scripted, reference, mean, std, actions, torch):
                     logits = scripted(inputs)
                     expected = reference(inputs)
                 except Exception as error:
-                    raise TypeError(f"model: fails on a float32 [{rows}, {mean.size}] batch "
-                                    f"({_line(error)})") from None
+                    raise ValueError(f"model: fails on a float32 [{rows}, {mean.size}] batch, "
+                                     f"{mean.size} = len(env.feature_names) ({_line(error)})"
+                                     ) from None
             _check_logits(logits, rows, actions, torch)
             if not torch.allclose(logits, expected, rtol=1e-4, atol=1e-5):
                 raise ValueError(f"model: its compiled form gives other logits than the model "
@@ -211,5 +214,5 @@ def _line(error):
     """The first line of an exception's message, for a one-line error."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     if lines and lines[0].startswith("The following operation failed"):
-        lines = lines[-1:]  # TorchScript's interpreter puts the cause last, after a traceback
+        return lines[-1]  # TorchScript's interpreter puts the cause last, typed, after a traceback
     return f"{type(error).__name__}: {lines[0] if lines else ''}"
