@@ -1,11 +1,14 @@
 """A single-file PPO (CleanRL style) that trains a batch-size policy against dynamix's Python
-bindings and evaluates it with the protocol of `dynamix evaluate` (docs/evaluation.md).
+bindings, evaluates it with the protocol of `dynamix evaluate` (docs/evaluation.md) and exports
+it with dynamix.export_policy as a policy.pt that `dynamix evaluate`, `sweep`, `simulate` and
+`serve` take (docs/python.md, "Your own policy in").
 
 Every worker is an agent sharing one actor-critic: its row of the observation in, a
 distribution over the batch changes and a value out, trained on its own reward with GAE, as
 the C++ trainer does (docs/ppo.md). Run from the repository root after building:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/ppo.py --total-decisions 200000
+    build/apps/dynamix evaluate --policies ppo:runs/python-ppo/policy.pt --out runs/python-eval
 """
 import argparse
 import time
@@ -34,6 +37,7 @@ def parse_args():
     p.add_argument("--value-coef", type=float, default=0.5)
     p.add_argument("--eval-seeds", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", default="runs/python-ppo/policy.pt", help="the policy.pt to write")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario value, as dynamix --set")
     # The environment the README's figures for this example were measured in, not the package's
@@ -62,7 +66,10 @@ class Agent(nn.Module):
 
 
 class Normalizer:
-    """Running mean and variance of observation features (Welford, batched)."""
+    """Running mean and variance of observation features (Welford, batched); normalized values
+    are clipped to ±10, as the C++ trainer's and the exported policy's."""
+
+    clip = 10.0
 
     def __init__(self, features):
         self.mean, self.var, self.count = np.zeros(features), np.ones(features), 1e-4
@@ -74,8 +81,13 @@ class Normalizer:
         self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
         self.count = total
 
+    @property
+    def std(self):
+        return np.sqrt(self.var + 1e-8)
+
     def __call__(self, obs):
-        return torch.as_tensor((obs - self.mean) / np.sqrt(self.var + 1e-8), dtype=torch.float32)
+        x = np.clip((obs - self.mean) / self.std, -self.clip, self.clip)
+        return torch.as_tensor(x, dtype=torch.float32)
 
 
 def train(args):
@@ -171,7 +183,19 @@ def dynamix_initial_batch():
     return 64  # kEvaluationInitialBatch, the starting batch of `dynamix evaluate`
 
 
+def export(args, agent, norm):
+    """The actor alone (normalized observations in, logits out) with the statistics it was
+    trained behind; the environment, made with train()'s options, supplies the rest."""
+    env = dynamix.make_env(args.scenario, overrides=args.set)
+    out = dynamix.export_policy(agent.actor, norm.mean, norm.std, args.out, env=env,
+                                clip=norm.clip)
+    print(f"wrote {out}: build/apps/dynamix evaluate --scenario {args.scenario} "
+          f"--policies ppo:{out} --out RUN_DIR")
+
+
 if __name__ == "__main__":
     arguments = parse_args()
     torch.set_num_threads(1)
-    evaluate(arguments, *train(arguments))
+    trained = train(arguments)
+    evaluate(arguments, *trained)
+    export(arguments, *trained)

@@ -185,6 +185,16 @@ std::vector<std::string> extra_file_names() {
           "bounds.json", "decision_interval", "version"};
 }
 
+PolicyMetadata metadata_of(const BatchSizeEnv& env) {
+  return {.schema_json = env.schema().to_json(),
+          .actions = env.options().actions,
+          .action_base = env.options().action_base,
+          .min_batch = env.options().min_batch,
+          .max_batch = env.options().max_batch,
+          .decision_interval = env.options().decision_interval,
+          .features = env.schema().features_per_worker()};
+}
+
 std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata) {
   std::ostringstream bounds;
   JsonWriter json(bounds);

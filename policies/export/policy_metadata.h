@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gym/action_base.h"
+#include "gym/batch_size_env.h"
 #include "gym/env_knobs.h"
 #include "sim/io/input_error.h"
 
@@ -45,6 +46,9 @@ struct PolicyMetadata {
 inline constexpr int kMaxPolicyBatch = 1 << 24;
 inline constexpr int kMaxPolicyActions = 256;
 inline constexpr std::size_t kMaxPolicyFeatures = 4096;
+
+/// The metadata of a policy trained on `env`: its schema, action set, base, bounds and interval.
+PolicyMetadata metadata_of(const BatchSizeEnv& env);
 
 /// The archive's extra files, by name.
 std::map<std::string, std::string> to_extra_files(const PolicyMetadata& metadata);

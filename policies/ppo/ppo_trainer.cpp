@@ -151,15 +151,7 @@ struct PpoTrainer::Impl {
         statistics(features),
         environments(envs.size()) {}
 
-  PolicyMetadata environment_metadata() const {
-    const BatchSizeEnv& env = envs.env(0);
-    return {.schema_json = env.schema().to_json(),
-            .actions = env.options().actions,
-            .action_base = env.options().action_base,
-            .min_batch = env.options().min_batch,
-            .max_batch = env.options().max_batch,
-            .decision_interval = env.options().decision_interval};
-  }
+  PolicyMetadata environment_metadata() const { return metadata_of(envs.env(0)); }
 
   /// The options, the environment and the run settings, as a checkpoint records them.
   RunSettings settings() const {

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _dynamix
 from ._dynamix import EnvError, InputError
+from .export import export_policy
 
 try:  # Real Gymnasium spaces (and registration) when Gymnasium is installed.
     import gymnasium as _gymnasium
@@ -37,7 +38,7 @@ except ImportError:  # The same attributes without it.
     from .spaces import Box, MultiDiscrete
 
 __all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError",
-           "ENV_OPTIONS"]
+           "ENV_OPTIONS", "export_policy"]
 
 # The environment's options table (gym/env_knobs.cpp), the one the command line reads.
 ENV_OPTIONS = tuple(_dynamix.env_knobs())

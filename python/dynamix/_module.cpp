@@ -18,6 +18,7 @@
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
+#include "python/dynamix/policy_files.h"
 #include "sim/io/input_error.h"
 #include "sim/scenario/scenario_names.h"
 
@@ -312,6 +313,10 @@ class PyEnv {
     Exclusive::Call call(exclusive_, "schema");
     return schema_dict(*env_);
   }
+  std::map<std::string, std::string> policy_files() {
+    Exclusive::Call call(exclusive_, "policy_files");
+    return policy_extra_files(*env_);
+  }
 
  private:
   py::array_t<float> observation() {
@@ -411,6 +416,10 @@ class PyVectorEnv {
     Exclusive::Call call(exclusive_, "schema");
     return schema_dict(vector_->env(0));
   }
+  std::map<std::string, std::string> policy_files() {
+    Exclusive::Call call(exclusive_, "policy_files");
+    return policy_extra_files(vector_->env(0));
+  }
 
  private:
   py::array_t<float> stacked_observations() {
@@ -462,6 +471,7 @@ PYBIND11_MODULE(_dynamix, m) {
       .def_readwrite("randomize", &Options::randomize)
       .def_readwrite("min_workers", &Options::min_workers)
       .def_readwrite("max_workers", &Options::max_workers);
+  bind_policy_files(m);
   py::class_<PyEnv>(m, "Env")
       .def(py::init<const std::string&, const Options&>())
       .def("reset", &PyEnv::reset, py::arg("seed"))
@@ -470,7 +480,8 @@ PYBIND11_MODULE(_dynamix, m) {
       .def_property_readonly("workers", &PyEnv::workers)
       .def_property_readonly("fixed_workers", &PyEnv::fixed_workers)
       .def_property_readonly("scenario", &PyEnv::scenario)
-      .def("schema", &PyEnv::schema);
+      .def("schema", &PyEnv::schema)
+      .def("policy_files", &PyEnv::policy_files);
   py::class_<PyVectorEnv>(m, "VectorEnv")
       .def(py::init<const std::string&, std::size_t, std::size_t, const Options&>())
       .def("reset", &PyVectorEnv::reset, py::arg("seed"))
@@ -478,5 +489,6 @@ PYBIND11_MODULE(_dynamix, m) {
       .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::size)
       .def("workers", &PyVectorEnv::workers)
-      .def("schema", &PyVectorEnv::schema);
+      .def("schema", &PyVectorEnv::schema)
+      .def("policy_files", &PyVectorEnv::policy_files);
 }
