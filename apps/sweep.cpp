@@ -1,4 +1,5 @@
-// `dynamix sweep`: the Cartesian product of --grid scenario values × policies × seeds, run on
+// `dynamix sweep`: the Cartesian product of --grid scenario values (--grid-zip ones tied
+// together) × policies × seeds, run on
 // local threads, each episode recorded durably so that --resume reruns only what is missing;
 // results.csv (deterministic bytes), timing.csv (wall times) and summary.md.
 #include "apps/sweep.h"
@@ -134,7 +135,7 @@ int follow_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, cons
 int run_sweep(const std::vector<std::string>& args) {
   SweepSpec spec;
   spec.scenario = kDefaultScenario;
-  std::vector<std::string> grid;
+  std::vector<std::string> grid, grid_zip;
   std::string policy_list = "static:64,static:128,static:256,goodput+proportional";
   SweepRun run;
   run.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -148,6 +149,9 @@ int run_sweep(const std::vector<std::string>& args) {
        "scenario YAML file or built-in name (default: quickstart)")
       ("grid", po::value(&grid)->composing(),
        "a scenario key and its values, KEY=V1,V2,... (as --set takes them); repeat for more axes")
+      ("grid-zip", po::value(&grid_zip)->composing(),
+       "KEY=V1,V2,... like --grid, but every --grid-zip key takes its i-th value together with the "
+       "others' i-th (equal lengths): one axis, not a product")
       ("set", po::value(&spec.overrides)->composing(), "override a value in every cell: dotted.key=VALUE")
       ("policies", po::value(&policy_list),
        ("comma-separated policies: " + policy_names() + " (default: " + policy_list + ")").c_str())
@@ -173,7 +177,7 @@ int run_sweep(const std::vector<std::string>& args) {
   require_in_range("--jobs", run.jobs, 1, 1024);
   require_in_range("--max-episodes", run.limit, 1);
   const auto make_plan = [&] {
-    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
+    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy, grid_zip);
   };
   if (mpi_world_size() > 1) {
     Ranks ranks("sweep");
