@@ -436,8 +436,8 @@ std::string describe_sweep(const SweepPlan& plan) {
 void check_same_sweep(const fs::path& file, const std::string& definition) {
   if (read_text(file.string()) == definition) return;
   throw InputError("--resume", 0, "",
-                   "a folder of the same sweep (scenario, --set, --grid, --policies, --seeds, "
-                   "--seed, --decision-interval and dynamix version)",
+                   "a folder of the same sweep (scenario, --set, --grid, --grid-zip, --policies, "
+                   "--seeds, --seed, --decision-interval and dynamix version)",
                    "'" + file.parent_path().string() +
                        "', written by a different sweep; it is "
                        "left as it is");
