@@ -1,6 +1,7 @@
-// Clusters described by shape: a leaf-spine or k-ary fat-tree fabric with a GPU mix by fractions,
-// generated into an ordinary topology document, so that one file scales from 8 to 4,096 nodes
-// with one --set (topology.fabric.nodes=4096).
+// Clusters described by shape: a leaf-spine or k-ary fat-tree fabric with a GPU mix by fractions
+// or node groups (each its own GPU, node shape, NIC and loss), generated into an ordinary topology
+// document, so that one file scales from 8 to 4,096 nodes with one --set
+// (topology.fabric.nodes=4096).
 #pragma once
 
 #include <cstddef>
