@@ -3,10 +3,15 @@
 // policy, decisions.csv.
 #include "apps/simulate.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "apps/batch_plan.h"
 #include "apps/command_line.h"
@@ -35,18 +40,47 @@ namespace {
 
 namespace po = boost::program_options;
 
+/// Workers of one GPU type and memory limit: "on worker a" or "on workers a, b, c and 2 more".
+struct MemoryGroup {
+  std::string gpu;
+  int limit = 0;
+  std::vector<std::string> workers;
+
+  std::string describe(const std::string& workload) const {
+    constexpr std::size_t kNamed = 3;
+    std::string names;
+    for (std::size_t i = 0; i < std::min(kNamed, workers.size()); ++i)
+      names += (i == 0 ? "" : ", ") + workers[i];
+    if (workers.size() > kNamed)
+      names += " and " + std::to_string(workers.size() - kNamed) + " more";
+    return "at most " + std::to_string(limit) + " on worker" + (workers.size() > 1 ? "s " : " ") +
+           names + " (" + gpu + " memory, " + workload + ")";
+  }
+};
+
+/// Refuses a plan some worker's memory cannot hold, naming every group of workers that is over
+/// its limit, so that one refusal shows all that must change.
 void check_memory(const BatchPlan& plan, const TrainingRun& run, double epochs,
                   const std::string& option) {
   const auto& batches = plan.at_epoch(epochs);
+  std::vector<MemoryGroup> groups;
+  std::optional<int> found;
   for (std::size_t w = 0; w < run.workers(); ++w) {
-    if (batches[w] > run.max_batch(w)) {
-      throw InputError(option, 0, "",
-                       "a batch of at most " + std::to_string(run.max_batch(w)) + " on worker " +
-                           run.node(w).name + " (" + run.node(w).gpu + " memory, " +
-                           run.workload().name + ")",
-                       std::to_string(batches[w]));
-    }
+    if (batches[w] <= run.max_batch(w)) continue;
+    if (!found) found = batches[w];
+    const auto same = [&](const MemoryGroup& group) {
+      return group.gpu == run.node(w).gpu && group.limit == run.max_batch(w);
+    };
+    auto group = std::find_if(groups.begin(), groups.end(), same);
+    if (group == groups.end())
+      group = groups.insert(groups.end(), {run.node(w).gpu, run.max_batch(w), {}});
+    group->workers.push_back(run.node(w).name);
   }
+  if (groups.empty()) return;
+  std::string expected = "a batch of ";
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    expected += (g == 0 ? "" : "; ") + groups[g].describe(run.workload().name);
+  throw InputError(option, 0, "", expected, std::to_string(*found));
 }
 
 /// Why the run ended: the checks of TrainingRun::budget_exhausted in its order, after the target.
@@ -72,7 +106,20 @@ struct RunReport {
   std::string_view stop_reason;
   std::int64_t samples = 0;
   std::optional<double> episode_return;
+  /// Share of the communication time spent waiting out retransmission timeouts.
+  double rto_wait_fraction = 0;
 };
+
+/// Above this share of communication time in timeouts, the summary warns that loss, not
+/// bandwidth, sets the run's pace.
+constexpr double kRtoWarningFraction = 0.5;
+
+/// Each timeout counted at the minimum RTO (the RTT it adds is microseconds); this is the
+/// timeout term of Padhye's TCP rate, which dominates it once loss reaches about 1e-4.
+double rto_wait_fraction(const IterationLog& log, const Scenario& scenario) {
+  if (log.comm_s() <= 0) return 0;
+  return std::min(1.0, log.timeouts() * to_seconds(scenario.network.min_rto) / log.comm_s());
+}
 
 void write_summary(const std::filesystem::path& file, const Scenario& scenario,
                    const TrainingRun& run, const RunReport& report,
@@ -113,6 +160,8 @@ void write_summary(const std::filesystem::path& file, const Scenario& scenario,
   json.value(time_to_target);
   json.key("final_accuracy");
   json.value(run.validation_accuracy());
+  json.key("rto_wait_fraction");
+  json.value(report.rto_wait_fraction);
   if (report.episode_return) {
     json.key("episode_return");
     json.value(*report.episode_return);
@@ -148,8 +197,15 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
             << "  final_accuracy    "
             << (run.validation_accuracy() ? format_rounded(*run.validation_accuracy()) : "none")
             << '\n'
-            << "  stopped by        " << report.stop_reason << '\n'
-            << "wrote " << directory.final_path().string() << "/{" << files
+            << "  stopped by        " << report.stop_reason << '\n';
+  if (report.rto_wait_fraction > kRtoWarningFraction) {
+    std::cout << "  warning           retransmission timeouts take "
+              << std::lround(100 * report.rto_wait_fraction) << "% of communication time ("
+              << format_rounded(to_seconds(scenario.network.min_rto) * 1e3)
+              << " ms minimum RTO each): packet loss (the links' loss_rate) or incast, not "
+                 "bandwidth, sets the pace\n";
+  }
+  std::cout << "wrote " << directory.final_path().string() << "/{" << files
             << (report.episode_return ? "decisions.csv," : "") << "summary.json}\n";
 }
 
@@ -197,7 +253,8 @@ int simulate_policy(const Scenario& scenario, PolicyRun options, const std::stri
               .record = options.record,
               .stop_reason = stop_reason(scenario, env.run(), options.stop_at_target),
               .samples = iterations.samples(),
-              .episode_return = result.episode_return});
+              .episode_return = result.episode_return,
+              .rto_wait_fraction = rto_wait_fraction(iterations, scenario)});
   return 0;
 }
 
@@ -348,7 +405,8 @@ int simulate_plan(const Scenario& scenario, const SimulateOptions& o) {
               .record = o.policy.record,
               .stop_reason = stop_reason(scenario, run, o.policy.stop_at_target),
               .samples = log.samples(),
-              .episode_return = std::nullopt});
+              .episode_return = std::nullopt,
+              .rto_wait_fraction = rto_wait_fraction(log, scenario)});
   return 0;
 }
 

@@ -1,4 +1,5 @@
-// `dynamix sweep`: the Cartesian product of --grid scenario values × policies × seeds, run on
+// `dynamix sweep`: the Cartesian product of --grid scenario values (--grid-zip ones tied
+// together) × policies × seeds, run on
 // local threads, each episode recorded durably so that --resume reruns only what is missing;
 // results.csv (deterministic bytes), timing.csv (wall times) and summary.md.
 #include "apps/sweep.h"
@@ -149,11 +150,12 @@ int run_sweep(const std::vector<std::string>& args) {
   read_knob_options(values, sweep_knobs(), given);
   SweepSpec spec = std::move(given.spec);
   const std::vector<std::string> grid = std::move(given.grid);
+  const std::vector<std::string> grid_zip = std::move(given.grid_zip);
   const std::string policy_list = std::move(given.policies);
   SweepRun run = std::move(given.run);
   run.limit = given.max_episodes.value_or(std::numeric_limits<std::int64_t>::max());
   const auto make_plan = [&] {
-    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy);
+    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy, grid_zip);
   };
   if (mpi_world_size() > 1) {
     // A policy that needs LibTorch hands the job to dynamix-torch before the ranks join.

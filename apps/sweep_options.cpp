@@ -27,6 +27,12 @@ std::vector<Row> definition_rows() {
                           "them); repeat for more axes"},
               [](auto& o) -> auto& { return o.grid; }),
           Rows::texts(
+              {.key = "grid-zip",
+               .meaning = "KEY=V1,V2,... like --grid, but every --grid-zip key takes its i-th "
+                          "value together with the others' i-th (equal lengths): one axis, not "
+                          "a product"},
+              [](auto& o) -> auto& { return o.grid_zip; }),
+          Rows::texts(
               {.key = "set", .meaning = "override a value in every cell: dotted.key=VALUE"},
               [](auto& o) -> auto& { return o.spec.overrides; }),
           Rows::text(

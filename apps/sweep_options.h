@@ -16,6 +16,8 @@ struct SweepOptions {
   SweepSpec spec;
   /// KEY=V1,V2,... per axis, as given.
   std::vector<std::string> grid;
+  /// KEY=V1,V2,... tied together into one axis (--grid-zip), as given.
+  std::vector<std::string> grid_zip;
   std::string policies = "static:64,static:128,static:256,goodput+proportional";
   /// out, resume, jobs (one per core by default) and quiet; the limit is max_episodes'.
   SweepRun run;

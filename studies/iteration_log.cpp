@@ -75,7 +75,11 @@ IterationLog::IterationLog(const RunDirectory& directory, RecordMode mode, int w
 IterationLog::~IterationLog() = default;
 
 void IterationLog::add(const TrainingRun& run, const IterationRecord& record) {
-  for (const WorkerIteration& worker : record.workers) samples_ += worker.batch_size;
+  for (const WorkerIteration& worker : record.workers) {
+    samples_ += worker.batch_size;
+    comm_s_ += worker.comm_s;
+    timeouts_ += worker.timeouts;
+  }
   if (mode_ == RecordMode::kIterations) write_iteration(run, record);
   if (mode_ == RecordMode::kWindows) {
     run_ = &run;

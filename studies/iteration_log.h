@@ -47,6 +47,9 @@ class IterationLog {
   void add(const TrainingRun& run, const IterationRecord& record);
   /// Samples of every iteration added: Σ over iterations of the global batch.
   std::int64_t samples() const { return samples_; }
+  /// Σ over iterations and workers of the communication time and of retransmission timeouts.
+  double comm_s() const { return comm_s_; }
+  double timeouts() const { return timeouts_; }
   /// Writes a partial last window and flushes; InputError naming a file that failed.
   void close();
 
@@ -76,6 +79,8 @@ class IterationLog {
   double end_s_ = 0;
   IterationStats last_training_;
   std::int64_t samples_ = 0;
+  double comm_s_ = 0;
+  double timeouts_ = 0;
 };
 
 }  // namespace dynamix

@@ -75,15 +75,17 @@ std::vector<std::string> split_fields(const std::string& text, char separator) {
   return fields;
 }
 
-GridAxis parse_axis(const std::string& text, const std::vector<GridAxis>& earlier) {
+GridAxis parse_axis(const std::string& text, const std::vector<GridAxis>& earlier,
+                    const std::string& option = "--grid") {
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {
-    throw InputError("--grid", 0, "", "KEY=V1,V2,... with a dotted scenario key", excerpt(text));
+    throw InputError(option, 0, "", "KEY=V1,V2,... with a dotted scenario key", excerpt(text));
   }
-  GridAxis axis{text.substr(0, equals), split_fields(text.substr(equals + 1), ',')};
+  GridAxis axis{text.substr(0, equals), split_fields(text.substr(equals + 1), ','),
+                option == "--grid-zip"};
   const std::set<std::string> distinct(axis.values.begin(), axis.values.end());
   if (distinct.count("") > 0 || distinct.size() != axis.values.size()) {
-    throw InputError("--grid", 0, axis.key, "distinct, non-empty values separated by commas",
+    throw InputError(option, 0, axis.key, "distinct, non-empty values separated by commas",
                      excerpt(text.substr(equals + 1)));
   }
   const bool reserved =
@@ -92,22 +94,48 @@ GridAxis parse_axis(const std::string& text, const std::vector<GridAxis>& earlie
   const bool repeated = std::any_of(earlier.begin(), earlier.end(),
                                     [&](const GridAxis& other) { return other.key == axis.key; });
   if (reserved || repeated) {
-    throw InputError("--grid", 0, axis.key,
+    throw InputError(option, 0, axis.key,
                      repeated ? "each key once" : "a key that is not a results.csv column",
                      "'" + axis.key + "'");
   }
   return axis;
 }
 
-std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts) {
-  if (texts.empty()) {
+std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts,
+                                 const std::vector<std::string>& zipped) {
+  if (texts.empty() && zipped.empty()) {
     throw InputError("--grid", 0, "", "at least one KEY=V1,V2,... (a scenario key and its values)",
                      "none");
   }
   std::vector<GridAxis> axes;
-  axes.reserve(texts.size());
+  axes.reserve(texts.size() + zipped.size());
   for (const std::string& text : texts) axes.push_back(parse_axis(text, axes));
+  for (const std::string& text : zipped) {
+    axes.push_back(parse_axis(text, axes, "--grid-zip"));
+    const GridAxis& first = axes[texts.size()];
+    if (axes.back().values.size() == first.values.size()) continue;
+    throw InputError(
+        "--grid-zip", 0, axes.back().key,
+        "as many values as " + first.key + " (" + std::to_string(first.values.size()) + ")",
+        std::to_string(axes.back().values.size()));
+  }
   return axes;
+}
+
+/// The axes that vary independently, as indices into the grid: each --grid axis alone, then the
+/// zipped axes together.
+std::vector<std::vector<std::size_t>> grid_dimensions(const std::vector<GridAxis>& grid) {
+  std::vector<std::vector<std::size_t>> dimensions;
+  std::vector<std::size_t> zipped;
+  for (std::size_t a = 0; a < grid.size(); ++a) {
+    if (grid[a].zipped) {
+      zipped.push_back(a);
+    } else {
+      dimensions.push_back({a});
+    }
+  }
+  if (!zipped.empty()) dimensions.push_back(zipped);
+  return dimensions;
 }
 
 /// The scenario with the base --set overrides and `assignments`; a load error blames --grid.
@@ -129,10 +157,11 @@ std::shared_ptr<const Scenario> load_with(const SweepSpec& spec,
 /// The grid's cells, saturating instead of overflowing.
 std::size_t cell_count(const std::vector<GridAxis>& grid) {
   std::size_t cells = 1;
-  for (const GridAxis& axis : grid) {
-    cells = cells > std::numeric_limits<std::size_t>::max() / axis.values.size()
+  for (const std::vector<std::size_t>& dimension : grid_dimensions(grid)) {
+    const std::size_t size = grid[dimension.front()].values.size();
+    cells = cells > std::numeric_limits<std::size_t>::max() / size
                 ? std::numeric_limits<std::size_t>::max()
-                : cells * axis.values.size();
+                : cells * size;
   }
   return cells;
 }
@@ -160,21 +189,22 @@ void require_grid_fits(const SweepSpec& spec, const Scenario& base) {
                    std::to_string(cells) + " cells");
 }
 
-/// Each axis value alone first, so a bad key or value is named by itself; then every cell,
-/// since values can clash with each other (more servers than workers).
+/// Each --grid value alone first, so a bad key or value is named by itself; then every cell,
+/// since values can clash with each other (more servers than workers). Zipped values are
+/// checked only in their cells: they are meant to hold together (servers with nodes).
 std::vector<GridCell> load_cells(const SweepSpec& spec) {
   for (const GridAxis& axis : spec.grid) {
+    if (axis.zipped) continue;
     for (const std::string& value : axis.values) load_with(spec, {axis.key + "=" + value});
   }
   std::vector<GridCell> cells(1);
-  for (const GridAxis& axis : spec.grid) {
+  cells.front().values.resize(spec.grid.size());
+  for (const std::vector<std::size_t>& dimension : grid_dimensions(spec.grid)) {
     std::vector<GridCell> product;
     for (const GridCell& cell : cells) {
-      for (const std::string& value : axis.values) {
-        GridCell next = cell;
-        next.values.push_back(value);
-        next.label += (next.label.empty() ? "" : " ") + axis.key + "=" + value;
-        product.push_back(std::move(next));
+      for (std::size_t i = 0; i < spec.grid[dimension.front()].values.size(); ++i) {
+        product.push_back(cell);
+        for (const std::size_t a : dimension) product.back().values[a] = spec.grid[a].values[i];
       }
     }
     cells = std::move(product);
@@ -183,6 +213,8 @@ std::vector<GridCell> load_cells(const SweepSpec& spec) {
     std::vector<std::string> assignments;
     for (std::size_t a = 0; a < spec.grid.size(); ++a)
       assignments.push_back(spec.grid[a].key + "=" + cell.values[a]);
+    for (const std::string& assignment : assignments)
+      cell.label += (cell.label.empty() ? "" : " ") + assignment;
     cell.scenario = load_with(spec, assignments);
   }
   return cells;
@@ -365,11 +397,18 @@ std::string describe_sweep(const SweepPlan& plan) {
   strings(plan.spec.overrides);
   json.key("grid");
   json.begin_object();
+  std::vector<std::string> zipped;
   for (const GridAxis& axis : plan.spec.grid) {
     json.key(axis.key);
     strings(axis.values);
+    if (axis.zipped) zipped.push_back(axis.key);
   }
   json.end_object();
+  // Written only when given, so that run.json of a sweep without --grid-zip keeps its bytes.
+  if (!zipped.empty()) {
+    json.key("grid_zip");
+    strings(zipped);
+  }
   json.key("policies");
   strings(plan.spec.policies);
   json.key("seeds");
@@ -397,8 +436,8 @@ std::string describe_sweep(const SweepPlan& plan) {
 void check_same_sweep(const fs::path& file, const std::string& definition) {
   if (read_text(file.string()) == definition) return;
   throw InputError("--resume", 0, "",
-                   "a folder of the same sweep (scenario, --set, --grid, --policies, --seeds, "
-                   "--seed, --decision-interval and dynamix version)",
+                   "a folder of the same sweep (scenario, --set, --grid, --grid-zip, --policies, "
+                   "--seeds, --seed, --decision-interval and dynamix version)",
                    "'" + file.parent_path().string() +
                        "', written by a different sweep; it is "
                        "left as it is");
@@ -611,9 +650,10 @@ void write_sweep_outputs(const SweepPlan& plan, const CellRecords& records,
 }
 
 SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
-                          const std::string& policy_list, PolicyMaker make_policy) {
+                          const std::string& policy_list, PolicyMaker make_policy,
+                          const std::vector<std::string>& grid_zip) {
   spec.scenario = resolve_scenario(spec.scenario);
-  spec.grid = parse_grid(grid);
+  spec.grid = parse_grid(grid, grid_zip);
   spec.policies = split_fields(policy_list, ',');
   const std::set<std::string> distinct(spec.policies.begin(), spec.policies.end());
   if (distinct.count("") > 0 || distinct.size() != spec.policies.size()) {

@@ -33,6 +33,9 @@ using PolicyMaker =
 struct GridAxis {
   std::string key;
   std::vector<std::string> values;
+  /// From --grid-zip: takes its i-th value with the other zipped axes' i-th values, instead of
+  /// each of them.
+  bool zipped = false;
 };
 
 /// What defines a sweep: the same definition gives the same results.csv, and only a directory
@@ -82,11 +85,13 @@ struct SweepPlan {
 /// The most memory a sweep's cells may take before its first episode.
 inline constexpr std::size_t kMaxPlanBytes = std::size_t{2} << 30;
 
-/// Parses the --grid texts and the comma-separated policies, loads every cell's scenario and
-/// makes every policy once: a bad key, value or policy, or a grid too large for memory or
-/// kMaxEpisodes, is an InputError before any episode.
+/// Parses the --grid and --grid-zip texts and the comma-separated policies, loads every cell's
+/// scenario and makes every policy once: a bad key, value or policy, zipped lists of unequal
+/// length, or a grid too large for memory or kMaxEpisodes, is an InputError before any episode.
+/// The zipped axes come after the --grid ones and count as one axis of the product.
 SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
-                          const std::string& policy_list, PolicyMaker make_policy);
+                          const std::string& policy_list, PolicyMaker make_policy,
+                          const std::vector<std::string>& grid_zip = {});
 
 /// run.json: the definition and every cell's resolved configuration (same sweep, same bytes).
 std::string describe_sweep(const SweepPlan& plan);

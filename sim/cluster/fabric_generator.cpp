@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
 #include "sim/io/json_writer.h"
 
@@ -21,7 +22,8 @@ std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& 
   double sum = 0;
   for (const std::string& gpu : node.keys()) {
     if (catalog.find(gpu) == nullptr)
-      node.at(gpu).fail("a GPU type in the catalog", "'" + gpu + "'");
+      node.at(gpu).fail("a GPU type in the catalog",
+                        "'" + gpu + "'" + did_you_mean(gpu, catalog.names()));
     const double fraction = node.at(gpu).as_number();
     if (!(fraction > 0 && fraction <= 1)) node.at(gpu).fail("a share in (0, 1]");
     shares.push_back({catalog.find(gpu)->name, fraction});
@@ -31,6 +33,92 @@ std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& 
     node.fail("GPU shares that sum to 1", "a sum of " + format_number(sum));
   }
   return shares;
+}
+
+FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
+                       const FabricShape& defaults) {
+  entry.reject_unknown({"gpu", "share", "nodes", "gpus_per_node", "cpu_cores",
+                        "host_bandwidth_gbps", "host_latency_us", "loss_rate"});
+  FabricGroup group;
+  const ConfigNode gpu = entry.at("gpu");
+  const GpuSpec* spec = catalog.find(gpu.as_text());
+  if (spec == nullptr) {
+    gpu.fail("a GPU type in the catalog",
+             "'" + gpu.as_text() + "'" + did_you_mean(gpu.as_text(), catalog.names()));
+  }
+  group.gpu = spec->name;
+  if (entry.has("share") == entry.has("nodes")) {
+    entry.fail("a group sized by exactly one of share or nodes",
+               entry.has("share") ? "both" : "neither");
+  }
+  if (entry.has("share")) {
+    group.share = entry.number("share");
+    if (!(group.share > 0 && group.share <= 1)) entry.at("share").fail("a share in (0, 1]");
+  } else {
+    const std::int64_t count = entry.count_or("nodes", 1, 1);
+    if (count > kMaxNodes) entry.at("nodes").fail("at most " + std::to_string(kMaxNodes));
+    group.count = static_cast<std::size_t>(count);
+  }
+  group.gpus_per_node = entry.int_or("gpus_per_node", 1, 1024, defaults.gpus_per_node);
+  group.cpu_cores = entry.int_or("cpu_cores", 1, 1 << 16, defaults.cpu_cores);
+  group.host_bandwidth_gbps =
+      entry.positive_or("host_bandwidth_gbps", defaults.host_bandwidth_gbps);
+  group.host_latency_us = entry.at_least_or("host_latency_us", 0, defaults.host_latency_us);
+  group.loss_rate = entry.fraction_or("loss_rate", defaults.loss_rate);
+  return group;
+}
+
+/// The fabric's node count when its groups all have fixed counts: their sum, which a given
+/// `nodes` must equal.
+std::size_t counted_nodes(const ConfigNode& fabric, const std::vector<FabricGroup>& groups) {
+  std::size_t sum = 0;
+  for (const FabricGroup& group : groups) sum += group.count;
+  if (fabric.has("nodes") && static_cast<std::size_t>(fabric.integer("nodes")) != sum) {
+    fabric.at("nodes").fail("the sum of the groups' nodes (" + std::to_string(sum) +
+                            ") when no group has a share");
+  }
+  if (sum > static_cast<std::size_t>(kMaxNodes))
+    fabric.at("groups").fail("groups of at most " + std::to_string(kMaxNodes) + " nodes in all");
+  return sum;
+}
+
+/// Checks that the shares sum to 1 and that each share group gets at least one node.
+void check_shares(const ConfigNode& list, const std::vector<FabricGroup>& groups,
+                  std::size_t nodes) {
+  double sum = 0;
+  std::size_t fixed = 0;
+  for (const FabricGroup& group : groups) {
+    sum += group.share;
+    fixed += group.count;
+  }
+  if (std::abs(sum - 1) > 1e-6)
+    list.fail("group shares that sum to 1", "a sum of " + format_number(sum));
+  const std::vector<std::size_t> counts = group_counts(groups, nodes);
+  const std::size_t left = nodes > fixed ? nodes - fixed : 0;
+  const std::vector<ConfigNode> entries = list.items();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].count != 0 || counts[g] != 0) continue;
+    entries[g].at("share").fail("a share that gives the group at least one of the " +
+                                    std::to_string(left) + " nodes left to shared groups",
+                                format_number(groups[g].share) + " (0 nodes by largest remainder)");
+  }
+}
+
+std::vector<FabricGroup> read_groups(const ConfigNode& fabric, const GpuCatalog& catalog,
+                                     FabricShape& shape) {
+  const ConfigNode list = fabric.at("groups");
+  if (fabric.has("gpus")) fabric.at("gpus").fail("either gpus or groups, not both");
+  std::vector<FabricGroup> groups;
+  for (const ConfigNode& entry : list.items()) groups.push_back(read_group(entry, catalog, shape));
+  if (groups.empty()) list.fail("at least one group");
+  const bool shared = std::any_of(groups.begin(), groups.end(),
+                                  [](const FabricGroup& group) { return group.count == 0; });
+  if (!shared) {
+    shape.nodes = counted_nodes(fabric, groups);
+  } else {
+    check_shares(list, groups, shape.nodes);
+  }
+  return groups;
 }
 
 std::size_t fat_tree_radix(const ConfigNode& fabric, std::size_t nodes) {
@@ -83,7 +171,7 @@ void check_document_size(const ConfigNode& fabric, const FabricShape& shape) {
 FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) {
   fabric.reject_unknown({"kind", "nodes", "hosts_per_leaf", "spines", "k", "oversubscription",
                          "host_bandwidth_gbps", "host_latency_us", "switch_latency_us", "gpus",
-                         "gpus_per_node", "cpu_cores"});
+                         "gpus_per_node", "cpu_cores", "loss_rate", "groups"});
   FabricShape shape;
   const std::string kind = fabric.text("kind");
   if (kind == "fat-tree") {
@@ -100,7 +188,6 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
   shape.nodes = static_cast<std::size_t>(nodes);
   shape.hosts_per_leaf = static_cast<std::size_t>(fabric.int_or("hosts_per_leaf", 1, 4096, 16));
   shape.spines = static_cast<std::size_t>(fabric.int_or("spines", 1, 1024, 2));
-  if (shape.kind == FabricKind::kFatTree) shape.k = fat_tree_radix(fabric, shape.nodes);
   shape.oversubscription = fabric.at_least_or("oversubscription", 1, 1);
   shape.host_bandwidth_gbps = fabric.positive_or("host_bandwidth_gbps", 25);
   shape.host_latency_us = fabric.at_least_or("host_latency_us", 0, 2);
@@ -108,6 +195,9 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
   if (const auto mix = fabric.find("gpus")) shape.gpus = read_gpu_shares(*mix, gpus);
   shape.gpus_per_node = fabric.int_or("gpus_per_node", 1, 1024, 1);
   shape.cpu_cores = fabric.int_or("cpu_cores", 1, 1 << 16, 16);
+  shape.loss_rate = fabric.fraction_or("loss_rate", 0);
+  if (fabric.has("groups")) shape.groups = read_groups(fabric, gpus, shape);
+  if (shape.kind == FabricKind::kFatTree) shape.k = fat_tree_radix(fabric, shape.nodes);
   check_document_size(fabric, shape);
   return shape;
 }
@@ -127,6 +217,37 @@ std::vector<std::size_t> gpu_counts(const std::vector<GpuShare>& gpus, std::size
   return counts;
 }
 
+std::vector<FabricGroup> host_groups(const FabricShape& shape) {
+  if (!shape.groups.empty()) return shape.groups;
+  std::vector<FabricGroup> groups;
+  for (const GpuShare& share : shape.gpus) {
+    groups.push_back({.gpu = share.gpu,
+                      .share = share.fraction,
+                      .gpus_per_node = shape.gpus_per_node,
+                      .cpu_cores = shape.cpu_cores,
+                      .host_bandwidth_gbps = shape.host_bandwidth_gbps,
+                      .host_latency_us = shape.host_latency_us,
+                      .loss_rate = shape.loss_rate});
+  }
+  return groups;
+}
+
+std::vector<std::size_t> group_counts(const std::vector<FabricGroup>& groups, std::size_t nodes) {
+  std::size_t fixed = 0;
+  std::vector<GpuShare> shares;
+  for (const FabricGroup& group : groups) {
+    fixed += group.count;
+    if (group.count == 0) shares.push_back({group.gpu, group.share});
+  }
+  const std::size_t left = shares.empty() || nodes < fixed ? 0 : nodes - fixed;
+  const std::vector<std::size_t> shared = gpu_counts(shares, left);
+  std::vector<std::size_t> counts;
+  std::size_t next = 0;
+  for (const FabricGroup& group : groups)
+    counts.push_back(group.count != 0 ? group.count : shared[next++]);
+  return counts;
+}
+
 namespace {
 
 /// Writes the document's lists; names are plain ASCII, so no quoting is needed.
@@ -135,11 +256,15 @@ class DocumentWriter {
   explicit DocumentWriter(const FabricShape& shape) : shape_(shape) {}
 
   void add_switch(const std::string& name) { switches_ << "  - " << name << '\n'; }
-  void add_host(std::size_t index, const std::string& gpu, const std::string& uplink) {
-    nodes_ << "  - {name: node-" << index << ", gpu: " << gpu << ", gpus: " << shape_.gpus_per_node
-           << ", cpu_cores: " << shape_.cpu_cores << ", link: {to: " << uplink
-           << ", bandwidth_gbps: " << format_number(shape_.host_bandwidth_gbps)
-           << ", latency_us: " << format_number(shape_.host_latency_us) << "}}\n";
+  void add_host(std::size_t index, const FabricGroup& group, const std::string& uplink) {
+    nodes_ << "  - {name: node-" << index << ", gpu: " << group.gpu
+           << ", gpus: " << group.gpus_per_node << ", cpu_cores: " << group.cpu_cores
+           << ", link: {to: " << uplink
+           << ", bandwidth_gbps: " << format_number(group.host_bandwidth_gbps)
+           << ", latency_us: " << format_number(group.host_latency_us);
+    // Lossless uplinks are written as before, so that generated documents stay unchanged.
+    if (group.loss_rate > 0) nodes_ << ", loss_rate: " << format_number(group.loss_rate);
+    nodes_ << "}}\n";
   }
   void add_link(const std::string& a, const std::string& b, double bandwidth_gbps) {
     links_ << "  - {a: " << a << ", b: " << b
@@ -158,11 +283,12 @@ class DocumentWriter {
 
 void add_hosts(DocumentWriter& out, const FabricShape& shape, std::size_t per_switch,
                const std::vector<std::string>& host_switches) {
-  const std::vector<std::size_t> counts = gpu_counts(shape.gpus, shape.nodes);
+  const std::vector<FabricGroup> groups = host_groups(shape);
+  const std::vector<std::size_t> counts = group_counts(groups, shape.nodes);
   std::size_t host = 0;
   for (std::size_t g = 0; g < counts.size(); ++g) {
     for (std::size_t i = 0; i < counts[g]; ++i, ++host)
-      out.add_host(host, shape.gpus[g].gpu, host_switches[host / per_switch]);
+      out.add_host(host, groups[g], host_switches[host / per_switch]);
   }
 }
 

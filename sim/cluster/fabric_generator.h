@@ -1,6 +1,7 @@
-// Clusters described by shape: a leaf-spine or k-ary fat-tree fabric with a GPU mix by fractions,
-// generated into an ordinary topology document, so that one file scales from 8 to 4,096 nodes
-// with one --set (topology.fabric.nodes=4096).
+// Clusters described by shape: a leaf-spine or k-ary fat-tree fabric with a GPU mix by fractions
+// or node groups (each its own GPU, node shape, NIC and loss), generated into an ordinary topology
+// document, so that one file scales from 8 to 4,096 nodes with one --set
+// (topology.fabric.nodes=4096).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,22 @@ struct GpuShare {
   double fraction = 0;
 };
 
+/// Hosts of one kind inside a fabric: a GPU type with its own node shape and uplink, sized by a
+/// share of the fabric's nodes or by a fixed count.
+struct FabricGroup {
+  std::string gpu;
+  /// Share of the nodes that fixed-count groups leave; 0 when `count` sizes the group.
+  double share = 0;
+  /// A fixed number of nodes, or 0 when the group takes its share.
+  std::size_t count = 0;
+  int gpus_per_node = 1;
+  int cpu_cores = 16;
+  double host_bandwidth_gbps = 25;
+  double host_latency_us = 2;
+  /// Packet loss on the group's host uplinks, in [0, 1).
+  double loss_rate = 0;
+};
+
 /// A fabric by shape; read from a topology document's `fabric:` map.
 struct FabricShape {
   FabricKind kind = FabricKind::kLeafSpine;
@@ -49,6 +66,12 @@ struct FabricShape {
   std::vector<GpuShare> gpus = {{"A100", 1.0}};
   int gpus_per_node = 1;
   int cpu_cores = 16;
+  /// Packet loss on every host uplink unless a group gives its own.
+  double loss_rate = 0;
+  /// Host groups in host order; when given they replace `gpus`, and `gpus_per_node`,
+  /// `cpu_cores`, `host_*` and `loss_rate` above are only their defaults. Switch links are
+  /// sized from the fabric's own `host_bandwidth_gbps`.
+  std::vector<FabricGroup> groups;
 };
 
 /// The `fabric:` map of a topology document; InputError naming the key for a value out of
@@ -58,6 +81,14 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus);
 
 /// Hosts of each GPU type in host order: the shares of `nodes`, rounded by largest remainder.
 std::vector<std::size_t> gpu_counts(const std::vector<GpuShare>& gpus, std::size_t nodes);
+
+/// The shape's host groups: its `groups`, or one group per `gpus` share with the fabric's node
+/// shape.
+std::vector<FabricGroup> host_groups(const FabricShape& shape);
+
+/// Hosts in each group: fixed counts first, the rest of `nodes` split by share with largest
+/// remainder rounding; a share group may get 0 (read_fabric_shape refuses that).
+std::vector<std::size_t> group_counts(const std::vector<FabricGroup>& groups, std::size_t nodes);
 
 /// The smallest even radix k whose fat-tree holds `nodes` hosts (k³/4 >= nodes).
 std::size_t smallest_fat_tree_radix(std::size_t nodes);

@@ -13,6 +13,7 @@
 #include "sim/cluster/fabric_generator.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
+#include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
@@ -162,7 +163,8 @@ class TopologyReader {
       const ConfigNode gpu = entry.at("gpu");
       const GpuSpec* spec = gpus_.find(gpu.as_text());
       if (spec == nullptr) {
-        gpu.fail("a device in the catalog (" + join(gpus_.names()) + ")");
+        gpu.fail("a device in the catalog (" + join(gpus_.names()) + ")",
+                 excerpt(gpu.as_text()) + did_you_mean(gpu.as_text(), gpus_.names()));
       }
       node.gpu = spec->name;
       node.gpu_spec = *spec;

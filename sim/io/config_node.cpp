@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/io/closest_name.h"
 #include "sim/io/config_tree_impl.h"
 #include "sim/io/input_error.h"
 
@@ -30,6 +31,12 @@ std::string type_name(const YAML::Node& node) {
       return excerpt(node.Scalar());
   }
   return "something else";
+}
+
+std::vector<std::string> map_keys(const YAML::Node& map) {
+  std::vector<std::string> keys;
+  for (const auto& entry : map) keys.push_back(entry.first.as<std::string>());
+  return keys;
 }
 
 std::vector<std::string> split_path(const std::string& dotted) {
@@ -268,7 +275,8 @@ void ConfigNode::reject_unknown(const std::vector<std::string>& known) const {
     for (const std::string& candidate : known) list += (list.empty() ? "" : ", ") + candidate;
     const YAML::Mark mark = entry.first.Mark();
     fail_at(child_path(key), mark.is_null() ? line() : mark.line + 1,
-            "one of the known keys (" + list + ")", "unknown key '" + key + "'");
+            "one of the known keys (" + list + ")",
+            "unknown key '" + key + "'" + did_you_mean(key, known));
   }
 }
 
@@ -393,7 +401,7 @@ void ConfigNode::set(const std::string& dotted_path, const std::string& value,
       }
       if (!current[part].IsDefined() && !last) {
         throw InputError(origin, 0, here, "an existing key in " + document_->source,
-                         "no key '" + part + "'");
+                         "no key '" + part + "'" + did_you_mean(part, map_keys(current)));
       }
       next.reset(current[part]);
     } else {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/cluster/gpu_catalog.h"
+#include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -64,8 +65,14 @@ ScenarioKnob workload_knob() {
     const Workload* workload = catalog.find(name);
     if (workload == nullptr) {
       std::string names = catalog.names();
-      for (const Workload& declared : spec.workloads) names += ", " + declared.name;
-      node.fail("one of " + names, "unknown workload '" + name + "'");
+      std::vector<std::string> candidates;
+      for (const Workload& known : catalog.all()) candidates.push_back(known.name);
+      for (const Workload& declared : spec.workloads) {
+        names += ", " + declared.name;
+        candidates.push_back(declared.name);
+      }
+      node.fail("one of " + names,
+                "unknown workload '" + name + "'" + did_you_mean(name, candidates));
     }
     spec.workload = *workload;
   };

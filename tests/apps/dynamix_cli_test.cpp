@@ -159,7 +159,13 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
   SUBCASE("a zero batch size") { check_rejected("simulate --batch-size 0", "--batch-size"); }
   SUBCASE("a batch above a worker's memory limit") {
     check_rejected("simulate --batch-size 100000",
-                   "on worker a100-0 (A100 memory, resnet18-cifar10), found 100000");
+                   "on workers a100-0, a100-1, a100-2 and 1 more (A100 memory, resnet18-cifar10)");
+  }
+  SUBCASE("a batch above the memory of several worker groups lists each with its limit") {
+    check_rejected("simulate --scenario hetero32 --batch-size 500",
+                   "--batch-size: expected a batch of at most 356 on workers v100-0, v100-1, "
+                   "v100-2 and 5 more (V100 memory, resnet50-cifar100); at most 356 on workers "
+                   "t4-0, t4-1, t4-2 and 1 more (T4 memory, resnet50-cifar100), found 500");
   }
   SUBCASE("zero iterations") { check_rejected("simulate --iterations 0", "--iterations"); }
   SUBCASE("two batch options") {
@@ -468,6 +474,28 @@ TEST_CASE("simulate prints its summary to 4 significant digits; summary.json kee
   CHECK(digits <= 4);
   CHECK(exact.size() > printed.size());
   CHECK(std::stod(printed) == doctest::Approx(std::stod(exact)).epsilon(5e-4));
+}
+
+TEST_CASE("simulate warns when retransmission timeouts take most of the communication time") {
+  TempDirectory work;
+  const std::string trial = (kSourceDir / "scenarios/studies/trial_cluster.yaml").string();
+  const Outcome lossy =
+      dynamix("simulate --scenario " + trial + " --iterations 20 --out " + quoted(work / "lossy"));
+  REQUIRE(lossy.status == 0);
+  const double fraction =
+      YAML::LoadFile(work / "lossy/summary.json")["rto_wait_fraction"].as<double>();
+  CHECK(fraction > 0.5);
+  CHECK(fraction <= 1);
+  CHECK(lossy.stdout_text.find("  warning           retransmission timeouts take ") !=
+        std::string::npos);
+  // The same cluster without loss: no timeouts, no warning.
+  const Outcome clean = dynamix("simulate --scenario " + trial +
+                                " --set topology.fabric.groups.1.loss_rate=0 --iterations 20 "
+                                "--out " +
+                                quoted(work / "clean"));
+  REQUIRE(clean.status == 0);
+  CHECK(YAML::LoadFile(work / "clean/summary.json")["rto_wait_fraction"].as<double>() == 0);
+  CHECK(clean.stdout_text.find("warning") == std::string::npos);
 }
 
 TEST_CASE("evaluate's progress in a file is plain lines ending in the last run; --quiet has none") {

@@ -177,6 +177,50 @@ TEST_CASE("dynamix sweep --resume refuses a directory another sweep left and kee
   CHECK(std::distance(fs::directory_iterator(out + ".partial/episodes"), {}) == 1);
 }
 
+/// Servers follow the node count: 2 cells, not 4, beside the ring/ps axis.
+const std::string kZipped = "sweep --scenario " +
+                            (kSourceDir / "scenarios/studies/trial_cluster.yaml").string() +
+                            " --grid-zip topology.fabric.nodes=12,64 --grid-zip sync.servers=3,16"
+                            " --grid sync.architecture=ps,ring --policies static:64 --seeds 1"
+                            " --set training.budget_time_s=5 --quiet";
+
+TEST_CASE("dynamix sweep --grid-zip ties keys: their i-th values go together, once each") {
+  TempDirectory work;
+  const Outcome outcome = dynamix(kZipped + " --out " + quoted(work / "sweep"));
+  REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  const Csv results = read_csv(work.path() / "sweep" / "results.csv");
+  REQUIRE(results.rows.size() == 4);
+  CHECK(results.header[1] == "sync.architecture");
+  CHECK(results.header[2] == "topology.fabric.nodes");
+  CHECK(results.header[3] == "sync.servers");
+  for (std::size_t i = 0; i < results.rows.size(); ++i) {
+    const auto& row = results.rows[i];
+    CAPTURE(i);
+    CHECK(row[1] == (i < 2 ? "ps" : "ring"));
+    CHECK(row[2] == (i % 2 == 0 ? "12" : "64"));
+    CHECK(row[3] == (i % 2 == 0 ? "3" : "16"));
+    CHECK(row[results.column("status")] == "ok");
+  }
+  // 16 servers alone would not fit 12 nodes: zipped values are checked only together.
+  CHECK(contents(work.path() / "sweep" / "run.json").find("\"grid_zip\": [") != std::string::npos);
+}
+
+TEST_CASE("dynamix sweep --resume refuses a sweep whose keys were a product, not a zip") {
+  const auto sweep = [](const std::string& option) {
+    return "sweep --scenario " + (kSourceDir / "scenarios/studies/trial_cluster.yaml").string() +
+           " " + option + " topology.fabric.nodes=16,64 " + option +
+           " sync.servers=2,4 --policies static:64 --seeds 1 --set training.budget_time_s=5 "
+           "--quiet";
+  };
+  TempDirectory work;
+  const std::string out = work / "sweep";
+  REQUIRE(dynamix(sweep("--grid-zip") + " --max-episodes 1 --out " + quoted(out)).status == 0);
+  const Outcome other = dynamix(sweep("--grid") + " --resume --out " + quoted(out));
+  CHECK(other.status == 2);
+  CHECK(other.stderr_text.find("different sweep") != std::string::npos);
+  CHECK(dynamix(sweep("--grid-zip") + " --resume --out " + quoted(out)).status == 0);
+}
+
 #ifdef DYNAMIX_MPI
 TEST_CASE("mpirun -n 2 dynamix sweep writes the bytes of the single-process run, and resumes") {
   if (!have_mpirun()) {
@@ -223,6 +267,9 @@ TEST_CASE("dynamix sweep refuses bad grids with one line before running anything
       {"--grid seed=1,2", "not a results.csv column"},
       {"--grid batch_size=64 --grid batch_size=32", "each key once"},
       {"--grid batch_size=64 --policies goodput,nonsense", "nonsense"},
+      {"--grid-zip batch_size=64,128 --grid-zip sync.servers=1",
+       "--grid-zip: sync.servers: expected as many values as batch_size (2), found 1"},
+      {"--grid batch_size=64 --grid-zip batch_size=32", "each key once"},
   };
   for (const auto& entry : cases) {
     // Named references, not a structured binding: CAPTURE's lambda cannot capture one before C++23.

@@ -118,5 +118,118 @@ TEST_CASE("A fabric with a bad shape is refused with the key that is wrong") {
         std::string::npos);
 }
 
+/// The researcher's trial cluster: a quarter 2×A100 nodes, half V100 nodes on lossy uplinks, a
+/// quarter RTX 3090 nodes on slower NICs.
+const std::string kGroups =
+    "kind: leaf-spine, hosts_per_leaf: 4, host_bandwidth_gbps: 100, groups: ["
+    "{gpu: A100, gpus_per_node: 2, share: 0.25, host_bandwidth_gbps: 200}, "
+    "{gpu: V100, share: 0.5, loss_rate: 1e-4}, "
+    "{gpu: RTX3090, share: 0.25, host_bandwidth_gbps: 25, cpu_cores: 8}]";
+
+TEST_CASE("Fabric groups give each group its own GPU, GPUs per node, NIC speed and loss") {
+  const Topology topology = fabric("nodes: 12, " + kGroups);
+  REQUIRE(topology.hosts().size() == 12);
+  CHECK(gpu_histogram(topology) ==
+        std::map<std::string, int>{{"A100", 3}, {"RTX3090", 3}, {"V100", 6}});
+  const NodeSpec& a100 = topology.hosts()[0];
+  CHECK((a100.gpu == "A100" && a100.gpus == 2 && a100.cpu_cores == 16));
+  CHECK(topology.hosts()[3].gpu == "V100");
+  CHECK(topology.hosts()[3].gpus == 1);
+  CHECK(topology.hosts()[11].cpu_cores == 8);
+  const auto bandwidth = [&](const char* host, const char* leaf) {
+    return topology.links()[*topology.find_link(host, leaf)].bandwidth_gbps;
+  };
+  const auto loss = [&](const char* host, const char* leaf) {
+    return topology.links()[*topology.find_link(host, leaf)].loss_rate;
+  };
+  CHECK(bandwidth("node-0", "leaf-0") == 200);
+  CHECK(bandwidth("node-4", "leaf-1") == 100);
+  CHECK(bandwidth("node-11", "leaf-2") == 25);
+  CHECK(loss("node-0", "leaf-0") == 0);
+  CHECK(loss("node-5", "leaf-1") == doctest::Approx(1e-4));
+  CHECK(loss("node-9", "leaf-2") == 0);
+  // Switch links are sized from the fabric's host_bandwidth_gbps, whatever the groups' NICs.
+  CHECK(topology.links()[*topology.find_link("leaf-0", "spine-0")].bandwidth_gbps ==
+        doctest::Approx(4 * 100 / 2.0));
+}
+
+TEST_CASE("Fabric groups scale together with the one nodes key, by largest remainder") {
+  CHECK(gpu_histogram(fabric("nodes: 13, " + kGroups)) ==
+        std::map<std::string, int>{{"A100", 3}, {"RTX3090", 3}, {"V100", 7}});
+  CHECK(gpu_histogram(fabric("nodes: 1024, " + kGroups)) ==
+        std::map<std::string, int>{{"A100", 256}, {"RTX3090", 256}, {"V100", 512}});
+  const std::vector<FabricGroup> groups = {
+      {.gpu = "A100", .share = 0.5}, {.gpu = "V100", .share = 0.25}, {.gpu = "T4", .share = 0.25}};
+  CHECK(group_counts(groups, 10) == std::vector<std::size_t>{5, 3, 2});
+}
+
+TEST_CASE("Fabric groups of fixed counts keep their size while share groups scale") {
+  const std::string mixed =
+      "kind: leaf-spine, groups: [{gpu: A100, nodes: 2, gpus_per_node: 2}, {gpu: V100, share: "
+      "1}]";
+  CHECK(gpu_histogram(fabric("nodes: 12, " + mixed)) ==
+        std::map<std::string, int>{{"A100", 2}, {"V100", 10}});
+  CHECK(gpu_histogram(fabric("nodes: 64, " + mixed)) ==
+        std::map<std::string, int>{{"A100", 2}, {"V100", 62}});
+  // Counts alone give the node count; a nodes key that disagrees is refused.
+  const std::string counted =
+      "kind: leaf-spine, groups: [{gpu: A100, nodes: 2}, {gpu: V100, nodes: 6}, {gpu: T4, "
+      "nodes: 4}]";
+  CHECK(fabric(counted).hosts().size() == 12);
+  CHECK(error_of([&] { fabric("nodes: 10, " + counted); }) ==
+        "f.yaml:2: fabric.nodes: expected the sum of the groups' nodes (12) when no group has a "
+        "share, found '10'");
+}
+
+TEST_CASE("Fabric groups are refused with the group and key that is wrong") {
+  CHECK(error_of([] {
+          fabric(
+              "kind: leaf-spine, nodes: 8, groups: [{gpu: A100, share: 0.5}, {gpu: V100, "
+              "share: 0.4}]");
+        }) == "f.yaml:2: fabric.groups: expected group shares that sum to 1, found a sum of 0.9");
+  CHECK(error_of([] {
+          fabric(
+              "kind: leaf-spine, nodes: 8, groups: [{gpu: A100, share: 0.95}, {gpu: V100, "
+              "share: 0.05}]");
+        }) ==
+        "f.yaml:2: fabric.groups.1.share: expected a share that gives the group at least "
+        "one of the 8 nodes left to shared groups, found 0.05 (0 nodes by largest "
+        "remainder)");
+  CHECK(error_of([] {
+          fabric(
+              "kind: leaf-spine, nodes: 4, groups: [{gpu: A100, nodes: 4}, {gpu: V100, share: "
+              "1}]");
+        })
+            .find("fabric.groups.1.share: expected a share that gives the group at least one of "
+                  "the 0 nodes") != std::string::npos);
+  CHECK(error_of([] {
+          fabric("kind: leaf-spine, nodes: 8, groups: [{gpu: A100, share: 1, nodes: 2}]");
+        }) ==
+        "f.yaml:2: fabric.groups.0: expected a group sized by exactly one of share or "
+        "nodes, found both");
+  CHECK(error_of([] {
+          fabric("kind: leaf-spine, nodes: 8, gpus: {A100: 1}, groups: [{gpu: A100, share: 1}]");
+        }) == "f.yaml:2: fabric.gpus: expected either gpus or groups, not both, found a map");
+  CHECK(error_of([] { fabric("kind: leaf-spine, nodes: 8, groups: [{gpu: A10O, share: 1}]"); }) ==
+        "f.yaml:2: fabric.groups.0.gpu: expected a GPU type in the catalog, found 'A10O'; "
+        "did you mean 'A100'?");
+  CHECK(error_of([] {
+          fabric("kind: leaf-spine, nodes: 8, groups: [{gpu: A100, share: 1, loss_rate: 2}]");
+        }).find("fabric.groups.0.loss_rate") != std::string::npos);
+  CHECK(error_of([] {
+          fabric("kind: leaf-spine, nodes: 8, groups: [{gpu: A100, share: 1, link_gbps: 2}]");
+        }).find("unknown key 'link_gbps'") != std::string::npos);
+  CHECK(error_of([] {
+          fabric("kind: leaf-spine, nodes: 8, groups: []");
+        }).find("fabric.groups: expected at least one group") != std::string::npos);
+}
+
+TEST_CASE("A fabric-wide loss_rate reaches every host uplink; without it the links are lossless") {
+  const Topology lossy = fabric("kind: leaf-spine, nodes: 4, loss_rate: 0.001");
+  CHECK(lossy.links()[*lossy.find_link("node-3", "leaf-0")].loss_rate == doctest::Approx(0.001));
+  const Topology clean = fabric("kind: leaf-spine, nodes: 4");
+  CHECK(clean.links()[*clean.find_link("node-3", "leaf-0")].loss_rate == 0);
+}
+
 }  // namespace
 }  // namespace dynamix

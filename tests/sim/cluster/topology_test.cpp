@@ -215,6 +215,9 @@ TEST_CASE("Topology errors name the file, line and key") {
     CHECK(load_error("nodes:\n  - name: n\n    gpu: B200\n    cpu_cores: 4\n") ==
           "t.yaml:3: nodes.0.gpu: expected a device in the catalog (V100, V100-32GB, A100, "
           "A100-80GB, H100, T4, RTX3090), found 'B200'");
+    CHECK(load_error("nodes:\n  - name: n\n    gpu: RTX-3090\n    cpu_cores: 4\n") ==
+          "t.yaml:3: nodes.0.gpu: expected a device in the catalog (V100, V100-32GB, A100, "
+          "A100-80GB, H100, T4, RTX3090), found 'RTX-3090'; did you mean 'RTX3090'?");
   }
   SUBCASE("unknown node in a link") {
     CHECK(load_error(std::string(kSmall) +
@@ -282,9 +285,10 @@ nodes:
 )") == "t.yaml:8: nodes.1: expected a connected topology, found 'island' unreachable from 'a-0'");
   }
   SUBCASE("unknown key") {
-    CHECK(load_error("nodes:\n  - name: n\n    gpu: T4\n    cpu_core: 4\n") ==
-          "t.yaml:4: nodes.0.cpu_core: expected one of the known keys (name, count, role, gpu, "
-          "gpus, cpu_cores, machine, link), found unknown key 'cpu_core'");
+    CHECK(
+        load_error("nodes:\n  - name: n\n    gpu: T4\n    cpu_core: 4\n") ==
+        "t.yaml:4: nodes.0.cpu_core: expected one of the known keys (name, count, role, gpu, "
+        "gpus, cpu_cores, machine, link), found unknown key 'cpu_core'; did you mean 'cpu_cores'?");
     CHECK(load_error("hosts: []\n") ==
           "t.yaml:1: hosts: expected one of the known keys (name, switches, nodes, links), found "
           "unknown key 'hosts'");

@@ -41,9 +41,18 @@ TEST_CASE("ConfigNode rejects unknown keys and wrong types") {
           root.reject_unknown({"a", "bandwidth_gbps"});
         }) ==
         "x.yaml:2: bandwith_gbps: expected one of the known keys (a, bandwidth_gbps), found "
-        "unknown key 'bandwith_gbps'");
+        "unknown key 'bandwith_gbps'; did you mean 'bandwidth_gbps'?");
   const ConfigNode typed = ConfigNode::parse("n: ten\n", "x.yaml");
   CHECK(error_of([&] { typed.integer("n"); }) == "x.yaml:1: n: expected an integer, found 'ten'");
+}
+
+TEST_CASE("A --set path through a misspelt key suggests the closest key of that map") {
+  ConfigNode root = ConfigNode::parse("sync:\n  servers: 1\ntraining: {}\n", "s.yaml");
+  CHECK(error_of([&] { root.set("snyc.servers", "2", "--set"); }) ==
+        "--set: snyc: expected an existing key in s.yaml, found no key 'snyc'; did you mean "
+        "'sync'?");
+  CHECK(error_of([&] { root.set("network.mss", "2", "--set"); }) ==
+        "--set: network: expected an existing key in s.yaml, found no key 'network'");
 }
 
 TEST_CASE("ConfigNode refuses a second document and too many values before building a tree") {

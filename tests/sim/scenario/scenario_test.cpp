@@ -419,7 +419,11 @@ TEST_CASE("a bad --set path names --set, the key and the file it was looked up i
   SUBCASE("a key the scenario does not know") {
     ScenarioFiles files;
     files.write();
-    check_rejected(files, {"--set batchsize=3", 0, "batchsize", {"unknown key 'batchsize'"}},
+    check_rejected(files,
+                   {"--set batchsize=3",
+                    0,
+                    "batchsize",
+                    {"unknown key 'batchsize'; did you mean 'batch_size'?"}},
                    {"batchsize=3"});
   }
 }

@@ -92,9 +92,10 @@ TEST_CASE("Bad training input names the value and what was expected") {
   CHECK(error_of([] { setup_from("training: {workload: resnet19-cifar10}\n"); })
             .starts_with("scenario.yaml:1: training.workload: expected one of vgg11-cifar10, "
                          "resnet18-cifar10,"));
-  CHECK(error_of([] {
-          setup_from("training: {workload: resnet19-cifar10}\n");
-        }).ends_with("found unknown workload 'resnet19-cifar10'"));
+  CHECK(
+      error_of([] {
+        setup_from("training: {workload: resnet19-cifar10}\n");
+      }).ends_with("found unknown workload 'resnet19-cifar10'; did you mean 'resnet18-cifar10'?"));
   CHECK(error_of([] { setup_from("training: {workload: resnet18-cifar10, optimizer: lamb}\n"); }) ==
         "scenario.yaml:1: training.optimizer: expected one of sgd, adam, found unknown optimizer "
         "'lamb'");
@@ -133,7 +134,8 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
         "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise, "
         "gradient_statistic_noise_samples, gradient_statistic_noise_floor, convergence_exponent, "
-        "convergence_knee, noise_scale_estimate_ratio), found unknown key 'modle'");
+        "convergence_knee, noise_scale_estimate_ratio), found unknown key 'modle'; did you mean "
+        "'model'?");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
   const std::string complete =
