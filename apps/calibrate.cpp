@@ -16,6 +16,7 @@
 #include "apps/calibrate_dynamics.h"
 #include "apps/command_line.h"
 #include "apps/fidelity_report.h"
+#include "dynamix_config.h"
 #include "sim/calibration/calibration.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
@@ -140,7 +141,7 @@ void print_comparison(const std::vector<FidelityRow>& rows) {
 int calibrate_cluster(const std::vector<std::string>& args) {
   ModelOptions model_options;
   std::vector<std::string> knob_texts;
-  std::string out, python = "/usr/bin/python3", script_options, device = "cpu-rank";
+  std::string out, python = DYNAMIX_PYTHON, script_options, device = "cpu-rank";
   po::options_description options(
       "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster "
       "(with --dynamics RUNS.csv: a workload's training dynamics; --dynamics F --help)");

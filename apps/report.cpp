@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "dynamix_config.h"
+
 namespace dynamix {
 namespace {
 
-// Debian's interpreter: the one that has nbclient, nbconvert, matplotlib and pandas here.
-constexpr const char* kPython = "/usr/bin/python3";
+// The Python the build found (dynamix_config.h): Debian's, with nbclient, nbconvert,
+// matplotlib and pandas beside numpy and torch.
+constexpr const char* kPython = DYNAMIX_PYTHON;
 
 /// The notebooks are read from the source tree this executable was built from.
 std::filesystem::path report_script() {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dynamix_config.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -101,8 +102,8 @@ TEST_CASE("calibrate passes --measure-options to the script as words, never to a
 }
 
 TEST_CASE("calibrate measures this machine with the embedded script (short run)") {
-  if (std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") != 0) {
-    MESSAGE("skipped: /usr/bin/python3 has no torch");
+  if (std::system(DYNAMIX_PYTHON " -c 'import torch.distributed' >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: " DYNAMIX_PYTHON " has no torch");
     return;
   }
   TempDirectory work;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "dynamix_config.h"
 #include "policies/export/torch_threads.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/running_mean_std.h"
@@ -71,7 +72,7 @@ struct ExportedPolicy {
 };
 
 bool python_has_torch() {
-  return std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") == 0;
+  return std::system(DYNAMIX_PYTHON " -c 'import torch' > /dev/null 2>&1") == 0;
 }
 
 std::vector<float> hex_floats(std::istringstream& line) {
@@ -113,7 +114,7 @@ TEST_CASE("Exported policy computes the trainer's logits with normalization insi
 
 TEST_CASE("Python's torch.jit.load gives the same logits and greedy actions as C++") {
   if (!python_has_torch()) {
-    MESSAGE("skipped: /usr/bin/python3 cannot import torch (apt install python3-torch)");
+    MESSAGE("skipped: " DYNAMIX_PYTHON " cannot import torch (apt install python3-torch)");
     return;
   }
   ExportedPolicy exported;
@@ -133,7 +134,7 @@ TEST_CASE("Python's torch.jit.load gives the same logits and greedy actions as C
       out << '\n';
     }
   }
-  const std::string command = std::string("/usr/bin/python3 ") + DYNAMIX_SOURCE_DIR +
+  const std::string command = std::string(DYNAMIX_PYTHON " ") + DYNAMIX_SOURCE_DIR +
                               "/tests/policies/export/check_policy.py " + file.string() + " " +
                               observations.string() + " " + output.string();
   REQUIRE(std::system(command.c_str()) == 0);
