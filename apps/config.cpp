@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "apps/command_line.h"
+#include "apps/evaluate_options.h"
+#include "apps/sweep_options.h"
 #include "apps/train_options.h"
 #include "gym/env_knobs.h"
 #include "policies/ppo/ppo_options.h"
@@ -60,6 +62,8 @@ void print_option_tables_markdown(std::ostream& out) {
   print_options_markdown(out, "Environment", "gym/env_knobs.cpp", env_knobs());
   print_options_markdown(out, "PPO", "policies/ppo/ppo_options.cpp", ppo_knobs());
   print_options_markdown(out, "`dynamix train`", "apps/train_options.cpp", train_knobs());
+  print_options_markdown(out, "`dynamix evaluate`", "apps/evaluate_options.cpp", evaluate_knobs());
+  print_options_markdown(out, "`dynamix sweep`", "apps/sweep_options.cpp", sweep_knobs());
 }
 
 }  // namespace

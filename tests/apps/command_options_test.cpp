@@ -70,8 +70,8 @@ TEST_CASE("train, sweep and evaluate --help show every row of their tables with 
 
 TEST_CASE("The commands' tables take their defaults from their option structs") {
   check_defaults(train_knobs(), TrainOptions{}, {"scenario", "out"});
-  check_defaults(sweep_knobs(), SweepOptions{}, {"scenario", "out"});
-  check_defaults(evaluate_knobs(), EvaluateOptions{}, {"out"});
+  check_defaults(sweep_knobs(), SweepOptions{}, {"scenario", "out", "jobs"});
+  check_defaults(evaluate_knobs(), EvaluateOptions{}, {"out", "jobs"});
   CHECK(find_knob(train_knobs(), "out")->default_value == "required");
   CHECK(find_knob(train_knobs(), "learning-rate")->default_value == "0.001");
   CHECK(find_knob(evaluate_knobs(), "decision-interval")->default_value == "none");
