@@ -9,7 +9,7 @@ packages=(
   libbenchmark-dev doctest-dev libopenblas-dev libtorch-dev python3-torch
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf
   python3-nbclient python3-nbconvert python3-matplotlib python3-pandas python3-ipykernel
-  pybind11-dev python3-dev python3-numpy python3-yaml
+  pybind11-dev python3-dev python3-numpy python3-yaml python3-venv
 )
 
 missing=()
@@ -36,6 +36,16 @@ fi
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+# The pinned Gymnasium in .venv, which sees Debian's numpy and torch, for the python_gymnasium
+# test's gymnasium.utils.env_checker.check_env; without PyPI the test runs its own checks only.
+gymnasium_pin=1.4.0
+if ! .venv/bin/python3 -c "import gymnasium, sys; sys.exit(gymnasium.__version__ != '$gymnasium_pin')" \
+    2>/dev/null; then
+  if ! { /usr/bin/python3 -m venv --system-site-packages .venv &&
+    .venv/bin/pip install -q --disable-pip-version-check --timeout 20 --retries 1 "gymnasium==$gymnasium_pin"; } >&2; then
+    echo "dynamix: could not install gymnasium==$gymnasium_pin into .venv (is PyPI reachable?)" >&2
+  fi
+fi
 # DYNAMIX_WERROR=1 (CI) turns every compiler warning into an error.
 if [[ ! -f build/build.ninja ]]; then
   meson setup build --buildtype=release -Db_ndebug=false ${DYNAMIX_WERROR:+-Dwerror=true} >/dev/null

@@ -1,28 +1,37 @@
-"""dynamix from Python: the batch-size environment with the Gymnasium API.
+"""dynamix from Python: the batch-size environment, a gymnasium.Env and a
+gymnasium.vector.VectorEnv (with the same attributes when Gymnasium is not installed).
 
     import dynamix
-    env = dynamix.make_env("quickstart", seed=1)
+    env = dynamix.make_env("quickstart", seed=1, reward="sum")
     obs, info = env.reset()
     while True:
         actions = env.action_space.sample()          # one action index per worker
-        obs, rewards, terminated, truncated, info = env.step(actions)
+        obs, reward, terminated, truncated, info = env.step(actions)
         if terminated or truncated:
             break
 
 Observations are float32 arrays [workers, features] (row i: worker i's features, then the
-cluster's); rewards are float32 [workers], one per worker (sum or average them for a
-single-agent learner). The arrays view the simulator's buffers without a copy and are
-read-only; copy one to change it. The worker count is the scenario's: fixed for a scenario,
-varying per episode with randomize=True (observation_space and action_space then follow the
-current episode and are set by reset). An environment serves one call at a time: another
-thread's call meanwhile raises RuntimeError (give each thread its own), as does any call after
-close(). Actions must be integers (or floats holding integers); NaN, infinities and fractions
-raise ValueError.
+cluster's), writable and the caller's own. reward="per_worker" (the default, what `dynamix train`
+learns from) gives float32 [workers], one per worker; reward="sum" or "mean" a float over the
+workers. The spaces are known before reset: sized for the scenario's workers, or with
+randomize=True (a cluster drawn per episode) for max_workers, smaller clusters padded with zero
+rows (and zero rewards) that info["workers"] (and the vector env's info["worker_mask"]) mark;
+actions for padded workers must be in range and are ignored. reset(seed=None, options=None):
+options None, {} or {"initial_batch": N} (the vector env: None or {}); other keys raise.
+An environment serves one call at a time: another thread's call meanwhile raises RuntimeError
+(give each thread its own), as does any call after close(). Actions must be integer arrays in
+the action set, what Gymnasium's MultiDiscrete.contains accepts: float arrays (even of whole
+numbers, NaN or 1.7) and indices out of range raise ValueError naming the element and value.
 
-Options (keyword arguments of make_env and make_vector_env): overrides (a list of
-"dotted.key=value", as --set), randomize (False), min_workers / max_workers (with randomize),
-and the environment's options below, with the defaults `dynamix train` uses (ENV_OPTIONS holds
-them: name, key, type, unit, range, default and meaning).
+The vector env autoresets on the next step (metadata["autoreset_mode"] is
+AutoresetMode.NEXT_STEP): the step after an episode ends ignores that environment's actions and
+returns its reset observation, reward 0 and info["autoreset"] True. Its infos are a dict of
+arrays over the environments, each key beside a boolean `_key` mask (Gymnasium's convention).
+
+Options (keyword arguments of make_env and make_vector_env): reward ("per_worker"), overrides
+(a list of "dotted.key=value", as --set), randomize (False), min_workers / max_workers (with
+randomize), and the environment's options below, with the defaults `dynamix train` uses
+(ENV_OPTIONS holds them: name, key, type, unit, range, default and meaning).
 """
 import numpy as np
 
@@ -30,15 +39,24 @@ from . import _dynamix
 from ._dynamix import EnvError, InputError
 from .export import export_policy
 
-try:  # Real Gymnasium spaces (and registration) when Gymnasium is installed.
+try:  # Real Gymnasium classes (and registration) when Gymnasium is installed.
     import gymnasium as _gymnasium
+    from gymnasium import Env as _Env
     from gymnasium.spaces import Box, MultiDiscrete
+    from gymnasium.vector import VectorEnv as _VectorEnv
 except ImportError:  # The same attributes without it.
     _gymnasium = None
-    from .spaces import Box, MultiDiscrete
+    from .spaces import Box, MultiDiscrete, Env as _Env, VectorEnv as _VectorEnv
+try:
+    from gymnasium.vector import AutoresetMode
+except ImportError:  # Gymnasium 1.0 named no autoreset modes.
+    from .spaces import AutoresetMode
 
 __all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError",
-           "ENV_OPTIONS", "export_policy"]
+           "ENV_OPTIONS", "REWARDS", "AutoresetMode", "export_policy"]
+
+# What a step's reward is: each worker's (float32 [workers]), or their sum or mean (a float).
+REWARDS = ("per_worker", "sum", "mean")
 
 # The environment's options table (gym/env_knobs.cpp), the one the command line reads.
 ENV_OPTIONS = tuple(_dynamix.env_knobs())
@@ -64,42 +82,62 @@ def _spaces(schema, workers, leading=()):
     return observation, action
 
 
-class BatchSizeEnv(_gymnasium.Env if _gymnasium is not None else object):
+def _reward_mode(reward):
+    if reward not in REWARDS:
+        raise ValueError(f"reward: expected one of {', '.join(REWARDS)}, found {reward!r}")
+    return reward
+
+
+def _reset_options(options, known):
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"reset: options: expected None or a dict, found {type(options).__name__}")
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"reset: unknown options {unknown}; known: {list(known) or 'none'}")
+    return options
+
+
+class BatchSizeEnv(_Env):
     """One simulated training job; a centralized agent picks every worker's batch change."""
 
     metadata = {"render_modes": []}
     render_mode = None
 
-    def __init__(self, scenario="quickstart", seed=0, **options):
+    def __init__(self, scenario="quickstart", seed=0, reward="per_worker", **options):
+        self._reward = _reward_mode(reward)
         self._env = _dynamix.Env(scenario, _options(options))
         self._schema = self._env.schema()
         self._next_seed = int(seed)
         self.feature_names = list(self._schema["names"])
         self.batch_changes = list(self._schema["actions"])
-        self.observation_space = self.action_space = None
-        if self._env.fixed_workers is not None:
-            self._set_spaces(self._env.fixed_workers)
+        self.observation_space, self.action_space = _spaces(self._schema,
+                                                            self._env.padded_workers)
 
-    def _set_spaces(self, workers):
-        self.observation_space, self.action_space = _spaces(self._schema, workers)
-
-    def reset(self, seed=None, options=None):
-        """Starts an episode (seed: this one, then seed + 1, ...); returns (obs, info)."""
-        if options:
-            raise ValueError(f"reset options are not supported: {sorted(options)}")
-        seed = self._next_seed if seed is None else int(seed)
-        obs, info = self._env.reset(seed)  # the seed is kept only if this call is let through
-        self._next_seed = seed + 1
-        self._set_spaces(obs.shape[0])
+    def reset(self, *, seed=None, options=None):
+        """Starts an episode (seed: this one, then seed + 1, ...); returns (obs, info).
+        options: None, {} or {"initial_batch": N} (every worker's starting batch)."""
+        options = _reset_options(options, ("initial_batch",))
+        episode_seed = self._next_seed if seed is None else int(seed)
+        obs, info = self._env.reset(episode_seed, int(options.get("initial_batch", 0)))
+        self._next_seed = episode_seed + 1  # kept only if the reset was let through
+        super().reset(seed=seed)
         return obs, info
 
     def step(self, actions):
-        """actions: an action index per worker; returns (obs, rewards, terminated, truncated,
+        """actions: an action index per worker; returns (obs, reward, terminated, truncated,
         info)."""
-        return self._env.step(actions)  # any integer array or sequence (checked in C++)
+        obs, rewards, terminated, truncated, info = self._env.step(actions)
+        if self._reward == "per_worker":
+            return obs, rewards, terminated, truncated, info
+        total = float(rewards.sum(dtype=np.float64))  # padded workers' rewards are zero
+        reward = total if self._reward == "sum" else total / info["workers"]
+        return obs, reward, terminated, truncated, info
 
     @property
     def workers(self):
+        """The current episode's worker count (rows past it are padding)."""
         return self._env.workers
 
     def close(self):
@@ -107,43 +145,65 @@ class BatchSizeEnv(_gymnasium.Env if _gymnasium is not None else object):
         self._env.close()
 
 
-class VectorEnv:
-    """num_envs environments on C++ threads, next-step autoreset (Gymnasium >= 1.0): arrays are
-    stacked [num_envs, workers, ...]; every environment must have the same worker count."""
+class VectorEnv(_VectorEnv):
+    """num_envs environments on C++ threads, arrays stacked [num_envs, workers, ...] with
+    next-step autoreset; environment i's episodes use seeds seed + i, seed + i + num_envs, ..."""
 
-    def __init__(self, scenario="quickstart", num_envs=4, seed=0, threads=0, **options):
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    render_mode = None
+
+    def __init__(self, scenario="quickstart", num_envs=4, seed=0, threads=0, reward="per_worker",
+                 **options):
+        self._reward = _reward_mode(reward)
         self._vector = _dynamix.VectorEnv(scenario, int(num_envs), int(threads), _options(options))
         self._schema = self._vector.schema()
         self._seed = int(seed)
         self.num_envs = int(num_envs)
-        self.observation_space = self.action_space = None
-
-    def reset(self, seed=None, options=None):
-        if options:
-            raise ValueError(f"reset options are not supported: {sorted(options)}")
-        seed = self._seed if seed is None else int(seed)
-        obs, infos = self._vector.reset(seed)
-        self._seed = seed
-        self.observation_space, self.action_space = _spaces(self._schema, obs.shape[1],
+        workers = self._vector.padded_workers
+        self.single_observation_space, self.single_action_space = _spaces(self._schema, workers)
+        self.observation_space, self.action_space = _spaces(self._schema, workers,
                                                             (self.num_envs,))
+        self.closed = False
+
+    def reset(self, *, seed=None, options=None):
+        """Starts an episode in each environment (environment i: seed + i; without a seed, the
+        seeds after the last reset's); options: None or {}. Returns (obs, infos)."""
+        _reset_options(options, ())
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"reset: seed: expected an int (environment i gets seed + i) or None, "
+                            f"found {type(seed).__name__}")
+        start = self._seed if seed is None else int(seed)
+        obs, infos = self._vector.reset(start)
+        self._seed = start + self.num_envs
+        super().reset(seed=seed)
         return obs, infos
 
     def step(self, actions):
-        return self._vector.step(actions)
+        """actions: [num_envs, workers] action indices; returns (obs, rewards, terminated,
+        truncated, infos), each an array over the environments."""
+        obs, rewards, terminated, truncated, infos = self._vector.step(actions)
+        if self._reward == "per_worker":
+            return obs, rewards, terminated, truncated, infos
+        total = rewards.sum(axis=1, dtype=np.float64)  # padded workers' rewards are zero
+        if self._reward == "mean":
+            total /= infos["workers"]
+        return obs, total.astype(np.float32), terminated, truncated, infos
 
-    def close(self):
+    def close_extras(self, **kwargs):
         """Stops the threads and frees the simulators; any later call raises RuntimeError."""
-        self._vector.close()
+        if hasattr(self, "_vector"):  # not when the constructor raised
+            self._vector.close()
 
 
-def make_env(scenario="quickstart", seed=0, **options):
+def make_env(scenario="quickstart", seed=0, reward="per_worker", **options):
     """A BatchSizeEnv on a built-in scenario name or a scenario file."""
-    return BatchSizeEnv(scenario, seed, **options)
+    return BatchSizeEnv(scenario, seed, reward, **options)
 
 
-def make_vector_env(scenario="quickstart", num_envs=4, seed=0, threads=0, **options):
+def make_vector_env(scenario="quickstart", num_envs=4, seed=0, threads=0, reward="per_worker",
+                    **options):
     """A VectorEnv: environment i's episodes use seeds seed + i, seed + i + num_envs, ..."""
-    return VectorEnv(scenario, num_envs, seed, threads, **options)
+    return VectorEnv(scenario, num_envs, seed, threads, reward, **options)
 
 
 if _gymnasium is not None and "dynamix/BatchSize-v0" not in _gymnasium.registry:

@@ -1,12 +1,11 @@
 // The Python bindings: BatchSizeEnv and VectorEnv with the Gymnasium API's shapes, numpy arrays
-// that view the environment's buffers (no copy), and the GIL released while simulating.
+// over buffers the environment hands over (no copy), and the GIL released while simulating.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -28,19 +27,18 @@ namespace dynamix {
 namespace {
 
 /// The last published contents of a buffer, viewed by numpy without a copy. A view Python still
-/// holds is never written again: the next result then goes to a fresh buffer.
+/// holds is never written again (the next result then goes to a fresh buffer), so the view is the
+/// caller's own, writable array: writing it changes nothing in the environment.
 class Published {
  public:
-  /// Publishes `scratch` (swapped out; it gets a buffer to reuse) and returns a read-only view.
+  /// Publishes `scratch` (swapped out; it gets a buffer to reuse) and returns a writable view.
   py::array_t<float> publish(std::vector<float>& scratch, const std::vector<py::ssize_t>& shape) {
     if (current_.use_count() > 1) current_ = std::make_shared<std::vector<float>>();
     std::swap(*current_, scratch);
     auto* owner = new std::shared_ptr<std::vector<float>>(current_);
     py::capsule base(owner,
                      [](void* p) { delete static_cast<std::shared_ptr<std::vector<float>>*>(p); });
-    py::array_t<float> view(shape, current_->data(), base);
-    py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-    return view;
+    return py::array_t<float>(shape, current_->data(), base);
   }
 
  private:
@@ -92,6 +90,21 @@ std::shared_ptr<const ScenarioSource> scenario_source(const std::string& scenari
       std::make_shared<const Scenario>(load_scenario(path, o.overrides)));
 }
 
+/// The worker count the spaces are sized for, known before reset: the scenario's, or for a
+/// randomized family its largest (smaller clusters are padded with zero rows and masked), since
+/// Gymnasium's spaces and batched arrays cannot change shape between episodes.
+std::size_t padded_workers(const ScenarioSource& source, const Options& o) {
+  if (o.randomize) return static_cast<std::size_t>(o.max_workers);
+  return source.scenario_for(0)->worker_hosts.size();
+}
+
+/// Appends `values` (rows of `width`) to `out`, then zero rows up to `padded` rows.
+void append_padded(std::vector<float>& out, const std::vector<float>& values, std::size_t width,
+                   std::size_t padded) {
+  out.insert(out.end(), values.begin(), values.end());
+  out.resize(out.size() + padded * width - values.size(), 0.0f);
+}
+
 /// The environment's options table, one dict a row: Python's name (decision_interval for
 /// --decision-interval), the command line's key, type, unit, range, default and meaning.
 py::list env_knob_rows() {
@@ -117,7 +130,7 @@ struct InfoKeys {
   py::str batches{"batches"}, clamped{"clamped"}, decision{"decision"}, iteration{"iteration"},
       time_s{"time_s"}, window_s{"window_s"}, epochs{"epochs"},
       validation_accuracy{"validation_accuracy"}, time_to_target_s{"time_to_target_s"},
-      autoreset{"autoreset"};
+      autoreset{"autoreset"}, workers{"workers"};
 };
 
 py::list int_list(const std::vector<int>& values) {
@@ -151,6 +164,69 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   d[k.time_to_target_s] =
       info.time_to_target_s ? py::object(py::float_(*info.time_to_target_s)) : py::none();
   d[k.autoreset] = py::bool_(info.autoreset);
+  d[k.workers] = py::int_(info.batches.size());
+  return d;
+}
+
+/// One column of the vector infos: a value per environment.
+template <typename T, typename Get>
+py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
+  py::array_t<T> column(static_cast<py::ssize_t>(steps.size()));
+  T* data = column.mutable_data();
+  for (std::size_t i = 0; i < steps.size(); ++i) data[i] = static_cast<T>(get(steps[i].info));
+  return column;
+}
+
+/// A per-worker column of the vector infos, [environments, padded]; padding is T{}.
+template <typename T, typename Get>
+py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t padded, Get get) {
+  py::array_t<T> column({static_cast<py::ssize_t>(steps.size()), static_cast<py::ssize_t>(padded)});
+  T* data = column.mutable_data();
+  std::fill(data, data + column.size(), T{});
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    for (std::size_t w = 0; w < steps[i].info.batches.size(); ++w) {
+      data[i * padded + w] = static_cast<T>(get(steps[i].info, w));
+    }
+  }
+  return column;
+}
+
+/// Sets info[key] and Gymnasium's info["_" + key], the environments that report it.
+void set_info(py::dict& info, const char* key, const py::object& value,
+              const py::array_t<bool>& reported) {
+  info[key] = value;
+  info[(std::string("_") + key).c_str()] = reported;
+}
+
+py::array_t<bool> all_reported(std::size_t environments) {
+  py::array_t<bool> mask(static_cast<py::ssize_t>(environments));
+  std::fill(mask.mutable_data(), mask.mutable_data() + mask.size(), true);
+  return mask;
+}
+
+/// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
+/// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
+py::dict vector_info(const std::vector<StepResult>& s, std::size_t padded) {
+  using Info = const StepInfo&;
+  py::dict d;
+  auto set = [&](const char* key, const py::object& value) {
+    set_info(d, key, value, all_reported(s.size()));
+  };
+  set("batches",
+      worker_column<std::int64_t>(s, padded, [](Info i, auto w) { return i.batches[w]; }));
+  set("clamped", worker_column<bool>(s, padded, [](Info i, auto w) { return bool{i.clamped[w]}; }));
+  set("worker_mask", worker_column<bool>(s, padded, [](Info, auto) { return true; }));
+  set("workers", info_column<std::int64_t>(s, [](Info i) { return i.batches.size(); }));
+  set("decision", info_column<std::int64_t>(s, [](Info i) { return i.decision; }));
+  set("iteration", info_column<std::int64_t>(s, [](Info i) { return i.iteration; }));
+  set("time_s", info_column<double>(s, [](Info i) { return i.time_s; }));
+  set("window_s", info_column<double>(s, [](Info i) { return i.window_s; }));
+  set("epochs", info_column<double>(s, [](Info i) { return i.epochs; }));
+  set("validation_accuracy", info_column<double>(s, [](Info i) { return i.validation_accuracy; }));
+  set("autoreset", info_column<bool>(s, [](Info i) { return i.autoreset; }));
+  set_info(d, "time_to_target_s",
+           info_column<double>(s, [](Info i) { return i.time_to_target_s.value_or(std::nan("")); }),
+           info_column<bool>(s, [](Info i) { return i.time_to_target_s.has_value(); }));
   return d;
 }
 
@@ -223,8 +299,25 @@ std::string index_name(py::ssize_t flat, const py::array& array) {
   return "actions[" + index + "]";
 }
 
-/// Action indices from integers, or from floats that hold integers; NaN, infinities, fractions
-/// and other types are refused rather than cast (a cast NaN reads as -2147483648).
+/// Why an action value is no index into `choices` actions; empty when it is one.
+std::string action_problem(double v, std::size_t choices) {
+  if (!std::isfinite(v)) return " is not finite";
+  if (v != std::trunc(v)) return " is not an integer";
+  if (v < 0 || v >= static_cast<double>(choices)) {
+    return " is outside the action set [0, " + std::to_string(choices) + ")";
+  }
+  return {};
+}
+
+EnvError action_error(const py::array& array, py::ssize_t i, const std::string& problem) {
+  return EnvError(index_name(i, array) + ": " + std::string(py::repr(array.attr("item")(i))) +
+                  problem);
+}
+
+/// Action indices from an integer array in [0, choices): what gymnasium's MultiDiscrete.contains
+/// accepts (Gymnasium 1.4's refuses float arrays, even of whole numbers). Anything else is refused,
+/// naming the first offending element (a float array's values are checked first), rather than cast
+/// (a cast NaN reads as -2147483648, 1.7 as 1).
 std::vector<int> action_indices(const py::handle& actions, std::size_t choices, py::array& array) {
   array = py::array::ensure(actions);
   const char kind = array ? array.dtype().kind() : 'O';
@@ -237,43 +330,32 @@ std::vector<int> action_indices(const py::handle& actions, std::size_t choices, 
   std::vector<int> indices(static_cast<std::size_t>(values.size()));
   for (py::ssize_t i = 0; i < values.size(); ++i) {
     const double v = values.data()[i];
-    std::string problem;
-    if (!std::isfinite(v)) {
-      problem = " is not finite";
-    } else if (v != std::trunc(v)) {
-      problem = " is not an integer";
-    } else if (v < INT_MIN || v > INT_MAX) {
-      problem = " is outside the action set [0, " + std::to_string(choices) + ")";
-    }
-    if (!problem.empty()) {
-      throw EnvError(index_name(i, array) + ": " + std::string(py::repr(array.attr("item")(i))) +
-                     problem);
-    }
+    const std::string problem = action_problem(v, choices);
+    if (!problem.empty()) throw action_error(array, i, problem);
     indices[static_cast<std::size_t>(i)] = static_cast<int>(v);
+  }
+  if (kind == 'f' && !indices.empty()) {
+    throw action_error(array, 0,
+                       " is a float; expected integer action indices (cast with astype(int))");
   }
   return indices;
 }
 
-/// One environment; obs and rewards are read-only views valid until Python drops them.
+/// One environment; obs and rewards are arrays of padded_workers() rows, the first workers real.
 class PyEnv {
  public:
   PyEnv(const std::string& scenario, const Options& o)
       : source_(scenario_source(scenario, o)),
         env_(std::in_place, source_, env_options(o)),
-        randomized_(o.randomize) {}
-  /// The cluster's workers when every episode runs on one scenario; none when they vary.
-  std::optional<std::size_t> fixed_workers() {
-    Exclusive::Call call(exclusive_, "fixed_workers");
-    if (randomized_) return std::nullopt;
-    return source_->scenario_for(0)->worker_hosts.size();
-  }
+        padded_(dynamix::padded_workers(*source_, o)) {}
+  std::size_t padded_workers() const { return padded_; }
 
-  py::tuple reset(std::uint64_t seed) {
+  py::tuple reset(std::uint64_t seed, int initial_batch) {
     Exclusive::Call call(exclusive_, "reset");
     ResetResult reset;
     {
       py::gil_scoped_release release;
-      reset = env_->reset(seed);
+      reset = env_->reset(seed, {.initial_batch = initial_batch});
     }
     result_.observation = std::move(reset.observation);
     return py::make_tuple(observation(), info_dict(reset.info, keys_));
@@ -282,14 +364,16 @@ class PyEnv {
   py::tuple step(const py::handle& actions) {
     Exclusive::Call call(exclusive_, "step");
     py::array array;
-    const std::vector<int> chosen = action_indices(actions, env_->options().actions.size(), array);
+    std::vector<int> chosen = action_indices(actions, env_->options().actions.size(), array);
+    if (chosen.size() == padded_ && env_->workers() < padded_) chosen.resize(env_->workers());
     {
       py::gil_scoped_release release;
       env_->step(chosen, result_);
     }
     py::array_t<float> obs = observation();
-    const auto workers = static_cast<py::ssize_t>(result_.rewards.size());
-    py::array_t<float> rewards = rewards_.publish(result_.rewards, {workers});
+    if (result_.rewards.size() < padded_) result_.rewards.resize(padded_, 0.0f);
+    py::array_t<float> rewards =
+        rewards_.publish(result_.rewards, {static_cast<py::ssize_t>(padded_)});
     return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
                           info_dict(result_.info, keys_));
   }
@@ -321,27 +405,33 @@ class PyEnv {
  private:
   py::array_t<float> observation() {
     Observation& o = result_.observation;
+    if (o.workers > padded_) {
+      throw EnvError("observation: " + std::to_string(o.workers) + " workers, more than the " +
+                     std::to_string(padded_) + " the spaces hold");
+    }
+    o.values.resize(padded_ * o.features, 0.0f);
     return observation_.publish(
-        o.values, {static_cast<py::ssize_t>(o.workers), static_cast<py::ssize_t>(o.features)});
+        o.values, {static_cast<py::ssize_t>(padded_), static_cast<py::ssize_t>(o.features)});
   }
 
   Exclusive exclusive_{"BatchSizeEnv"};
   std::shared_ptr<const ScenarioSource> source_;
   std::optional<BatchSizeEnv> env_;
-  bool randomized_;
+  std::size_t padded_;
   InfoKeys keys_;
   StepResult result_;
   Published observation_;
   Published rewards_;
 };
 
-/// M environments stepped on threads; arrays stacked [M, workers, ...] (one cluster size).
+/// M environments stepped on threads; arrays stacked [M, padded workers, ...], each
+/// environment's rows past its worker count zero.
 class PyVectorEnv {
  public:
   PyVectorEnv(const std::string& scenario, std::size_t environments, std::size_t threads,
               const Options& o)
-      : vector_(std::make_unique<VectorEnv>(scenario_source(scenario, o), env_options(o),
-                                            environments, threads)) {}
+      : PyVectorEnv(scenario_source(scenario, o), environments, threads, o) {}
+  std::size_t padded_workers() const { return padded_; }
 
   py::tuple reset(std::uint64_t seed) {
     Exclusive::Call call(exclusive_, "reset");
@@ -350,13 +440,12 @@ class PyVectorEnv {
       py::gil_scoped_release release;
       results = vector_->reset(seed);
     }
-    py::list infos;
+    steps_.resize(results.size());
     for (std::size_t i = 0; i < results.size(); ++i) {
-      steps_.resize(results.size());
       steps_[i].observation = std::move(results[i].observation);
-      infos.append(info_dict(results[i].info, keys_));
+      steps_[i].info = std::move(results[i].info);
     }
-    return py::make_tuple(stacked_observations(), infos);
+    return py::make_tuple(stacked_observations(), vector_info(steps_, padded_));
   }
 
   py::tuple step(const py::handle& given) {
@@ -365,13 +454,16 @@ class PyVectorEnv {
     py::array actions;
     const std::vector<int> chosen =
         action_indices(given, vector_->env(0).options().actions.size(), actions);
-    if (actions.ndim() != 2 || static_cast<std::size_t>(actions.shape(0)) != m) {
-      throw EnvError("actions: expected an array [" + std::to_string(m) + ", workers]");
+    if (actions.ndim() != 2 || static_cast<std::size_t>(actions.shape(0)) != m ||
+        static_cast<std::size_t>(actions.shape(1)) != padded_) {
+      throw EnvError("actions: expected an array [" + std::to_string(m) + ", " +
+                     std::to_string(padded_) + "] (environments, workers), found shape " +
+                     std::string(py::str(actions.attr("shape"))));
     }
-    const auto workers = static_cast<std::size_t>(actions.shape(1));
     actions_.resize(m);
     for (std::size_t i = 0; i < m; ++i) {
-      actions_[i].assign(chosen.begin() + i * workers, chosen.begin() + (i + 1) * workers);
+      const auto row = chosen.begin() + static_cast<std::ptrdiff_t>(i * padded_);
+      actions_[i].assign(row, row + static_cast<std::ptrdiff_t>(vector_->env(i).workers()));
     }
     {
       py::gil_scoped_release release;
@@ -379,18 +471,16 @@ class PyVectorEnv {
     }
     py::array_t<float> obs = stacked_observations();
     rewards_scratch_.clear();
-    std::vector<std::uint8_t> terminated, truncated;
-    py::list infos;
-    for (const StepResult& s : steps_) {
-      rewards_scratch_.insert(rewards_scratch_.end(), s.rewards.begin(), s.rewards.end());
-      terminated.push_back(s.terminated);
-      truncated.push_back(s.truncated);
-      infos.append(info_dict(s.info, keys_));
-    }
+    for (const StepResult& s : steps_) append_padded(rewards_scratch_, s.rewards, 1, padded_);
     py::array_t<float> rewards = rewards_.publish(
-        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(workers)});
-    return py::make_tuple(obs, rewards, py::array(py::cast(terminated)).attr("astype")("bool"),
-                          py::array(py::cast(truncated)).attr("astype")("bool"), infos);
+        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(padded_)});
+    py::array_t<bool> terminated(static_cast<py::ssize_t>(m));
+    py::array_t<bool> truncated(static_cast<py::ssize_t>(m));
+    for (std::size_t i = 0; i < m; ++i) {
+      terminated.mutable_data()[i] = steps_[i].terminated;
+      truncated.mutable_data()[i] = steps_[i].truncated;
+    }
+    return py::make_tuple(obs, rewards, terminated, truncated, vector_info(steps_, padded_));
   }
 
   /// Stops the threads and frees the simulators; later calls raise.
@@ -422,25 +512,29 @@ class PyVectorEnv {
   }
 
  private:
+  PyVectorEnv(const std::shared_ptr<const ScenarioSource>& source, std::size_t environments,
+              std::size_t threads, const Options& o)
+      : vector_(std::make_unique<VectorEnv>(source, env_options(o), environments, threads)),
+        padded_(dynamix::padded_workers(*source, o)) {}
+
   py::array_t<float> stacked_observations() {
-    const Observation& first = steps_.front().observation;
+    const std::size_t features = steps_.front().observation.features;
     scratch_.clear();
     for (const StepResult& s : steps_) {
-      if (s.observation.workers != first.workers) {
-        throw EnvError(
-            "make_vector_env: environments with different worker counts cannot be "
-            "stacked; use make_env per environment");
+      if (s.observation.workers > padded_) {
+        throw EnvError("observation: " + std::to_string(s.observation.workers) +
+                       " workers, more than the " + std::to_string(padded_) + " the spaces hold");
       }
-      scratch_.insert(scratch_.end(), s.observation.values.begin(), s.observation.values.end());
+      append_padded(scratch_, s.observation.values, features, padded_);
     }
     return observations_.publish(
-        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(first.workers),
-                   static_cast<py::ssize_t>(first.features)});
+        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(padded_),
+                   static_cast<py::ssize_t>(features)});
   }
 
   Exclusive exclusive_{"VectorEnv"};
   std::unique_ptr<VectorEnv> vector_;
-  InfoKeys keys_;
+  std::size_t padded_;
   std::vector<StepResult> steps_;
   std::vector<std::vector<int>> actions_;
   std::vector<float> scratch_;
@@ -474,11 +568,11 @@ PYBIND11_MODULE(_dynamix, m) {
   bind_policy_files(m);
   py::class_<PyEnv>(m, "Env")
       .def(py::init<const std::string&, const Options&>())
-      .def("reset", &PyEnv::reset, py::arg("seed"))
+      .def("reset", &PyEnv::reset, py::arg("seed"), py::arg("initial_batch") = 0)
       .def("step", &PyEnv::step, py::arg("actions"))
       .def("close", &PyEnv::close)
       .def_property_readonly("workers", &PyEnv::workers)
-      .def_property_readonly("fixed_workers", &PyEnv::fixed_workers)
+      .def_property_readonly("padded_workers", &PyEnv::padded_workers)
       .def_property_readonly("scenario", &PyEnv::scenario)
       .def("schema", &PyEnv::schema)
       .def("policy_files", &PyEnv::policy_files);
@@ -488,6 +582,7 @@ PYBIND11_MODULE(_dynamix, m) {
       .def("step", &PyVectorEnv::step, py::arg("actions"))
       .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::size)
+      .def_property_readonly("padded_workers", &PyVectorEnv::padded_workers)
       .def("workers", &PyVectorEnv::workers)
       .def("schema", &PyVectorEnv::schema)
       .def("policy_files", &PyVectorEnv::policy_files);

@@ -1,4 +1,7 @@
-"""Box and MultiDiscrete with the attributes of gymnasium.spaces, for when Gymnasium is absent."""
+"""Box, MultiDiscrete, Env, VectorEnv and AutoresetMode with Gymnasium's attributes, for when
+Gymnasium is absent: the dynamix environments then keep the same API."""
+import enum
+
 import numpy as np
 
 
@@ -14,7 +17,11 @@ class Box:
 
     def contains(self, x):
         x = np.asarray(x)
-        return x.shape == self.shape and bool(np.all(x >= self.low) and np.all(x <= self.high))
+        return (x.shape == self.shape and np.can_cast(x.dtype, self.dtype)
+                and bool(np.all(x >= self.low) and np.all(x <= self.high)))
+
+    def __contains__(self, x):
+        return self.contains(x)
 
     def sample(self):
         return self._rng.uniform(self.low, self.high).astype(self.dtype)
@@ -27,7 +34,9 @@ class Box:
 
 
 class MultiDiscrete:
-    """One discrete choice in [0, n) per element, like gymnasium.spaces.MultiDiscrete."""
+    """One discrete choice in [0, n) per element, like gymnasium.spaces.MultiDiscrete (whose
+    contains, too, accepts an array of the shape whose dtype casts safely to the space's, so no
+    float array, and whose values lie in range)."""
 
     def __init__(self, nvec, dtype=np.int64, seed=None):
         self.nvec = np.asarray(nvec, dtype=np.int64)
@@ -37,7 +46,11 @@ class MultiDiscrete:
 
     def contains(self, x):
         x = np.asarray(x)
-        return x.shape == self.shape and bool(np.all(x >= 0) and np.all(x < self.nvec))
+        return (x.shape == self.shape and np.can_cast(x.dtype, self.dtype)
+                and bool(np.all(x >= 0) and np.all(x < self.nvec)))
+
+    def __contains__(self, x):
+        return self.contains(x)
 
     def sample(self):
         return self._rng.integers(0, self.nvec).astype(self.dtype)
@@ -47,3 +60,78 @@ class MultiDiscrete:
 
     def __repr__(self):
         return f"MultiDiscrete({self.nvec.tolist()})"
+
+
+class AutoresetMode(enum.Enum):
+    """gymnasium.vector.AutoresetMode (Gymnasium >= 1.1)."""
+
+    NEXT_STEP = "NextStep"
+    SAME_STEP = "SameStep"
+    DISABLED = "Disabled"
+
+
+class _Seeded:
+    """np_random, seeded by reset(seed=...), as gymnasium.Env and gymnasium.vector.VectorEnv."""
+
+    _np_random = None
+    _np_random_seed = None
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+            self._np_random_seed = seed
+
+    @property
+    def np_random(self):
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    @property
+    def np_random_seed(self):
+        return -1 if self._np_random_seed is None else self._np_random_seed
+
+    @property
+    def unwrapped(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.close()
+        return False
+
+
+class Env(_Seeded):
+    """gymnasium.Env's attributes."""
+
+    metadata = {"render_modes": []}
+    render_mode = None
+    spec = None
+
+    def render(self):
+        return None
+
+    def close(self):
+        pass
+
+
+class VectorEnv(_Seeded):
+    """gymnasium.vector.VectorEnv's attributes: close() runs close_extras() once."""
+
+    metadata = {}
+    render_mode = None
+    spec = None
+    closed = False
+
+    def render(self):
+        return None
+
+    def close(self, **kwargs):
+        if not self.closed:
+            self.close_extras(**kwargs)
+            self.closed = True
+
+    def close_extras(self, **kwargs):
+        pass

@@ -59,16 +59,23 @@ class EnvChecker(unittest.TestCase):
         np.testing.assert_array_equal(second, again)
         self.assertFalse(np.array_equal(first, second))
 
-    def test_arrays_are_read_only_views_that_later_steps_never_change(self):
+    def test_arrays_are_writable_and_the_callers_own(self):
         env = dynamix.make_env("quickstart", overrides=SHORT)
+        untouched = dynamix.make_env("quickstart", overrides=SHORT)
         obs, _ = env.reset(seed=1)
+        untouched.reset(seed=1)
         kept = obs.copy()
-        self.assertFalse(obs.flags.writeable)
-        with self.assertRaises(ValueError):
-            obs[0, 0] = 1
         for _ in range(3):
             env.step(np.full(8, 2))
-        np.testing.assert_array_equal(obs, kept)
+        np.testing.assert_array_equal(obs, kept)  # later steps never write a returned array
+        obs[:] = 7  # nor does writing it reach the environment
+        obs, rewards, *_ = env.step(np.full(8, 2))
+        self.assertTrue(obs.flags.writeable and rewards.flags.writeable)
+        rewards[:] = 0
+        for _ in range(4):
+            untouched.step(np.full(8, 2))
+        for x, y in zip(env.step(np.full(8, 1))[:2], untouched.step(np.full(8, 1))[:2]):
+            np.testing.assert_array_equal(x, y)
 
     def test_episode_ends_and_the_budget_truncates(self):
         env = dynamix.make_env("quickstart", overrides=["training.budget_epochs=0.5"])
@@ -110,24 +117,44 @@ class EnvChecker(unittest.TestCase):
         with self.assertRaisesRegex(dynamix.EnvError, "action_base"):
             dynamix.make_env("quickstart", action_base="sideways")
 
-    def test_randomized_clusters_vary_and_the_spaces_follow(self):
+    def test_randomized_clusters_vary_inside_spaces_padded_to_max_workers(self):
         env = dynamix.make_env("quickstart", randomize=True, min_workers=4, max_workers=12,
                                overrides=SHORT)
-        self.assertIsNone(env.observation_space)
+        self.assertEqual(env.observation_space.shape, (12, len(env.feature_names)))
+        self.assertEqual(env.action_space.shape, (12,))
         sizes = set()
         for seed in range(6):
-            obs, _ = env.reset(seed=seed)
-            sizes.add(obs.shape[0])
-            self.assertEqual(env.action_space.shape, (obs.shape[0],))
+            obs, info = env.reset(seed=seed)
+            workers = info["workers"]
+            sizes.add(workers)
+            self.assertEqual(env.workers, workers)
             self.assertTrue(env.observation_space.contains(obs))
+            self.assertTrue(np.all(obs[workers:] == 0))
+            obs, rewards, _, _, info = env.step(np.full(12, 4))
+            self.assertTrue(env.observation_space.contains(obs))
+            self.assertEqual(len(info["batches"]), workers)
+            self.assertTrue(np.all(obs[workers:] == 0) and np.all(rewards[workers:] == 0))
         self.assertGreater(len(sizes), 1)
+
+    def test_randomized_vector_env_pads_and_masks_each_environment(self):
+        vector = dynamix.make_vector_env("quickstart", num_envs=4, seed=3, randomize=True,
+                                         min_workers=4, max_workers=12, overrides=SHORT)
+        obs, infos = vector.reset()
+        self.assertEqual(obs.shape, (4, 12, len(dynamix.make_env().feature_names)))
+        self.assertGreater(len(set(infos["workers"])), 1)
+        for _ in range(3):
+            obs, rewards, _, _, infos = vector.step(vector.action_space.sample())
+            self.assertTrue(vector.observation_space.contains(obs))
+            mask = infos["worker_mask"]
+            np.testing.assert_array_equal(mask.sum(axis=1), infos["workers"])
+            self.assertTrue(np.all(obs[~mask] == 0) and np.all(rewards[~mask] == 0))
 
     def test_vector_env_matches_single_environments(self):
         vector = dynamix.make_vector_env("quickstart", num_envs=3, seed=20, threads=2,
                                          overrides=SHORT)
         obs, infos = vector.reset()
         self.assertEqual(obs.shape, (3, 8, len(dynamix.make_env().feature_names)))
-        self.assertEqual(len(infos), 3)
+        self.assertEqual(infos["iteration"].shape, (3,))
         actions = np.tile(np.arange(8) % 5, (3, 1))
         obs, rewards, terminated, truncated, infos = vector.step(actions)
         self.assertEqual(rewards.shape, (3, 8))
@@ -271,9 +298,13 @@ class Misuse(unittest.TestCase):
         untouched.reset(seed=1)
         for _ in range(steps):
             untouched.step(actions)
-        for x, y in zip(vector.step(np.tile(np.arange(8) % 5, (2, 1))),
-                        untouched.step(np.tile(np.arange(8) % 5, (2, 1)))):
+        stepped = vector.step(np.tile(np.arange(8) % 5, (2, 1)))
+        expected = untouched.step(np.tile(np.arange(8) % 5, (2, 1)))
+        for x, y in zip(stepped[:4], expected[:4]):
             np.testing.assert_array_equal(x, y)
+        self.assertEqual(stepped[4].keys(), expected[4].keys())
+        for key in expected[4]:
+            np.testing.assert_array_equal(stepped[4][key], expected[4][key])
 
     def test_nan_infinite_and_fractional_actions_are_refused_not_cast(self):
         env = dynamix.make_env("quickstart", overrides=SHORT)
@@ -292,10 +323,13 @@ class Misuse(unittest.TestCase):
         for wrong in (np.full(8, True), ["2"] * 8, [None] * 8):
             with self.assertRaisesRegex(TypeError, "expected integer action indices"):
                 env.step(wrong)
-        # Refused actions leave the environment as it was; whole floats are indices.
+        # Whole floats are refused too, as Gymnasium's MultiDiscrete.contains refuses them.
+        with self.assertRaisesRegex(dynamix.EnvError, r"actions\[0\]: 2.0 is a float"):
+            env.step(np.full(8, 2.0))
+        # Refused actions leave the environment as it was.
         untouched = dynamix.make_env("quickstart", overrides=SHORT)
         untouched.reset(seed=5)
-        for x, y in zip(env.step(np.full(8, 2.0)), untouched.step(np.full(8, 2))):
+        for x, y in zip(env.step(np.full(8, 2)), untouched.step(np.full(8, 2))):
             np.testing.assert_array_equal(x, y)
         for x, y in zip(rollout(env, 6), rollout(untouched, 6)):
             np.testing.assert_array_equal(x, y)
