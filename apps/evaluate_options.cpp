@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
 #include "studies/evaluation.h"
@@ -84,6 +85,7 @@ std::vector<Row> how_rows() {
       Rows::flag(
           {.key = "quiet", .meaning = "print no progress on stderr"},
           [](auto& o) -> auto& { return o.quiet; }),
+      strict_knob<EvaluateOptions>(),
       Rows::text(
           {.key = "out", .meaning = "run directory to write", .default_value = "required"},
           [](auto& o) -> auto& { return o.out; })};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 
 namespace dynamix {
@@ -67,6 +68,7 @@ std::vector<Row> run_rows() {
       Rows::flag(
           {.key = "quiet", .meaning = "print no progress on stderr"},
           [](auto& o) -> auto& { return o.run.quiet; }),
+      strict_knob<SweepOptions>(),
       Rows::text(
           {.key = "out", .meaning = "run directory to write", .default_value = "required"},
           [](auto& o) -> auto& { return o.run.out; })};
