@@ -119,7 +119,7 @@ std::vector<TopologyKnob> node_rows() {
           "integer", "an integer in [0, 1024], >= 1 with a gpu"),
       row({.key = "cpu_cores",
            .meaning = "CPU cores that load data (shared by the ranks of one machine)",
-           .default_value = "1"},
+           .default_value = "required"},
           "integer", "an integer in [1, 65536]"),
       row({.key = "machine",
            .meaning = "a machine several ranks share (its cores and link); they must agree on "
