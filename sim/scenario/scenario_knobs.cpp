@@ -165,7 +165,8 @@ ScenarioKnobTable top_level() {
             structured(
                 {.key = "topology",
                  .meaning = "the cluster: a topology file (relative to the scenario) or an "
-                            "inline map; --set topology.KEY=VALUE edits it (docs/simulator.md)",
+                            "inline map, with the keys of the topology tables; --set "
+                            "topology.KEY=VALUE edits it (docs/simulator.md)",
                  .default_value = "required"},
                 "file or map", "a topology with at least one GPU node",
                 [](const ScenarioSpec& spec) { return spec.topology.name(); }),
