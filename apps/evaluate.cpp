@@ -18,8 +18,6 @@
 #include "apps/command_line.h"
 #include "apps/evaluate_options.h"
 #include "apps/knob_options.h"
-#include "studies/episode_feed.h"
-#include "studies/interrupt.h"
 #include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "gym/batch_size_env.h"
@@ -27,6 +25,7 @@
 #include "gym/scenario_source.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
+#include "sim/io/plausibility.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/episode_feed.h"
 #include "studies/evaluation.h"
@@ -122,6 +121,7 @@ bool parse_args(const std::vector<std::string>& args, EvaluateOptions& a) {
   po::variables_map values;
   if (parse_command_line(args, options, values)) return false;
   read_knob_options(values, evaluate_knobs(), a);
+  set_strict_plausibility(a.strict);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }

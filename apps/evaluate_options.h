@@ -32,6 +32,7 @@ struct EvaluateOptions {
   int jobs;
   bool oracle = false;
   bool quiet = false;
+  bool strict = false;
 
   EvaluateOptions();
 };

@@ -40,6 +40,17 @@ std::vector<std::string> given_texts(const boost::program_options::variables_map
 [[noreturn]] void refuse_knob_value(const std::string& key, const std::string& range,
                                     const std::string& text, const KnobParse& parse);
 
+/// --strict, for commands that load scenarios: a value outside its key's typical range (a likely
+/// unit slip) is an error (exit 2) instead of a warning. `Target` has a `bool strict`.
+template <typename Target>
+Knob<Target> strict_knob() {
+  return KnobRows<Target>::flag(
+      {.key = "strict",
+       .meaning = "refuse implausible values (outside a key's typical range, e.g. a bandwidth "
+                  "in Mb/s given as Gb/s) instead of warning about them"},
+      [](auto& target) -> auto& { return target.strict; });
+}
+
 /// Adds every row of `table` to `options`, each with the default its row declares.
 template <typename Target>
 void add_knob_options(boost::program_options::options_description& options,

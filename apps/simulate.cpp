@@ -18,15 +18,13 @@
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
-#include "studies/interrupt.h"
-#include "studies/iteration_log.h"
-#include "studies/run_directory.h"
 #include "gym/episode_log.h"
 #include "gym/scenario_source.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/plausibility.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_names.h"
 #include "sim/scenario/training_run.h"
@@ -274,6 +272,7 @@ struct SimulateOptions {
   std::optional<std::int64_t> iterations;
   std::string record = "windows";
   PolicyRun policy;
+  bool strict = false;
 };
 
 using Rows = KnobRows<SimulateOptions, ExactNumbers>;
@@ -336,6 +335,7 @@ std::vector<Row> policy_rows() {
           Rows::flag(
               {.key = "stop-at-target", .meaning = "stop when the target accuracy is reached"},
               [](auto& o) -> auto& { return o.policy.stop_at_target; }),
+          strict_knob<SimulateOptions>(),
           Rows::text(
               {.key = "out", .meaning = "run directory to write", .default_value = "required"},
               [](auto& o) -> auto& { return o.out; })};
@@ -363,6 +363,7 @@ po::options_description describe() {
 /// The scenario with --seed and --iterations applied, after the options' checks.
 Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
   read_knob_options(values, simulate_knobs(), o);
+  set_strict_plausibility(o.strict);
   o.policy.record = parse_record(o.record);
   o.policy.decision_interval_given = !given_texts(values, "decision-interval").empty();
   ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();

@@ -18,12 +18,8 @@
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 #include "apps/sweep_options.h"
-#include "studies/interrupt.h"
-#include "studies/progress.h"
-#include "studies/ranks.h"
-#include "studies/run_directory.h"
-#include "studies/sweep_engine.h"
 #include "sim/io/input_error.h"
+#include "sim/io/plausibility.h"
 #include "studies/cell_records.h"
 #include "studies/interrupt.h"
 #include "studies/progress.h"
@@ -148,6 +144,7 @@ int run_sweep(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   SweepOptions given;
   read_knob_options(values, sweep_knobs(), given);
+  set_strict_plausibility(given.strict);
   SweepSpec spec = std::move(given.spec);
   const std::vector<std::string> grid = std::move(given.grid);
   const std::vector<std::string> grid_zip = std::move(given.grid_zip);

@@ -22,6 +22,7 @@ struct SweepOptions {
   /// out, resume, jobs (one per core by default) and quiet; the limit is max_episodes'.
   SweepRun run;
   std::optional<std::int64_t> max_episodes;
+  bool strict = false;
 
   SweepOptions();
 };

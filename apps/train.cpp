@@ -15,9 +15,6 @@
 #include "apps/knob_options.h"
 #include "apps/policy_selection.h"
 #include "apps/train_options.h"
-#include "studies/interrupt.h"
-#include "studies/progress.h"
-#include "studies/run_directory.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/export/torchscript_policy.h"
@@ -28,6 +25,7 @@
 #include "sim/io/hash.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/evaluation.h"
@@ -290,6 +288,7 @@ po::options_description describe() {
 /// the scenario, the action set and the randomized family.
 void check(const po::variables_map& values, TrainOptions& o) {
   read_knob_options(values, train_knobs(), o);
+  set_strict_plausibility(o.strict);
   o.scenario_path = resolve_scenario(o.scenario_path);
   o.env.actions = default_actions(o.env.action_base);
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).

@@ -2,6 +2,7 @@
 #include "apps/train_options.h"
 
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "gym/env_knobs.h"
 
 namespace dynamix {
@@ -86,6 +87,7 @@ std::vector<Row> run_rows() {
                  field(&TrainOptions::resume)),
       Rows::flag({.key = "quiet", .meaning = "print no progress on stderr"},
                  field(&TrainOptions::quiet)),
+      strict_knob<TrainOptions>(),
       Rows::text({.key = "out", .meaning = "run directory to write", .default_value = "required"},
                  field(&TrainOptions::out))};
 }

@@ -32,6 +32,7 @@ struct TrainOptions {
   int family_budget = 0;
   bool resume = false;
   bool quiet = false;
+  bool strict = false;
   /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
   /// which the noise and goodput bases learn better with (docs/ppo.md).
   PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "sim/cluster/topology_knobs.h"
 #include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
 #include "sim/io/json_writer.h"
@@ -37,8 +38,7 @@ std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& 
 
 FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
                        const FabricShape& defaults) {
-  entry.reject_unknown({"gpu", "share", "nodes", "gpus_per_node", "cpu_cores",
-                        "host_bandwidth_gbps", "host_latency_us", "loss_rate"});
+  entry.reject_unknown(accepted_keys("topology.fabric.groups[]"));
   FabricGroup group;
   const ConfigNode gpu = entry.at("gpu");
   const GpuSpec* spec = catalog.find(gpu.as_text());
@@ -65,6 +65,7 @@ FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
       entry.positive_or("host_bandwidth_gbps", defaults.host_bandwidth_gbps);
   group.host_latency_us = entry.at_least_or("host_latency_us", 0, defaults.host_latency_us);
   group.loss_rate = entry.fraction_or("loss_rate", defaults.loss_rate);
+  check_typical_values(entry, "topology.fabric.groups[]");
   return group;
 }
 
@@ -169,9 +170,7 @@ void check_document_size(const ConfigNode& fabric, const FabricShape& shape) {
 }  // namespace
 
 FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) {
-  fabric.reject_unknown({"kind", "nodes", "hosts_per_leaf", "spines", "k", "oversubscription",
-                         "host_bandwidth_gbps", "host_latency_us", "switch_latency_us", "gpus",
-                         "gpus_per_node", "cpu_cores", "loss_rate", "groups"});
+  fabric.reject_unknown(accepted_keys("topology.fabric"));
   FabricShape shape;
   const std::string kind = fabric.text("kind");
   if (kind == "fat-tree") {
@@ -196,6 +195,7 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
   shape.gpus_per_node = fabric.int_or("gpus_per_node", 1, 1024, 1);
   shape.cpu_cores = fabric.int_or("cpu_cores", 1, 1 << 16, 16);
   shape.loss_rate = fabric.fraction_or("loss_rate", 0);
+  check_typical_values(fabric, "topology.fabric");
   if (fabric.has("groups")) shape.groups = read_groups(fabric, gpus, shape);
   if (shape.kind == FabricKind::kFatTree) shape.k = fat_tree_radix(fabric, shape.nodes);
   check_document_size(fabric, shape);

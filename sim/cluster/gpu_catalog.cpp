@@ -7,6 +7,7 @@
 
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
+#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 
 namespace dynamix {
@@ -61,6 +62,22 @@ std::vector<std::pair<double, double>> read_time_points(const ConfigNode& list) 
   return points;
 }
 
+/// A device's numbers a unit slip would put far outside any accelerator: peak FLOP/s given in
+/// FLOP/s (121e12 for 121), memory in bytes.
+void check_device_typical(const ConfigNode& entry, DeviceKind kind) {
+  // B200: 2.25 PFLOPS dense BF16, 4.5 PFLOPS FP8 (NVIDIA Blackwell datasheet).
+  check_typical(
+      entry, "peak_tflops", "TFLOPS",
+      {.high = 5000, .above = "above any accelerator we know", .slips = {1e3, 1e6, 1e9, 1e12}});
+  // B300: 288 GB of HBM3e; a CPU device's memory is its host's, a few TB at most.
+  const double memory_high = kind == DeviceKind::kGpu ? 288 : 8192;
+  check_typical(entry, "memory_gb", "GB",
+                {.high = memory_high,
+                 .above = kind == DeviceKind::kGpu ? "above any GPU's memory we know"
+                                                   : "above any host's memory we know",
+                 .slips = {1e3, 1e6, 1e9}});
+}
+
 GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   entry.reject_unknown({"kind", "memory_gb", "time_points", "peak_tflops", "max_efficiency",
                         "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb",
@@ -82,6 +99,7 @@ GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
     read_model_parameters(entry, device);
   }
   device.sources.emplace("all", entry.text("source"));
+  check_device_typical(entry, device.kind);
   return device;
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "sim/cluster/fabric_generator.h"
+#include "sim/cluster/topology_knobs.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
 #include "sim/io/closest_name.h"
@@ -95,10 +96,14 @@ struct ParsedTopology {
 /// Reads a topology document, resolving names as it goes.
 class TopologyReader {
  public:
-  explicit TopologyReader(const GpuCatalog& gpus) : gpus_(gpus) {}
+  /// `checked`: warn about implausible values (a generated document's were checked in its
+  /// fabric, and its switch links carry many hosts' bandwidth).
+  TopologyReader(const GpuCatalog& gpus, bool checked) : gpus_(gpus), checked_(checked) {}
 
   ParsedTopology read(const ConfigNode& root) {
-    root.reject_unknown({"name", "switches", "nodes", "links"});
+    std::vector<std::string> keys = accepted_keys("topology");
+    std::erase(keys, "fabric");
+    root.reject_unknown(keys);
     if (const auto switches = root.find("switches")) {
       for (const ConfigNode& entry : switches->items()) read_switch(entry);
     }
@@ -138,7 +143,7 @@ class TopologyReader {
       switch_entries_.push_back(entry);
       return;
     }
-    entry.reject_unknown({"name", "count"});
+    entry.reject_unknown(accepted_keys("topology.switches[]"));
     std::vector<std::size_t>& group = groups_[entry.text("name")];
     for (std::string& name : expand_names(entry)) {
       const std::size_t ref = kSwitchFlag | switches_.size();
@@ -150,7 +155,7 @@ class TopologyReader {
   }
 
   void read_nodes(const ConfigNode& entry) {
-    entry.reject_unknown({"name", "count", "role", "gpu", "gpus", "cpu_cores", "machine", "link"});
+    entry.reject_unknown(accepted_keys("topology.nodes[]"));
     NodeSpec node;
     const std::string role = entry.text_or("role", "worker");
     if (role == "server") {
@@ -182,7 +187,7 @@ class TopologyReader {
     std::optional<std::size_t> uplink_switch;
     LinkSpec uplink{};
     if (const auto link = entry.find("link")) {
-      link->reject_unknown({"to", "bandwidth_gbps", "latency_us", "loss_rate"});
+      link->reject_unknown(accepted_keys("topology.nodes[]", "link"));
       const ConfigNode to = link->at("to");
       const auto found = refs_.find(to.as_text());
       if (found == refs_.end() || (found->second.ref & kSwitchFlag) == 0) {
@@ -190,6 +195,7 @@ class TopologyReader {
       }
       uplink_switch = found->second.ref;
       uplink = read_link(*link);
+      if (checked_) check_typical_values(*link, "topology.nodes[]", "link");
     }
 
     std::vector<std::size_t>& group = groups_[entry.text("name")];
@@ -223,10 +229,11 @@ class TopologyReader {
   }
 
   void read_links(const ConfigNode& entry) {
-    entry.reject_unknown({"a", "b", "bandwidth_gbps", "latency_us", "loss_rate"});
+    entry.reject_unknown(accepted_keys("topology.links[]"));
     const std::vector<std::size_t> from = endpoints(entry, "a");
     const std::vector<std::size_t> to = endpoints(entry, "b");
     const LinkSpec spec = read_link(entry);
+    if (checked_) check_typical_values(entry, "topology.links[]");
     for (std::size_t a : from) {
       for (std::size_t b : to) add_edge(entry, a, b, spec);
     }
@@ -259,6 +266,7 @@ class TopologyReader {
     int line;
   };
   const GpuCatalog& gpus_;
+  bool checked_;
   std::vector<NodeSpec> hosts_;
   std::vector<std::string> switches_;
   std::vector<ConfigNode> host_entries_;
@@ -304,9 +312,14 @@ Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus) {
     const ConfigNode fabric = root.at("fabric");
     const std::string document =
         fabric_document(root.text_or("name", "fabric"), read_fabric_shape(fabric, gpus));
-    return load(ConfigNode::parse(document, root.source() + " (generated from fabric)"), gpus);
+    return load_checked(ConfigNode::parse(document, root.source() + " (generated from fabric)"),
+                        gpus, false);
   }
-  ParsedTopology parsed = TopologyReader(gpus).read(root);
+  return load_checked(root, gpus, true);
+}
+
+Topology Topology::load_checked(const ConfigNode& root, const GpuCatalog& gpus, bool checked) {
+  ParsedTopology parsed = TopologyReader(gpus, checked).read(root);
   std::vector<Edge> edges;
   edges.reserve(parsed.links.size());
   for (const auto& [a, b, spec] : parsed.links) edges.push_back({a, b, spec});

@@ -118,6 +118,8 @@ class Topology {
     LinkSpec spec;
   };
 
+  /// An explicit document; `checked`: warn about implausible values (not in a generated one).
+  static Topology load_checked(const ConfigNode& root, const GpuCatalog& gpus, bool checked);
   static Topology assemble(std::string name, std::vector<NodeSpec> hosts,
                            std::vector<std::string> switches, const std::vector<Edge>& edges);
   /// A vertex that vertex 0 cannot reach, if any.

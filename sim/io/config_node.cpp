@@ -192,6 +192,17 @@ void ConfigNode::fail(const std::string& expected, const std::string& found) con
   fail_at(path_, line(), expected, found);
 }
 
+std::string ConfigNode::origin() const {
+  for (const auto& [overridden, origin] : document_->overrides) {
+    if (path_ == overridden || path_.starts_with(overridden + ".")) return origin;
+  }
+  if (line() == 0) return document_->source;
+  std::string text = document_->source;
+  text += ':';
+  text += std::to_string(line());
+  return text;
+}
+
 void ConfigNode::fail_at(const std::string& path, int line, const std::string& expected,
                          const std::string& found) const {
   for (const auto& [overridden, origin] : document_->overrides) {

@@ -40,6 +40,9 @@ class ConfigNode {
   const std::string& path() const { return path_; }
   /// 1-based line of this node in its file, 0 when unknown.
   int line() const;
+  /// Where this value came from, as messages name it: "FILE:LINE", or the override that set it
+  /// ("--set topology.nodes.0.gpu=V100").
+  std::string origin() const;
 
   bool is_map() const { return node_.IsMap(); }
   bool is_sequence() const { return node_.IsSequence(); }

@@ -28,6 +28,27 @@ std::string Range::expected() const {
 
 Range integers(double low, double high) { return {.low = low, .high = high, .integer = true}; }
 
+std::optional<std::string> implausibility(const std::string& key, double value,
+                                          const std::string& unit, const Typical& typical) {
+  if (typical.contains(value)) return std::nullopt;
+  const bool above = value > typical.high;
+  std::string text = key;
+  text += ' ';
+  text += format_number(value);
+  text += " is ";
+  text += above ? typical.above : typical.below;
+  text += above ? " (\u2264 " : " (\u2265 ";
+  text += format_number(above ? typical.high : typical.low);
+  if (!unit.empty()) text += " " + unit;
+  if (!typical.hint.empty()) text += ", " + typical.hint;
+  text += ')';
+  for (const double slip : typical.slips) {
+    const double meant = value / slip;
+    if (typical.contains(meant)) return text + "; did you mean " + format_number(meant) + "?";
+  }
+  return text;
+}
+
 std::string exact_number(double value) {
   char text[64];
   auto [end, error] = std::to_chars(text, text + sizeof(text), value, std::chars_format::fixed);

@@ -40,6 +40,27 @@ struct Range {
 /// Integers from `low` to `high`.
 Range integers(double low, double high = Range::kUnbounded);
 
+/// Where a key's values usually lie: a value outside, though inside the hard range, is more likely
+/// a unit slip (Mb/s for Gb/s, a percent for a fraction) than meant, and draws a warning.
+struct Typical {
+  double low = -Range::kUnbounded;
+  double high = Range::kUnbounded;
+  /// What lies beyond each bound, as the warning says it ("above any NIC we know").
+  std::string above = {};
+  std::string below = {};
+  /// Said beside the bound, after the unit ("a fraction: 0.01 is 1%").
+  std::string hint = {};
+  /// Factors a slip multiplies a value by; the first whose quotient lies inside is suggested.
+  std::vector<double> slips = {};
+
+  bool contains(double value) const { return value >= low && value <= high; }
+};
+
+/// The warning for `value` of `key` outside `typical` (nullopt inside): "KEY VALUE is above any NIC
+/// we know (≤ 1600 Gb/s); did you mean 25?".
+std::optional<std::string> implausibility(const std::string& key, double value,
+                                          const std::string& unit, const Typical& typical);
+
 /// What a row made of a value given as text (a command-line option).
 struct KnobParse {
   enum class Outcome { kStored, kMalformed, kOutOfRange };
@@ -75,6 +96,8 @@ struct Knob {
   std::function<std::optional<std::string>(const Target& target)> violation = {};
   /// The target's value as a file or the command line would give it.
   std::function<std::string(const Target& target)> show = {};
+  /// Where values usually lie; none for keys whose every valid value is plausible.
+  std::optional<Typical> typical = {};
 };
 
 /// The keys of one section of a file, or of one component's options.
@@ -113,6 +136,7 @@ template <typename Outer, typename Inner, typename Part>
 Knob<Outer> rebased(const Knob<Inner>& knob, Part part) {
   Knob<Outer> outer{knob.key,           knob.type,    knob.unit,  knob.range,
                     knob.default_value, knob.meaning, knob.source};
+  outer.typical = knob.typical;
   if (knob.read) {
     outer.read = [read = knob.read, part](const ConfigNode& section, Outer& target) {
       read(section, part(target));

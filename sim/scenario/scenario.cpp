@@ -9,6 +9,7 @@
 #include "sim/io/config_node.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
+#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_knobs.h"
 
@@ -167,14 +168,18 @@ void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
     } else if (!table.section.empty()) {
       section = root.find(table.section);
     }
+    const std::size_t prefix_size = table.section.size() + 1;
     if (section && !table.section.empty()) {
       std::vector<std::string> keys;
-      const std::size_t prefix = table.section.size() + 1;
-      for (const ScenarioKnob& knob : table.knobs) keys.push_back(knob.key.substr(prefix));
+      for (const ScenarioKnob& knob : table.knobs) keys.push_back(knob.key.substr(prefix_size));
       section->reject_unknown(keys);
     }
     for (const ScenarioKnob& knob : table.knobs) {
       if (section && knob.read) knob.read(*section, spec);
+      if (section && knob.typical) {
+        const std::string key = table.section.empty() ? knob.key : knob.key.substr(prefix_size);
+        check_typical(*section, key, knob.unit, *knob.typical);
+      }
     }
     if (table.complete) table.complete(section ? &*section : nullptr, spec);
   }

@@ -165,7 +165,8 @@ ScenarioKnobTable top_level() {
             structured(
                 {.key = "topology",
                  .meaning = "the cluster: a topology file (relative to the scenario) or an "
-                            "inline map; --set topology.KEY=VALUE edits it (docs/simulator.md)",
+                            "inline map, with the keys of the topology tables; --set "
+                            "topology.KEY=VALUE edits it (docs/simulator.md)",
                  .default_value = "required"},
                 "file or map", "a topology with at least one GPU node",
                 [](const ScenarioSpec& spec) { return spec.topology.name(); }),
@@ -273,45 +274,52 @@ ScenarioKnobTable training() {
   return knobs;
 }
 
+ScenarioKnob with_typical(ScenarioKnob knob, Typical typical) {
+  knob.typical = std::move(typical);
+  return knob;
+}
+
 /// What a collective costs beyond moving bytes, and how DDP overlaps it with the backward pass.
 std::vector<ScenarioKnob> sync_cost_knobs() {
-  return {Rows::duration(
-              {.key = "call_overhead_us",
-               .unit = "us",
-               .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
-                          "once per all-reduce or per DDP bucket",
-               .source = "assumed 0; fit it with dynamix calibrate"},
-              [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
-          Rows::quantity(
-              {.key = "reduction_gbps",
-               .unit = "Gb/s",
-               .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
-                          "second (0: free); a ring rank reduces (p-1)/p of the gradient",
-               .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
-              [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
-          Rows::quantity(
-              {.key = "bucket_mb",
-               .unit = "MiB",
-               .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
-                          "backward pass has produced it, overlapping compute (0: one "
-                          "all-reduce after the backward pass)",
-               .source = "PyTorch DistributedDataParallel bucket_cap_mb (25 by default); Li et "
-                         "al., PyTorch Distributed, VLDB'20"},
-              [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
-              1024.0 * 1024.0),
-          Rows::quantity(
-              {.key = "backward_fraction",
-               .meaning = "share of a worker's compute time spent in the backward pass",
-               .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
-                         "which 4N backward)"},
-              [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
-          Rows::duration(
-              {.key = "bucket_overhead_us",
-               .unit = "us",
-               .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
-                          "of the bucket), paid in training iterations, not by a bare collective",
-               .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
-              [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
+  return {
+      Rows::duration(
+          {.key = "call_overhead_us",
+           .unit = "us",
+           .meaning = "fixed cost of one collective call (enqueue, rendezvous, completion), "
+                      "once per all-reduce or per DDP bucket",
+           .source = "assumed 0; fit it with dynamix calibrate"},
+          [](auto& spec) -> auto& { return spec.sync.call_overhead; }, 1e-6, true),
+      Rows::quantity(
+          {.key = "reduction_gbps",
+           .unit = "Gb/s",
+           .meaning = "throughput of the reduction arithmetic, in gradient bits summed per "
+                      "second (0: free); a ring rank reduces (p-1)/p of the gradient",
+           .source = "assumed 0; fit it with dynamix calibrate (gloo sums on CPU cores)"},
+          [](auto& spec) -> auto& { return spec.sync.reduction_gbps; }, kNonNegative),
+      Rows::quantity(
+          {.key = "bucket_mb",
+           .unit = "MiB",
+           .meaning = "DDP gradient bucket: each bucket is all-reduced as soon as the "
+                      "backward pass has produced it, overlapping compute (0: one "
+                      "all-reduce after the backward pass)",
+           .source = "PyTorch DistributedDataParallel bucket_cap_mb (25 by default); Li et "
+                     "al., PyTorch Distributed, VLDB'20"},
+          [](auto& spec) -> auto& { return spec.sync.bucket_bytes; }, kNonNegative,
+          1024.0 * 1024.0),
+      Rows::quantity(
+          {.key = "backward_fraction",
+           .meaning = "share of a worker's compute time spent in the backward pass",
+           .source = "backward costs ~2x forward (Kaplan et al. 2020, 6N FLOPs per token of "
+                     "which 4N backward)"},
+          [](auto& spec) -> auto& { return spec.sync.backward_fraction; }, kOpenUnit),
+      Rows::duration(
+          {.key = "bucket_overhead_us",
+           .unit = "us",
+           .meaning = "DDP's own work per gradient bucket (autograd hooks, copies into and out "
+                      "of the bucket), paid in training iterations, not by a bare collective",
+           .source = "assumed 0; fit it with dynamix calibrate on DDP iterations"},
+          [](auto& spec) -> auto& { return spec.sync.bucket_overhead; }, 1e-6, true),
+      with_typical(
           Rows::quantity(
               {.key = "intra_node_gbps",
                .unit = "Gb/s",
@@ -319,8 +327,10 @@ std::vector<ScenarioKnob> sync_cost_knobs() {
                           "2(g-1)/g of the gradient at this rate before the nodes synchronize "
                           "(0: free)",
                .source = "nccl-tests bus bandwidth convention; measure with all_reduce_perf on "
-                         "one node"},
-              [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative)};
+                         "one node; typical <= 14400 Gb/s: NVLink 5 moves 1.8 TB/s a GPU (NVLink "
+                         "4: 900 GB/s = 7200 Gb/s)"},
+              [](auto& spec) -> auto& { return spec.sync.intra_node_gbps; }, kNonNegative),
+          {.high = 14400, .above = "above any NVLink we know", .slips = {1e3, 1e6, 1e9}})};
 }
 
 ScenarioKnobTable sync() {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/cluster/topology_knobs.h"
 #include "sim/scenario/scenario_knobs.h"
 #include "tests/apps/run_dynamix.h"
 
@@ -76,6 +77,60 @@ TEST_CASE("--set adds a section the scenario omits, and its errors name --set") 
   const testing::Outcome unknown = dynamix("config --set network.nosuch.deep=1");
   CHECK(unknown.status == 2);
   CHECK(unknown.stderr_text.find("--set: network: expected an existing key") != std::string::npos);
+}
+
+TEST_CASE("dynamix config lists every topology key and says that nodes.N counts node groups") {
+  const testing::Outcome outcome = dynamix("config");
+  REQUIRE(outcome.status == 0);
+  for (const TopologyKnobTable& table : topology_knobs()) {
+    CHECK(outcome.stdout_text.find("\n" + table.section + ": ") != std::string::npos);
+    for (const TopologyKnob& knob : table.knobs) {
+      CAPTURE(knob.key);
+      CHECK(outcome.stdout_text.find("  " + knob.key + " = " + knob.default_value) !=
+            std::string::npos);
+    }
+  }
+  CHECK(outcome.stdout_text.find(
+            "topology.nodes.N is the N-th node GROUP (an entry of nodes:, with its count), not "
+            "the N-th node") != std::string::npos);
+  CHECK(outcome.stdout_text.find("topology.fabric.groups[].loss_rate = the fabric's  (a number "
+                                 "in [0, 1); typical <= 0.01)") != std::string::npos);
+  const std::string reference = contents(kSourceDir / "docs" / "configuration.md");
+  CHECK(reference.find("## `topology.fabric.groups[]:`") != std::string::npos);
+  CHECK(reference.find("groups:\n      - {gpu: A100, share: 0.25") != std::string::npos);
+}
+
+TEST_CASE("An implausible value warns once on stderr and --strict makes it exit 2") {
+  TempDirectory work;
+  const std::string slip =
+      " --set topology.nodes.0.link.bandwidth_gbps=25000 --set topology.nodes.1.link.loss_rate=0.1";
+  const testing::Outcome warned =
+      dynamix("simulate --iterations 3" + slip + " --out " + quoted(work / "warned"));
+  REQUIRE_MESSAGE(warned.status == 0, warned.stderr_text);
+  CHECK(warned.stderr_text ==
+        "dynamix: warning: --set topology.nodes.0.link.bandwidth_gbps=25000: "
+        "nodes.0.link.bandwidth_gbps 25000 is above any NIC we know (\u2264 1600 Gb/s); did you "
+        "mean 25?\n"
+        "dynamix: warning: --set topology.nodes.1.link.loss_rate=0.1: nodes.1.link.loss_rate 0.1 "
+        "is above any loss a training fabric runs with (\u2264 0.01, a fraction: 0.01 is 1%); did "
+        "you mean 0.001?\n");
+  const std::string grid = " --grid topology.nodes.0.link.bandwidth_gbps=25000,25";
+  // A sweep loads the scenario once per cell: still one warning.
+  const testing::Outcome swept =
+      dynamix("sweep --seeds 1 --policies static:64" + grid + " --out " + quoted(work / "swept"));
+  REQUIRE_MESSAGE(swept.status == 0, swept.stderr_text);
+  CHECK(swept.stderr_text.find("dynamix: warning: ") ==
+        swept.stderr_text.rfind("dynamix: warning: "));
+  CHECK(swept.stderr_text.find("25000 is above any NIC we know") != std::string::npos);
+  for (const std::string command : {"simulate", "evaluate", "sweep"}) {
+    CAPTURE(command);
+    const testing::Outcome strict =
+        dynamix(command + " --strict" + (command == "sweep" ? grid : slip) + " --out " +
+                quoted(work / ("strict-" + command)));
+    CHECK(strict.status == 2);
+    CHECK(strict.stderr_text.find("expected a typical value (--strict), found 25000") !=
+          std::string::npos);
+  }
 }
 
 }  // namespace
