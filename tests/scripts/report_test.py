@@ -162,7 +162,10 @@ class ReportTest(unittest.TestCase):
         with open(os.path.join(folder, "sweep_scaling.svg")) as handle:
             svg = handle.read()
         self.assertIn(label, svg)
-        self.assertIn("Fabric nodes: 32", svg)
+        # The other swept key titles each panel by its own meaning in the knob tables.
+        nodes = style.axis_label("topology.fabric.nodes", style.knob_table(DYNAMIX))
+        self.assertNotEqual(nodes, "topology.fabric.nodes")
+        self.assertIn(f"{nodes}: 32", svg)
 
     def test_cells_where_every_seed_missed_are_marked_and_named_in_the_legend(self):
         # A 10 s budget: no seed reaches the target, so every time-to-target point is a marker.
