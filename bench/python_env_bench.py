@@ -8,9 +8,13 @@ import numpy as np
 
 import dynamix
 
+# The C++ twin's environment (evaluation_env_options(): balanced base, k = 10), not the training
+# default (goodput, k = 20), whose windows are twice as long.
+TWIN_OPTIONS = {"decision_interval": 10, "action_base": "balanced"}
+
 
 def env_steps_per_s(seconds):
-    env = dynamix.make_env("quickstart")
+    env = dynamix.make_env("quickstart", **TWIN_OPTIONS)
     seed = 1
     env.reset(seed=seed)
     actions = np.zeros(env.workers, dtype=np.int32)
@@ -29,7 +33,8 @@ def env_steps_per_s(seconds):
 
 
 def vector_steps_per_s(seconds, environments=4):
-    vector = dynamix.make_vector_env("quickstart", num_envs=environments, seed=1, threads=2)
+    vector = dynamix.make_vector_env("quickstart", num_envs=environments, seed=1, threads=2,
+                                     **TWIN_OPTIONS)
     obs, _ = vector.reset()
     actions = np.zeros((environments, obs.shape[1]), dtype=np.int32)
     steps = 0
