@@ -57,40 +57,39 @@ std::vector<Row> what_rows() {
 }
 
 std::vector<Row> how_rows() {
-  return {
-      Rows::quantity(
-          {.key = "decision-interval",
-           .meaning = "iterations between decisions, k (default: a learned policy's "
-                      "own, else 10)"},
-          [](auto& o) -> auto& { return o.decision_interval; }, integers(1)),
-      env_row("decision-lag"),
-      env_row("max-batch-change"),
-      Rows::quantity(
-          {.key = "initial-batch",
-           .meaning = "per-worker batch every adaptive policy starts from (static and "
-                      "schedule policies start at their own)"},
-          [](auto& o) -> auto& { return o.initial_batch; }, integers(1)),
-      Rows::flag(
-          {.key = "oracle",
-           .meaning = "also search global-batch schedules for the fastest that reaches the "
-                      "target on every seed (an upper bound) and report the headroom each "
-                      "policy captures"},
-          [](auto& o) -> auto& { return o.oracle; }),
-      Rows::quantity(
-          {.key = "jobs",
-           .meaning = "policies run at once (threads); results do not depend on it",
-           .default_value = "one per core"},
-          [](auto& o) -> auto& { return o.jobs; }, integers(1, kMaxJobs)),
-      Rows::texts(
-          {.key = "set", .meaning = "override a value in every scenario: dotted.key=VALUE"},
-          [](auto& o) -> auto& { return o.overrides; }),
-      Rows::flag(
-          {.key = "quiet", .meaning = "print no progress on stderr"},
-          [](auto& o) -> auto& { return o.quiet; }),
-      strict_knob<EvaluateOptions>(),
-      Rows::text(
-          {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-          [](auto& o) -> auto& { return o.out; })};
+  return {Rows::quantity(
+              {.key = "decision-interval",
+               .meaning = "iterations between decisions, k (default: a learned policy's "
+                          "own, else 10)"},
+              [](auto& o) -> auto& { return o.decision_interval; }, integers(1)),
+          env_row("decision-lag"),
+          env_row("max-batch-change"),
+          Rows::quantity(
+              {.key = "initial-batch",
+               .meaning = "per-worker batch every adaptive policy starts from (static and "
+                          "schedule policies start at their own)"},
+              [](auto& o) -> auto& { return o.initial_batch; }, integers(1)),
+          Rows::flag(
+              {.key = "oracle",
+               .meaning = "also search global-batch schedules for the fastest that reaches the "
+                          "target on every seed (an upper bound) and report the headroom each "
+                          "policy captures"},
+              [](auto& o) -> auto& { return o.oracle; }),
+          Rows::quantity(
+              {.key = "jobs",
+               .meaning = "policies run at once (threads); results do not depend on it",
+               .default_value = "one per core"},
+              [](auto& o) -> auto& { return o.jobs; }, integers(1, kMaxJobs)),
+          Rows::texts(
+              {.key = "set", .meaning = "override a value in every scenario: dotted.key=VALUE"},
+              [](auto& o) -> auto& { return o.overrides; }),
+          Rows::flag(
+              {.key = "quiet", .meaning = "print no progress on stderr"},
+              [](auto& o) -> auto& { return o.quiet; }),
+          strict_knob<EvaluateOptions>(),
+          Rows::text(
+              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
+              [](auto& o) -> auto& { return o.out; })};
 }
 
 KnobTable<EvaluateOptions> make_evaluate_knobs() {

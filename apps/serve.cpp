@@ -18,7 +18,6 @@
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
-#include "studies/interrupt.h"
 #include "apps/policy_factory.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"

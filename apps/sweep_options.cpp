@@ -51,29 +51,28 @@ std::vector<Row> definition_rows() {
 }
 
 std::vector<Row> run_rows() {
-  return {
-      Rows::quantity(
-          {.key = "jobs",
-           .meaning = "episodes run at once, on threads (per rank under mpirun)",
-           .default_value = "one per core"},
-          [](auto& o) -> auto& { return o.run.jobs; }, integers(1, kMaxJobs)),
-      Rows::flag(
-          {.key = "resume",
-           .meaning = "continue the interrupted sweep in OUT.partial (same options); "
-                      "without it OUT.partial is started afresh"},
-          [](auto& o) -> auto& { return o.run.resume; }),
-      Rows::quantity(
-          {.key = "max-episodes",
-           .meaning = "run at most this many of the episodes left, then stop, "
-                      "resumable (e.g. per batch job)"},
-          [](auto& o) -> auto& { return o.max_episodes; }, integers(1)),
-      Rows::flag(
-          {.key = "quiet", .meaning = "print no progress on stderr"},
-          [](auto& o) -> auto& { return o.run.quiet; }),
-      strict_knob<SweepOptions>(),
-      Rows::text(
-          {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-          [](auto& o) -> auto& { return o.run.out; })};
+  return {Rows::quantity(
+              {.key = "jobs",
+               .meaning = "episodes run at once, on threads (per rank under mpirun)",
+               .default_value = "one per core"},
+              [](auto& o) -> auto& { return o.run.jobs; }, integers(1, kMaxJobs)),
+          Rows::flag(
+              {.key = "resume",
+               .meaning = "continue the interrupted sweep in OUT.partial (same options); "
+                          "without it OUT.partial is started afresh"},
+              [](auto& o) -> auto& { return o.run.resume; }),
+          Rows::quantity(
+              {.key = "max-episodes",
+               .meaning = "run at most this many of the episodes left, then stop, "
+                          "resumable (e.g. per batch job)"},
+              [](auto& o) -> auto& { return o.max_episodes; }, integers(1)),
+          Rows::flag(
+              {.key = "quiet", .meaning = "print no progress on stderr"},
+              [](auto& o) -> auto& { return o.run.quiet; }),
+          strict_knob<SweepOptions>(),
+          Rows::text(
+              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
+              [](auto& o) -> auto& { return o.run.out; })};
 }
 
 KnobTable<SweepOptions> make_sweep_knobs() {

@@ -162,14 +162,13 @@ ScenarioKnobTable top_level() {
                             .meaning = "what the scenario shows; its first line is listed by "
                                        "dynamix scenarios",
                             .default_value = "none"}),
-            structured(
-                {.key = "topology",
-                 .meaning = "the cluster: a topology file (relative to the scenario) or an "
-                            "inline map, with the keys of the topology tables; --set "
-                            "topology.KEY=VALUE edits it (docs/simulator.md)",
-                 .default_value = "required"},
-                "file or map", "a topology with at least one GPU node",
-                [](const ScenarioSpec& spec) { return spec.topology.name(); }),
+            structured({.key = "topology",
+                        .meaning = "the cluster: a topology file (relative to the scenario) or an "
+                                   "inline map, with the keys of the topology tables; --set "
+                                   "topology.KEY=VALUE edits it (docs/simulator.md)",
+                        .default_value = "required"},
+                       "file or map", "a topology with at least one GPU node",
+                       [](const ScenarioSpec& spec) { return spec.topology.name(); }),
             structured({.key = "traces",
                         .meaning = "background traffic: a list of {from, to, file, repeat}, each a "
                                    "link of the topology and a CSV of time_s,background_gbps",

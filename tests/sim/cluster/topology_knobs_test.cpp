@@ -36,7 +36,8 @@ std::string listed(const std::vector<std::string>& keys) {
 }
 
 TEST_CASE("Each topology reader refuses an unknown key by listing exactly its table's keys") {
-  const std::string node = "{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: 25, latency_us: 2";
+  const std::string node =
+      "{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: 25, latency_us: 2";
   const std::vector<std::pair<std::string, std::string>> documents = {
       {"topology", "nosuch: 1\nnodes: [{name: n, gpu: A100}]\n"},
       {"topology.nodes[]", "nodes: [{name: n, gpu: A100, cpu_cores: 1, nosuch: 1}]\n"},
@@ -80,7 +81,8 @@ TEST_CASE("Every topology row is a key some reader accepts") {
 
 TEST_CASE("A node uplink of 25000 Gb/s warns once, naming key, bound and the likely value") {
   const std::string text =
-      "switches: [s]\nnodes: [{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: 25000, "
+      "switches: [s]\nnodes: [{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: "
+      "25000, "
       "latency_us: 2}}]\n";
   const std::size_t before = printed_warnings().size();
   for (int load = 0; load < 3; ++load)
