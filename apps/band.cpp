@@ -3,9 +3,6 @@
 // started without a shell, so that its output stays out of the band's and a crash stays its own.
 #include "apps/band.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/child_process.h"
 #include "apps/command_line.h"
 #include "gym/observation.h"
 #include "policies/export/torchscript_policy.h"
@@ -25,8 +23,6 @@
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
-
-extern char** environ;
 
 namespace dynamix {
 namespace {
@@ -83,13 +79,6 @@ struct SeedRun {
   }
 };
 
-std::vector<std::string> split_words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
-  return words;
-}
-
 /// The train options as given, less a leading "train"; those the band sets itself refused.
 std::vector<std::string> train_arguments(const std::string& options) {
   std::vector<std::string> words = split_words(options);
@@ -122,32 +111,17 @@ std::vector<std::string> scenario_arguments(const std::vector<std::string>& trai
   return kept;
 }
 
-/// Runs this executable with `args`, stdout discarded and stderr into `log`; its exit status.
-int run_child(const std::vector<std::string>& args, const fs::path& log) {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  std::vector<std::string> owned = {self.string()};
-  owned.insert(owned.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : owned) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t child = 0;
-  const int started = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (started != 0) throw std::runtime_error("dynamix band: could not start " + self.string());
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /// Runs a child and turns its failure into this command's: its last stderr line, its status.
 void run_step(const std::vector<std::string>& args, const fs::path& log) {
-  const int status = run_child(args, log);
+  // This executable again (dynamix-torch, which has train), its stdout discarded.
+  std::error_code error;
+  std::vector<std::string> command = {fs::read_symlink("/proc/self/exe", error).string()};
+  command.insert(command.end(), args.begin(), args.end());
+  const ChildResult result =
+      run_child(command, {.stdout_path = "/dev/null", .stderr_path = log.string()});
+  if (result.start_error != 0)
+    throw std::runtime_error("dynamix band: could not start " + command.front());
+  const int status = result.status();
   if (status == 0) return;
   std::string text = fs::exists(log) ? read_text(log.string()) : std::string();
   text.erase(text.find_last_not_of('\n') + 1);

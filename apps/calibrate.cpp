@@ -1,7 +1,6 @@
 // `dynamix calibrate` and `dynamix fidelity`.
 #include "apps/calibrate.h"
 
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <sstream>
 
 #include "apps/calibrate_dynamics.h"
+#include "apps/child_process.h"
 #include "apps/command_line.h"
 #include "apps/fidelity_report.h"
 #include "dynamix_config.h"
@@ -69,15 +69,6 @@ FitSubset ModelOptions::subset() const {
   return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes, fit_batches);
 }
 
-/// `text` split at whitespace: the measurement script's extra arguments, one word each, never
-/// seen by a shell.
-std::vector<std::string> words_of(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
-  return words;
-}
-
 /// Runs the embedded measurement script into `csv` (posix_spawnp: no shell); a failure is an
 /// error naming the command.
 void measure_machine(const std::filesystem::path& script, const std::filesystem::path& csv,
@@ -88,23 +79,16 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
     if (!out.flush()) throw std::runtime_error("cannot write " + script.string());
   }
   std::vector<std::string> command = {python, script.string(), "--out", csv.string()};
-  for (std::string& word : words_of(script_options)) command.push_back(std::move(word));
+  for (std::string& word : split_words(script_options)) command.push_back(std::move(word));
   std::string shown;
   for (const std::string& word : command) shown += (shown.empty() ? "" : " ") + word;
   std::cerr << "measuring this machine: " << shown << '\n';
-  std::vector<char*> argv;
-  argv.reserve(command.size() + 1);
-  for (std::string& word : command) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  pid_t child = 0;
-  const int spawned = ::posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ);
-  if (spawned != 0) {
+  const ChildResult result = run_child(command, {.search_path = true});
+  if (result.start_error != 0) {
     throw InputError("--python", 0, "", "a Python interpreter to run",
-                     "'" + python + "' (" + std::strerror(spawned) + ")");
+                     "'" + python + "' (" + std::strerror(result.start_error) + ")");
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = result.wait_status;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                               : "signal " + std::to_string(WTERMSIG(status));

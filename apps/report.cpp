@@ -2,8 +2,6 @@
 // arguments reach it as given; its options, help and errors are its own.
 #include "apps/report.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "apps/child_process.h"
 #include "dynamix_config.h"
 
 namespace dynamix {
@@ -38,21 +37,6 @@ std::vector<std::string> child_environment() {
   return environment;
 }
 
-std::vector<char*> pointers(std::vector<std::string>& words) {
-  std::vector<char*> result;
-  result.reserve(words.size() + 1);
-  for (std::string& word : words) result.push_back(word.data());
-  result.push_back(nullptr);
-  return result;
-}
-
-/// A child's wait status as a shell reports it: its exit status, or 128 + the signal.
-int exit_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
-  return 1;
-}
-
 }  // namespace
 
 int run_report(const std::vector<std::string>& args) {
@@ -63,21 +47,13 @@ int run_report(const std::vector<std::string>& args) {
   }
   std::vector<std::string> command = {kPython, script.string()};
   command.insert(command.end(), args.begin(), args.end());
-  std::vector<std::string> environment = child_environment();
-  std::vector<char*> argv = pointers(command);
-  std::vector<char*> envp = pointers(environment);
-  pid_t child = 0;
-  const int spawned = ::posix_spawn(&child, kPython, nullptr, nullptr, argv.data(), envp.data());
-  if (spawned != 0) {
-    throw std::runtime_error(
-        std::string("dynamix report needs Debian's ") + kPython +
-        " (python3-nbclient, -nbconvert, -matplotlib, -pandas): " + std::strerror(spawned));
+  const ChildResult result = run_child(command, {.environment = child_environment()});
+  if (result.start_error != 0) {
+    throw std::runtime_error(std::string("dynamix report needs Debian's ") + kPython +
+                             " (python3-nbclient, -nbconvert, -matplotlib, -pandas): " +
+                             std::strerror(result.start_error));
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  }
-  return exit_status(status);
+  return result.status();
 }
 
 }  // namespace dynamix
