@@ -242,6 +242,7 @@ std::vector<std::size_t> group_counts(const std::vector<FabricGroup>& groups, st
   const std::size_t left = shares.empty() || nodes < fixed ? 0 : nodes - fixed;
   const std::vector<std::size_t> shared = gpu_counts(shares, left);
   std::vector<std::size_t> counts;
+  counts.reserve(groups.size());
   std::size_t next = 0;
   for (const FabricGroup& group : groups)
     counts.push_back(group.count != 0 ? group.count : shared[next++]);

@@ -68,6 +68,7 @@ std::vector<std::string> validation_scenario_paths() {
   std::vector<std::string> names = scenario_names_in(kValidationFolder);
   std::sort(names.begin(), names.end(), natural_less);
   std::vector<std::string> paths;
+  paths.reserve(names.size());
   for (const std::string& name : names) {
     paths.push_back(std::string(kEmbeddedPrefix) + std::string(kValidationFolder) + name +
                     std::string(kScenarioExtension));
