@@ -157,7 +157,7 @@ def rank_main(rank, config):
             total_iterations=phase["iterations"], token=phase.get("token"),
             max_batch=phase.get("max_batch", [None] * WORKERS)[rank], deadline_s=1.0,
             root_certificates=phase.get("root_certificates"), lookahead=phase.get("lookahead", 0),
-            timer=timer)
+            timer=timer, wait_for_answer=phase.get("wait_for_answer", False))
         if phase.get("loader_workers"):
             # The dataset yields sample ids, so the test sees exactly which samples arrived.
             loader = torch.utils.data.DataLoader(
@@ -296,8 +296,10 @@ def check_data_loader(work, pb2, pb2_grpc):
     """The same job through a DataLoader with 2 workers (4 batches drawn ahead) and without one:
     the same samples, batches and losses at every iteration, switching at the decided ones."""
     arbitrator = FakeArbitrator(pb2, pb2_grpc, pattern_answer)
+    # Waiting for each answer: the runs are compared iteration by iteration, so a late answer in
+    # one of them (a window of 2 ms on a loaded machine) must not shift its switches.
     phase = {"arbitrator": arbitrator.address, "interval": 6, "iterations": 42, "stop_at": 42,
-             "lookahead": 4}
+             "lookahead": 4, "wait_for_answer": True}
     results = run_job(work, "loader", [phase, dict(phase, loader_workers=2),
                                        dict(phase, micro_steps=3)])
     arbitrator.stop()

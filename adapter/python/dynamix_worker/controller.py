@@ -51,7 +51,7 @@ class AdaptiveBatchController:
                  max_lr_change: float = 2.0, max_lr_factor: float = 64.0,
                  max_batch: Optional[int] = None, token: Optional[str] = None,
                  root_certificates: Optional[str] = None, lookahead: int = 0, timer=None,
-                 lr_factor: float = 1.0):
+                 lr_factor: float = 1.0, wait_for_answer: bool = False):
         if lr_rule not in LR_RULES:
             raise ValueError(f"lr_rule: expected one of {', '.join(LR_RULES)}, found {lr_rule!r}")
         if interval < 1:
@@ -79,6 +79,9 @@ class AdaptiveBatchController:
         self.gpu_type, self.total_iterations = gpu_type, total_iterations
         self.max_batch_change, self.max_lr_change = max_batch_change, max_lr_change
         self.max_lr_factor, self.lookahead = max_lr_factor, lookahead
+        # Rank 0 waits for each answer (at most its call's deadline_s) instead of keeping the
+        # batches when it is late: the decisions then do not depend on timing.
+        self.wait_for_answer = wait_for_answer
         self.reference_batch = float(reference_batch or sampler.global_batch)
         self.device = (torch.device("cuda", torch.cuda.current_device())
                        if dist.get_backend() == "nccl" else torch.device("cpu"))
@@ -340,15 +343,16 @@ class AdaptiveBatchController:
         self._in_flight = (window_index, serialized, future)
 
     def _take_answer(self) -> Optional[Switch]:
-        """Rank 0: the previous window's decision if it has arrived and passes the checks;
-        never waits. None (logged) otherwise."""
+        """Rank 0: the previous window's decision if it has arrived (or, with wait_for_answer,
+        once it arrives or its call's deadline passes) and passes the checks. None (logged)
+        otherwise."""
         import grpc
         if self._in_flight is None:
             return None
         window_index, serialized, future = self._in_flight
         self._in_flight = None
         self._late = [late for late in self._late if not late.done()]
-        if not future.done():
+        if not future.done() and not self.wait_for_answer:
             # Not cancelled: a call waiting for the channel is what keeps gRPC driving a
             # reconnection (see _send_bytes). It ends at its deadline; held until then, as a
             # dropped future cancels itself.
