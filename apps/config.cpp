@@ -6,6 +6,9 @@
 
 #include "apps/command_line.h"
 #include "apps/evaluate_options.h"
+#include "apps/oracle_options.h"
+#include "apps/serve_options.h"
+#include "apps/simulate_options.h"
 #include "apps/sweep_options.h"
 #include "apps/train_options.h"
 #include "gym/env_knobs.h"
@@ -119,13 +122,17 @@ void print_options_markdown(std::ostream& out, const std::string& title, const s
 /// The tables of the options the command line and the Python package take.
 void print_option_tables_markdown(std::ostream& out) {
   out << "\n## Command-line options\n\n"
-      << "The same tables give each command's `--help`, its range checks and messages, the PPO\n"
-      << "settings a checkpoint keeps, and the Python package's keyword arguments (`-` as `_`).\n";
+      << "The same tables give each command's `--help`, its range checks and messages, train's\n"
+      << "`run.json`, the PPO settings a checkpoint keeps, and the Python package's keyword\n"
+      << "arguments (`-` as `_`).\n";
   print_options_markdown(out, "Environment", "gym/env_knobs.cpp", env_knobs());
   print_options_markdown(out, "PPO", "policies/ppo/ppo_options.cpp", ppo_knobs());
   print_options_markdown(out, "`dynamix train`", "apps/train_options.cpp", train_knobs());
   print_options_markdown(out, "`dynamix evaluate`", "apps/evaluate_options.cpp", evaluate_knobs());
   print_options_markdown(out, "`dynamix sweep`", "apps/sweep_options.cpp", sweep_knobs());
+  print_options_markdown(out, "`dynamix simulate`", "apps/simulate_options.cpp", simulate_knobs());
+  print_options_markdown(out, "`dynamix oracle`", "apps/oracle_options.cpp", oracle_knobs());
+  print_options_markdown(out, "`dynamix serve`", "apps/serve_options.cpp", serve_knobs());
 }
 
 /// One table of keys as a Markdown section.

@@ -5,10 +5,10 @@
 
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
+#include "apps/oracle_options.h"
 #include "gym/env_knobs.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -41,57 +41,6 @@ void write_best(std::ostream& out, const std::string& scenario, const OracleResu
   }
   out << result.best->name << " | " << format_rounded(result.best->mean_time_s) << " | "
       << result.tried.size() << " |\n";
-}
-
-struct OracleArgs {
-  std::vector<std::string> scenario_paths;
-  std::vector<std::string> overrides;
-  std::string out;
-  int seeds = 5;
-  std::int64_t first_seed = 1000;
-  EnvOptions env_options = evaluation_env_options();
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool quiet = false;
-};
-
-using Rows = KnobRows<OracleArgs, ExactNumbers>;
-using Row = Knob<OracleArgs>;
-
-/// Oracle's options in --help order, defaults from OracleArgs{}.
-const KnobTable<OracleArgs>& oracle_knobs() {
-  // Built once: the rows are immutable and hold no state.
-  static const KnobTable<OracleArgs> table = Rows::table(
-      "",
-      "dynamix oracle: search global-batch schedules for the fastest that reaches the target on "
-      "every seed",
-      {Rows::texts(
-           {.key = "scenario",
-            .meaning = "scenario YAML file or built-in name; repeat for several (default: "
-                       "quickstart)"},
-           [](auto& a) -> auto& { return a.scenario_paths; }),
-       Rows::quantity(
-           {.key = "seeds", .meaning = "seeds every finalist must reach on"},
-           [](auto& a) -> auto& { return a.seeds; }, integers(1)),
-       Rows::quantity(
-           {.key = "seed", .meaning = "first seed"}, [](auto& a) -> auto& { return a.first_seed; },
-           integers(0)),
-       Rows::quantity(
-           {.key = "decision-interval", .meaning = "iterations between decisions, k"},
-           [](auto& a) -> auto& { return a.env_options.decision_interval; }, integers(1)),
-       Rows::quantity(
-           {.key = "jobs",
-            .meaning = "episodes run at once (threads); results do not depend on it"},
-           [](auto& a) -> auto& { return a.jobs; }, integers(1, 256)),
-       Rows::texts(
-           {.key = "set", .meaning = "override a value: dotted.key=VALUE"},
-           [](auto& a) -> auto& { return a.overrides; }),
-       Rows::flag(
-           {.key = "quiet", .meaning = "print no progress on stderr"},
-           [](auto& a) -> auto& { return a.quiet; }),
-       Rows::text(
-           {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-           [](auto& a) -> auto& { return a.out; })});
-  return table;
 }
 
 /// Parses the options; false when --help was printed.

@@ -19,6 +19,7 @@
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
+#include "apps/serve_options.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
 #include "studies/interrupt.h"
@@ -162,145 +163,21 @@ std::unique_ptr<Arbitrator> load_arbitrator(const std::string& policy,
   return loaded.get();
 }
 
-}  // namespace
-
-namespace {
-
-struct ServeArgs {
-  std::string policy;
-  std::string policy_sha256;
-  std::string log_directory;
-  std::string listen = "127.0.0.1:50051";
-  std::string token_file;
-  std::string tls_certificate;
-  std::string tls_key;
-  std::string tls_client_ca;
-  bool insecure = false;
-  GuardRails rails;
-  std::int64_t workers = 0;
-  std::int64_t deadline_ms = 1000;
-  std::int64_t log_max_mb = 256;
-  std::int64_t log_keep = 4;
-};
-
-using Rows = KnobRows<ServeArgs, ExactNumbers>;
-using Row = Knob<ServeArgs>;
-
-template <typename Member>
-auto field(Member member) {
-  return [member](auto& a) -> auto& { return a.*member; };
-}
-
-template <typename Member>
-auto rail(Member member) {
-  return [member](auto& a) -> auto& { return a.rails.*member; };
-}
-
-/// What serves, for which job, and where it logs.
-std::vector<Row> policy_rows() {
-  return {
-      Rows::text({.key = "policy",
-                  .meaning = "what decides: a policy.pt (dynamix train or export; ppo:FILE also "
-                             "works) or any policy simulate --policy takes that chooses batches "
-                             "itself (goodput:100, goodput+proportional, static:64, ...)",
-                  .default_value = "required"},
-                 field(&ServeArgs::policy)),
-      Rows::text({.key = "policy-sha256",
-                  .meaning = "refuse any policy file whose SHA-256 is not this (hex); checked on "
-                             "the bytes that are loaded"},
-                 field(&ServeArgs::policy_sha256)),
-      Rows::quantity({.key = "workers",
-                      .meaning = "workers of the job (every report must have as many)",
-                      .default_value = "required"},
-                     field(&ServeArgs::workers), integers(1, 1 << 16)),
-      Rows::text({.key = "log",
-                  .meaning = "directory for decisions.jsonl (appended; rotated; dynamix replay "
-                             "reads it); one serve per directory",
-                  .default_value = "required"},
-                 field(&ServeArgs::log_directory)),
-      Rows::quantity({.key = "log-max-mb", .meaning = "rotate decisions.jsonl at this size, MiB"},
-                     field(&ServeArgs::log_max_mb), integers(1, 1 << 20)),
-      Rows::quantity(
-          {.key = "log-keep", .meaning = "rotated files kept (decisions.1.jsonl is the newest)"},
-          field(&ServeArgs::log_keep), integers(0, 1000))};
-}
-
-/// Where to listen and with which credentials.
-std::vector<Row> listen_rows() {
-  return {
-      Rows::text({.key = "listen",
-                  .meaning = "host:port to listen on; port 0 picks a free one; an address other "
-                             "than loopback needs --token-file or --tls-cert (or --insecure)"},
-                 field(&ServeArgs::listen)),
-      Rows::text({.key = "token-file",
-                  .meaning = "file holding the job's bearer token; every call must carry "
-                             "'authorization: Bearer TOKEN'"},
-                 field(&ServeArgs::token_file)),
-      Rows::text({.key = "tls-cert",
-                  .meaning = "PEM server certificate chain: serve over TLS (with --tls-key)"},
-                 field(&ServeArgs::tls_certificate)),
-      Rows::text({.key = "tls-key", .meaning = "PEM private key of --tls-cert"},
-                 field(&ServeArgs::tls_key)),
-      Rows::text({.key = "tls-client-ca",
-                  .meaning = "PEM CA bundle: require client certificates it signed"},
-                 field(&ServeArgs::tls_client_ca)),
-      Rows::flag({.key = "insecure",
-                  .meaning = "allow an address other than loopback without credentials"},
-                 field(&ServeArgs::insecure))};
-}
-
-/// What a decision may do, and how long it may take.
-std::vector<Row> rail_rows() {
-  const Range factor{.low = 1, .finite = true};
-  return {
-      Rows::quantity({.key = "max-batch-change",
-                      .meaning = "largest factor one decision may change the global batch by"},
-                     rail(&GuardRails::max_batch_change), factor),
-      Rows::quantity({.key = "max-lr-change",
-                      .meaning = "largest factor one decision may change the LR factor by"},
-                     rail(&GuardRails::max_lr_change), factor),
-      Rows::quantity({.key = "max-lr-factor", .meaning = "largest LR factor a decision may give"},
-                     rail(&GuardRails::max_lr_factor), factor),
-      Rows::quantity({.key = "decision-deadline-ms",
-                      .meaning = "a decision (policy forward included) that takes longer is "
-                                 "refused, and so is every later one"},
-                     field(&ServeArgs::deadline_ms), integers(1, 600'000))};
-}
-
-/// Serve's options in --help order, defaults from ServeArgs{}.
-const KnobTable<ServeArgs>& serve_knobs() {
-  // Built once: the rows are immutable and hold no state.
-  static const KnobTable<ServeArgs> table = [] {
-    std::vector<Row> rows = policy_rows();
-    for (auto part : {listen_rows(), rail_rows()}) {
-      for (Row& row : part) rows.push_back(std::move(row));
-    }
-    return Rows::table("",
-                       "dynamix serve: answer real workers' window reports with a policy's "
-                       "decisions.\n"
-                       "A TorchScript policy.pt is a program: it runs with serve's rights. Serve "
-                       "only files you\n"
-                       "trust, and pin them with --policy-sha256",
-                       std::move(rows));
-  }();
-  return table;
-}
-
 /// The command line, range-checked; nullopt after --help.
-std::optional<ServeArgs> parse_serve_args(const std::vector<std::string>& args) {
+std::optional<ServeOptions> parse_serve_args(const std::vector<std::string>& args) {
   po::options_description options(serve_knobs().meaning);
   options.add_options()("help,h", "print this help");
   add_knob_options(options, serve_knobs());
   po::variables_map values;
   if (parse_command_line(args, options, values)) return std::nullopt;
-  ServeArgs a;
+  ServeOptions a;
   read_knob_options(values, serve_knobs(), a);
   return a;
 }
 
 /// Where and for whom to listen: the address checked, credentials read, and any address other
 /// than loopback refused without them (unless --insecure).
-ServerOptions server_options_of(const ServeArgs& a) {
+ServerOptions server_options_of(const ServeOptions& a) {
   const ListenAddress listen = parse_listen_address(a.listen);
   ServerOptions server{.host = listen.host, .port = listen.port};
   if (!a.token_file.empty()) server.token = read_token(a.token_file);
@@ -334,9 +211,9 @@ std::string policy_label(const Arbitrator& arbitrator) {
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
-  const std::optional<ServeArgs> parsed = parse_serve_args(args);
+  const std::optional<ServeOptions> parsed = parse_serve_args(args);
   if (!parsed) return 0;
-  const ServeArgs& a = *parsed;
+  const ServeOptions& a = *parsed;
   const ServerOptions server_options = server_options_of(a);
   const std::chrono::milliseconds deadline(a.deadline_ms);
   const std::unique_ptr<Arbitrator> loaded =

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapter/proto/dynamix.pb.h"
+#include "adapter/server/guard_rails.h"
 #include "gym/window_metrics.h"
 #include "sim/training/workload.h"
 
@@ -55,16 +56,6 @@ double lr_factor(LrRule rule, double global_batch, double reference_batch,
 /// The LrRule of a wire rule; ReportError for an unspecified one.
 LrRule to_lr_rule(wire::LrRule rule);
 
-/// The bounds every decision is held to, on the arbitrator and (with the same defaults) in the
-/// worker: a policy, or whoever answers in its place, cannot swing a job.
-struct GuardRails {
-  /// Largest factor by which one decision may change the reported window's global batch.
-  double max_batch_change = 2.0;
-  /// Largest factor by which one decision may change the LR factor in force.
-  double max_lr_change = 2.0;
-  /// Largest LR factor a decision may give.
-  double max_lr_factor = 64.0;
-};
 /// InputError naming the option unless every bound is finite and >= 1.
 void check_guard_rails(const GuardRails& rails);
 GuardRails from_wire(const wire::GuardRails& rails);

@@ -1,11 +1,16 @@
-// The commands' options come from their knob tables: --help shows every row with its default as
-// written, the tables' defaults are the commands' option structs', and the PPO and environment
-// options train and evaluate take are rows of those components' tables.
+// The commands' options come from their knob tables: every command's --help (train, evaluate,
+// sweep, simulate, oracle, serve) shows every row with its default as written, the tables'
+// defaults are the commands' option structs', the reference lists every table, and the PPO and
+// environment options train, evaluate and simulate take are rows of those components' tables.
 #include <doctest/doctest.h>
 
 #include "apps/evaluate_options.h"
+#include "apps/oracle_options.h"
+#include "apps/serve_options.h"
+#include "apps/simulate_options.h"
 #include "apps/sweep_options.h"
 #include "apps/train_options.h"
+#include "dynamix_config.h"
 #include "gym/env_knobs.h"
 #include "tests/apps/run_dynamix.h"
 
@@ -14,13 +19,21 @@ namespace {
 
 using namespace testing;
 
-/// The line of `help` that names --KEY ("--KEY arg", "-j [ --KEY ] arg"); empty if none.
+/// The line of `help` that names --KEY in its option column ("  --KEY arg", "  -j [ --KEY ] arg"),
+/// not in another option's help text; empty if none.
 std::string option_line(const std::string& help, const std::string& key) {
   for (const std::string& line : split(help, '\n')) {
-    const std::size_t at = line.find("--" + key);
-    if (at == std::string::npos) continue;
-    const std::size_t end = at + 2 + key.size();
-    if (end == line.size() || line[end] == ' ') return line;
+    std::string_view named = line;
+    named.remove_prefix(std::min(named.size(), named.find_first_not_of(' ')));
+    // A short name comes first: "-j [ --jobs ]".
+    if (named.size() > 5 && named[0] == '-' && named[1] != '-' && named.substr(2, 3) == " [ ") {
+      named.remove_prefix(5);
+    }
+    const std::string option = "--" + key;
+    if (named.starts_with(option) &&
+        (named.size() == option.size() || named[option.size()] == ' ')) {
+      return line;
+    }
   }
   return "";
 }
@@ -62,22 +75,43 @@ void check_defaults(const KnobTable<Target>& table, const Target& defaults,
   }
 }
 
-TEST_CASE("train, sweep and evaluate --help show every row of their tables with its default") {
+TEST_CASE("Every command's --help shows every row of its table with its default") {
   check_help("train", train_knobs());
   check_help("sweep", sweep_knobs());
   check_help("evaluate", evaluate_knobs());
+  check_help("simulate", simulate_knobs());
+  check_help("oracle", oracle_knobs());
+#ifdef DYNAMIX_ADAPTER
+  check_help("serve", serve_knobs());
+#endif
 }
 
 TEST_CASE("The commands' tables take their defaults from their option structs") {
   check_defaults(train_knobs(), TrainOptions{}, {"scenario", "out"});
   check_defaults(sweep_knobs(), SweepOptions{}, {"scenario", "out", "jobs"});
   check_defaults(evaluate_knobs(), EvaluateOptions{}, {"out", "jobs"});
+  check_defaults(simulate_knobs(), SimulateOptions{}, {"scenario", "out"});
+  check_defaults(oracle_knobs(), OracleArgs{}, {"out", "jobs"});
+  check_defaults(serve_knobs(), ServeOptions{}, {"policy", "workers", "log"});
   CHECK(find_knob(train_knobs(), "out")->default_value == "required");
   CHECK(find_knob(train_knobs(), "learning-rate")->default_value == "0.001");
   CHECK(find_knob(evaluate_knobs(), "decision-interval")->default_value == "none");
+  CHECK(find_knob(simulate_knobs(), "decision-interval")->default_value == "10");
+  CHECK(find_knob(serve_knobs(), "max-batch-change")->default_value == "2");
+  // The reference is the same on every machine.
+  CHECK(find_knob(oracle_knobs(), "jobs")->default_value == "one per core");
 }
 
-TEST_CASE("train's and evaluate's PPO and environment options are rows of those tables") {
+TEST_CASE("The reference lists every command's options table") {
+  const std::string reference = contents(kSourceDir / "docs" / "configuration.md");
+  for (const std::string command : {"train", "evaluate", "sweep", "simulate", "oracle", "serve"}) {
+    CAPTURE(command);
+    CHECK(reference.find("### `dynamix " + command + "`\n") != std::string::npos);
+    CHECK(reference.find("(`apps/" + command + "_options.cpp`)") != std::string::npos);
+  }
+}
+
+TEST_CASE("The PPO and environment options the commands take are rows of those tables") {
   const auto check_rows = [](const auto& table) {
     for (const auto& knob : table.knobs) {
       const Knob<PpoOptions>* ppo = find_knob(ppo_knobs(), knob.key);
@@ -93,6 +127,8 @@ TEST_CASE("train's and evaluate's PPO and environment options are rows of those 
   for (const char* key : {"decision-lag", "max-batch-change"}) {
     CAPTURE(key);
     CHECK(find_knob(evaluate_knobs(), key)->range == find_knob(env_knobs(), key)->range);
+    CHECK(find_knob(simulate_knobs(), key)->range == find_knob(env_knobs(), key)->range);
+    CHECK(find_knob(simulate_knobs(), key)->meaning == find_knob(env_knobs(), key)->meaning);
   }
   CHECK(find_knob(train_knobs(), "decision-interval")->default_value ==
         find_knob(env_knobs(), "decision-interval")->default_value);

@@ -1,0 +1,33 @@
+// What `dynamix oracle` takes on its command line, declared once in a knob table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gym/batch_size_env.h"
+#include "sim/io/knobs.h"
+
+namespace dynamix {
+
+/// Everything `dynamix oracle` takes on its command line (OracleOptions, studies/oracle.h, are
+/// the search's own).
+struct OracleArgs {
+  /// Empty: quickstart.
+  std::vector<std::string> scenario_paths;
+  std::vector<std::string> overrides;
+  std::string out;
+  int seeds = 5;
+  std::int64_t first_seed = 1000;
+  EnvOptions env_options;
+  /// One per core.
+  int jobs;
+  bool quiet = false;
+
+  OracleArgs();
+};
+
+/// Oracle's options in --help order, defaults from OracleArgs{}.
+const KnobTable<OracleArgs>& oracle_knobs();
+
+}  // namespace dynamix
