@@ -47,7 +47,8 @@ Knob<Target> strict_knob() {
   return KnobRows<Target>::flag(
       {.key = "strict",
        .meaning = "refuse implausible values (outside a key's typical range, e.g. a bandwidth "
-                  "in Mb/s given as Gb/s) instead of warning about them"},
+                  "in Mb/s given as Gb/s) instead of warning about them",
+       .recorded = false},
       [](auto& target) -> auto& { return target.strict; });
 }
 

@@ -15,6 +15,7 @@
 #include "apps/knob_options.h"
 #include "apps/policy_selection.h"
 #include "apps/train_options.h"
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/export/torchscript_policy.h"
@@ -154,19 +155,6 @@ void write_string_list(JsonWriter& json, const std::vector<std::string>& values)
   json.end_array();
 }
 
-/// A PPO setting's exact text as a JSON number or boolean where it is one, else as a string.
-void write_setting(JsonWriter& json, const std::string& text) {
-  double number = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error == std::errc{} && end == text.data() + text.size()) {
-    json.value(number);
-  } else if (text == "true" || text == "false") {
-    json.value(text == "true");
-  } else {
-    json.value(text);
-  }
-}
-
 /// The ranges ScenarioSampler draws every training scenario from.
 void write_randomization(JsonWriter& json, const SamplerOptions& sampler) {
   json.begin_object();
@@ -201,24 +189,9 @@ void write_randomization(JsonWriter& json, const SamplerOptions& sampler) {
   json.end_object();
 }
 
-/// The environment's options a policy is trained under.
-void write_environment(JsonWriter& json, const EnvOptions& env) {
-  json.begin_object();
-  json.key("decision_interval");
-  json.value(env.decision_interval);
-  json.key("actions");
-  write_int_list(json, env.actions);
-  json.key("action_base");
-  json.value(action_base_name(env.action_base));
-  json.key("min_batch");
-  json.value(env.min_batch);
-  json.key("max_batch");
-  json.value(env.max_batch);
-  json.end_object();
-}
-
-/// run.json: every option of the run (PPO's as its --options name them, with those train does
-/// not expose), the randomization ranges with --randomize, and the resolved scenario.
+/// run.json: train's options from its table (keyed as Python names them), every PPO option from
+/// PPO's (as --options name them, with those train does not expose), the environment's from its
+/// table, the randomization ranges with --randomize, and the resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
                     std::int64_t updates, const Scenario& scenario,
                     const PolicySelection* selection) {
@@ -229,35 +202,17 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   json.value(kDynamixVersion);
   json.key("command");
   json.value("train");
-  json.key("seed");
-  json.value(static_cast<std::int64_t>(run.ppo.seed));
-  json.key("steps");
-  json.value(run.steps);
-  json.key("environments");
-  json.value(run.environments);
-  json.key("threads");
-  json.value(run.threads);
-  json.key("eval_every");
-  json.value(run.eval_every);
-  json.key("eval_seeds");
-  json.value(run.eval_seeds);
-  json.key("checkpoint_every");
-  json.value(run.checkpoint_every);
-  json.key("randomize");
-  json.value(run.randomize);
-  json.key("action_base");
-  json.value(action_base_name(run.env.action_base));
+  write_knob_values(json, train_knobs(), run, KnobKeys::kSnakeCase);
   json.key("updates");
   json.value(updates);
   json.key("ppo");
   json.begin_object();
-  for (const auto& [name, text] : settings(run.ppo)) {
-    json.key(name);
-    write_setting(json, text);
-  }
+  write_knob_values(json, ppo_knobs(), run.ppo, KnobKeys::kAsGiven);
   json.end_object();
   json.key("environment");
-  write_environment(json, run.env);
+  json.begin_object();
+  write_knob_values(json, env_knobs(), run.env, KnobKeys::kSnakeCase);
+  json.end_object();
   if (run.randomize) {
     json.key("randomization");
     write_randomization(json, run.sampler);
@@ -306,13 +261,15 @@ void check(const po::variables_map& values, TrainOptions& o) {
   o.select_on = std::move(select_on);
 }
 
-/// What a resume must repeat beside the PPO options.
+/// What a resume must repeat beside the PPO options: the scenario by name and resolved
+/// configuration, and the rows of train's table that shape the run, shown as the table shows them.
 RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
-  return {{"scenario", scenario.name},
-          {"set", "resolved configuration " + fingerprint(scenario.resolved)},
-          {"randomize", o.randomize ? "true" : "false"},
-          {"family-budget", std::to_string(o.family_budget)},
-          {"steps", std::to_string(o.steps)}};
+  RunSettings settings = {{"scenario", scenario.name},
+                          {"set", "resolved configuration " + fingerprint(scenario.resolved)}};
+  for (const char* key : {"randomize", "family-budget", "steps"}) {
+    settings.emplace_back(key, find_knob(train_knobs(), key)->show(o));
+  }
+  return settings;
 }
 
 /// train_curve.csv: one row per update, flushed as it comes; a resume keeps the rows of the

@@ -74,22 +74,25 @@ std::vector<Row> scenario_rows() {
 }
 
 std::vector<Row> run_rows() {
-  return {
-      Rows::quantity(
-          {.key = "eval-every", .meaning = "updates between evaluations of the greedy policy"},
-          field(&TrainOptions::eval_every), integers(1)),
-      Rows::quantity({.key = "eval-seeds", .meaning = "seeds per evaluation"},
-                     field(&TrainOptions::eval_seeds), integers(1, kMaxEvalSeeds)),
-      Rows::quantity({.key = "checkpoint-every", .meaning = "updates between checkpoints"},
-                     field(&TrainOptions::checkpoint_every), integers(1)),
-      Rows::flag({.key = "resume",
-                  .meaning = "continue an interrupted run from OUT.partial/checkpoint.pt"},
-                 field(&TrainOptions::resume)),
-      Rows::flag({.key = "quiet", .meaning = "print no progress on stderr"},
-                 field(&TrainOptions::quiet)),
-      strict_knob<TrainOptions>(),
-      Rows::text({.key = "out", .meaning = "run directory to write", .default_value = "required"},
-                 field(&TrainOptions::out))};
+  return {Rows::quantity(
+              {.key = "eval-every", .meaning = "updates between evaluations of the greedy policy"},
+              field(&TrainOptions::eval_every), integers(1)),
+          Rows::quantity({.key = "eval-seeds", .meaning = "seeds per evaluation"},
+                         field(&TrainOptions::eval_seeds), integers(1, kMaxEvalSeeds)),
+          Rows::quantity({.key = "checkpoint-every", .meaning = "updates between checkpoints"},
+                         field(&TrainOptions::checkpoint_every), integers(1)),
+          Rows::flag({.key = "resume",
+                      .meaning = "continue an interrupted run from OUT.partial/checkpoint.pt",
+                      .recorded = false},
+                     field(&TrainOptions::resume)),
+          Rows::flag({.key = "quiet", .meaning = "print no progress on stderr", .recorded = false},
+                     field(&TrainOptions::quiet)),
+          strict_knob<TrainOptions>(),
+          Rows::text({.key = "out",
+                      .meaning = "run directory to write",
+                      .default_value = "required",
+                      .recorded = false},
+                     field(&TrainOptions::out))};
 }
 
 KnobTable<TrainOptions> make_train_knobs() {

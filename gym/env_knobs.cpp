@@ -58,6 +58,9 @@ Row max_batch_change_knob() {
     return exact_number(options.max_batch_change);
   };
   knob.show = [](const EnvOptions& options) { return exact_number(options.max_batch_change); };
+  knob.write = [](JsonWriter& json, const EnvOptions& options) {
+    json.value(options.max_batch_change);
+  };
   return knob;
 }
 

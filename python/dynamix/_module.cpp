@@ -110,10 +110,8 @@ void append_padded(std::vector<float>& out, const std::vector<float>& values, st
 py::list env_knob_rows() {
   py::list rows;
   for (const Knob<EnvOptions>& knob : env_knobs().knobs) {
-    std::string name = knob.key;
-    std::replace(name.begin(), name.end(), '-', '_');
     py::dict row;
-    row["name"] = name;
+    row["name"] = snake_case(knob.key);
     row["key"] = knob.key;
     row["type"] = knob.type;
     row["unit"] = knob.unit;
@@ -293,7 +291,8 @@ class Exclusive {
 std::string index_name(py::ssize_t flat, const py::array& array) {
   std::string index;
   for (py::ssize_t d = array.ndim() - 1; d >= 0; --d) {
-    index = std::to_string(flat % array.shape(d)) + (index.empty() ? "" : ", ") + index;
+    if (!index.empty()) index.insert(0, ", ");
+    index.insert(0, std::to_string(flat % array.shape(d)));
     flat /= array.shape(d);
   }
   return "actions[" + index + "]";

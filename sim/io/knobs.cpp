@@ -1,6 +1,7 @@
 // The knob rows' ranges and the number texts they parse and show.
 #include "sim/io/knobs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iomanip>
 #include <sstream>
@@ -61,6 +62,11 @@ std::optional<double> parse_number(const std::string& text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::string snake_case(std::string key) {
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
 }
 
 std::optional<long long> parse_integer(const std::string& text) {

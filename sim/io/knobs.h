@@ -1,6 +1,7 @@
 // Options declared once: one row per key (type, unit, range, default, meaning, source) with the
-// typed readers that parse, check and show its value in the struct it configures. The rows drive
-// parsing, range checks, error messages, --help, settings and the configuration reference.
+// typed readers that parse, check, show and write its value in the struct it configures. The rows
+// drive parsing, range checks, error messages, --help, settings, run records (run.json) and the
+// configuration reference.
 #pragma once
 
 #include <cmath>
@@ -96,8 +97,15 @@ struct Knob {
   std::function<std::optional<std::string>(const Target& target)> violation = {};
   /// The target's value as a file or the command line would give it.
   std::function<std::string(const Target& target)> show = {};
+  /// The target's value as one JSON value: numbers and integers as numbers (null when absent),
+  /// flags as booleans, lists as arrays, the rest as strings. Empty: written as show's text.
+  std::function<void(JsonWriter& json, const Target& target)> write = {};
   /// Where values usually lie; none for keys whose every valid value is plausible.
   std::optional<Typical> typical = {};
+  /// Whether a run's record (run.json) holds the value: false for options that say how a command
+  /// runs (--out, --resume, --quiet, --strict), not what it computes, so that the same run
+  /// records the same bytes.
+  bool recorded = true;
 };
 
 /// The keys of one section of a file, or of one component's options.
@@ -130,6 +138,34 @@ std::vector<std::pair<std::string, std::string>> shown_values(const KnobTable<Ta
   return values;
 }
 
+/// A key as Python's keyword arguments and the JSON records name it: '-' as '_'
+/// ("decision-interval" -> "decision_interval").
+std::string snake_case(std::string key);
+
+/// How write_knob_values names each row's member.
+enum class KnobKeys {
+  /// As the command line spells the option ("rollout-steps").
+  kAsGiven,
+  /// snake_case ("rollout_steps").
+  kSnakeCase,
+};
+
+/// Each recorded row's value in `target` as a member of the JSON object being written, in the
+/// table's order: run.json records a run's options from the tables that declare them.
+template <typename Target>
+void write_knob_values(JsonWriter& json, const KnobTable<Target>& table, const Target& target,
+                       KnobKeys keys) {
+  for (const Knob<Target>& knob : table.knobs) {
+    if (!knob.recorded) continue;
+    json.key(keys == KnobKeys::kSnakeCase ? snake_case(knob.key) : knob.key);
+    if (knob.write) {
+      knob.write(json, target);
+    } else {
+      json.value(knob.show(target));
+    }
+  }
+}
+
 /// `knob` over a struct that holds its target: `part(outer)` is the inner struct (a generic
 /// lambda, called on const and non-const structs).
 template <typename Outer, typename Inner, typename Part>
@@ -137,6 +173,7 @@ Knob<Outer> rebased(const Knob<Inner>& knob, Part part) {
   Knob<Outer> outer{knob.key,           knob.type,    knob.unit,  knob.range,
                     knob.default_value, knob.meaning, knob.source};
   outer.typical = knob.typical;
+  outer.recorded = knob.recorded;
   if (knob.read) {
     outer.read = [read = knob.read, part](const ConfigNode& section, Outer& target) {
       read(section, part(target));
@@ -154,6 +191,11 @@ Knob<Outer> rebased(const Knob<Inner>& knob, Part part) {
   }
   if (knob.show) {
     outer.show = [show = knob.show, part](const Outer& target) { return show(part(target)); };
+  }
+  if (knob.write) {
+    outer.write = [write = knob.write, part](JsonWriter& json, const Outer& target) {
+      write(json, part(target));
+    };
   }
   return outer;
 }
@@ -185,6 +227,8 @@ struct KnobText {
   std::string source = {};
   /// Replaces the default shown from the target's defaults when it depends on other keys.
   std::string default_value = {};
+  /// Knob::recorded.
+  bool recorded = true;
 };
 
 namespace knob_detail {
@@ -223,6 +267,20 @@ bool fits(const Field&, long long value) {
   }
 }
 
+/// A plain or optional number field, given as value / scale, as a JSON number; null when absent.
+template <typename Field>
+void write_quantity(JsonWriter& json, const Field& field, bool integer, double scale) {
+  const std::optional<long long> whole = integer ? as_integer(field) : std::nullopt;
+  const std::optional<double> value = as_double(field);
+  if (!value) {
+    json.null();
+  } else if (whole) {
+    json.value(static_cast<std::int64_t>(*whole));
+  } else {
+    json.value(*value / scale);
+  }
+}
+
 /// Stores a value into a plain or optional field of its type.
 template <typename Field, typename Value>
 void store(Field& field, Value value) {
@@ -248,7 +306,8 @@ struct KnobRows {
                .range = std::move(range),
                .default_value = std::move(text.default_value),
                .meaning = std::move(text.meaning),
-               .source = std::move(text.source)};
+               .source = std::move(text.source),
+               .recorded = text.recorded};
   }
 
   static std::string shown(double value, const Range& range) {
@@ -305,6 +364,9 @@ struct KnobRows {
       const std::optional<double> value = knob_detail::as_double(access(target));
       return value ? Numbers::number(*value / scale) : std::string("none");
     };
+    knob.write = [access, range, scale](JsonWriter& json, const Target& target) {
+      knob_detail::write_quantity(json, access(target), range.integer, scale);
+    };
     return knob;
   }
 
@@ -337,6 +399,9 @@ struct KnobRows {
     knob.show = [access, unit_seconds](const Target& target) {
       return Numbers::number(to_seconds(access(target)) / unit_seconds);
     };
+    knob.write = [access, unit_seconds](JsonWriter& json, const Target& target) {
+      json.value(to_seconds(access(target)) / unit_seconds);
+    };
     return knob;
   }
 
@@ -353,6 +418,9 @@ struct KnobRows {
     };
     knob.show = [access](const Target& target) {
       return std::string(access(target) ? "true" : "false");
+    };
+    knob.write = [access](JsonWriter& json, const Target& target) {
+      json.value(static_cast<bool>(access(target)));
     };
     return knob;
   }
@@ -425,6 +493,11 @@ struct KnobRows {
       }
       return joined;
     };
+    knob.write = [access](JsonWriter& json, const Target& target) {
+      json.begin_array();
+      for (const std::string& text : access(target)) json.value(text);
+      json.end_array();
+    };
     return knob;
   }
 
@@ -453,6 +526,11 @@ struct KnobRows {
         joined += std::to_string(value);
       }
       return joined;
+    };
+    knob.write = [access](JsonWriter& json, const Target& target) {
+      json.begin_array();
+      for (const auto value : access(target)) json.value(static_cast<std::int64_t>(value));
+      json.end_array();
     };
     return knob;
   }

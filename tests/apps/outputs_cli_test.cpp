@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/train_options.h"
+#include "gym/env_knobs.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -193,22 +195,36 @@ TEST_CASE("simulate --policy ppo decides at the policy's own interval unless tol
   CHECK(std::stoi(decisions_of("eval-own")) > std::stoi(decisions_of("eval-told")));
 }
 
-TEST_CASE("train's run.json records every PPO option, the environment and the randomization") {
+TEST_CASE("train's run.json records every option from the tables, and the randomization") {
   TempDirectory work;
   const Outcome plain = dynamix(kTinyTrain + " --gamma 0.99 --out " + quoted(work / "plain"));
   REQUIRE_MESSAGE(plain.status == 0, plain.stderr_text);
   const YAML::Node run = YAML::LoadFile(work / "plain/run.json");
+  for (const Knob<TrainOptions>& knob : train_knobs().knobs) {
+    CAPTURE(knob.key);
+    // --out, --quiet, --resume and --strict say how train runs, not what it trains.
+    CHECK(run[snake_case(knob.key)].IsDefined() == knob.recorded);
+  }
+  for (const Knob<EnvOptions>& knob : env_knobs().knobs) {
+    CAPTURE(knob.key);
+    CHECK(run["environment"][snake_case(knob.key)].IsDefined());
+  }
+  CHECK(run["steps"].as<int>() == 16);
+  CHECK(run["envs"].as<int>() == 2);
+  CHECK(run["gamma"].as<double>() == 0.99);
+  CHECK(run["set"].size() == 1);
+  CHECK(run["set"][0].as<std::string>() == "training.budget_epochs=1");
+  CHECK_FALSE(run["out"].IsDefined());
+  CHECK(run["action_base"].as<std::string>() == "goodput");
   const YAML::Node ppo = run["ppo"];
   REQUIRE(ppo.IsMap());
-  for (const char* key :
-       {"seed", "rollout-steps", "epochs", "minibatches", "learning-rate", "adam-epsilon",
-        "gae-lambda", "clip-range", "entropy-coef", "value-coef", "max-grad-norm", "target-kl",
-        "single-explorer", "coordinated-exploration", "hidden-sizes", "initial-hold"}) {
-    CAPTURE(key);
-    CHECK(ppo[key].IsDefined());
+  for (const Knob<PpoOptions>& knob : ppo_knobs().knobs) {
+    CAPTURE(knob.key);
+    CHECK(ppo[knob.key].IsDefined());
   }
   CHECK(ppo["gamma"].as<double>() == 0.99);
   CHECK(ppo["rollout-steps"].as<int>() == 4);
+  CHECK(ppo["hidden-sizes"].IsSequence());
   CHECK_FALSE(ppo["coordinated-exploration"].as<bool>());
   CHECK(run["environment"]["decision_interval"].as<int>() == 20);
   CHECK(run["environment"]["action_base"].as<std::string>() == "goodput");
