@@ -75,6 +75,10 @@ class TrainingRun {
   /// noise: what only a simulator knows (a training reward may use it; no observation does).
   double expected_accuracy() const { return dynamics_.validation_accuracy(); }
   std::optional<TimePoint> time_to_target() const { return time_to_target_; }
+  /// The LR factor the last iteration applied, and the bounds the next ones' are held within
+  /// (TrainingDynamics::bound_lr_factor: serve's guard rail).
+  double lr_factor() const { return dynamics_.lr_factor(); }
+  void bound_lr_factor(double low, double high) { dynamics_.bound_lr_factor(low, high); }
   bool reached_target() const { return time_to_target_.has_value(); }
   /// True once the scenario's epoch, time or iteration budget is spent.
   bool budget_exhausted() const;
