@@ -123,6 +123,49 @@ TEST_CASE("The fit recovers a convergence shape other than the shared one") {
   }
 }
 
+TEST_CASE("The fit recovers a plateau term the runs were generated with") {
+  testing::TempDirectory dir;
+  // As on the reference job: a fast power law, then a slow approach to the final accuracy.
+  Workload truth = testing::synthetic_workload();
+  truth.statistics.convergence_exponent = 1.5;
+  truth.statistics.convergence_knee = 0.002;
+  truth.statistics.plateau_share = 0.3;
+  truth.statistics.plateau_progress = 0.3;
+  const RunsFile runs =
+      read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), {})));
+  Workload start = testing::synthetic_workload();
+  start.statistics.reference_epochs *= 2;
+  const DynamicsFitOptions options{.target_accuracy = 0.78, .fit_plateau = true};
+  const DynamicsFit fit = fit_dynamics(runs, start, options);
+  const StatisticalModel& got = fit.workload.statistics;
+  MESSAGE("plateau_share " << got.plateau_share << " plateau_progress "
+                           << got.plateau_progress.value_or(0) << " convergence_exponent "
+                           << got.convergence_exponent.value_or(0) << " knee "
+                           << got.convergence_knee.value_or(0) << " reference_epochs "
+                           << got.reference_epochs << " final_accuracy " << got.final_accuracy
+                           << " (objective " << fit.objective << ")");
+  CHECK(fit.plateau_fitted);
+  CHECK(got.plateau_share == doctest::Approx(0.3).epsilon(0.1));
+  CHECK(got.plateau_progress.value() == doctest::Approx(0.3).epsilon(0.1));
+  CHECK(got.final_accuracy == doctest::Approx(0.85).epsilon(0.005));
+  int reached = 0;
+  for (const RunResidual& run : fit.runs) {
+    CAPTURE(run.label);
+    CHECK(run.accuracy_rmse < 0.006);
+    if (!run.measured_samples) continue;  // the largest batch's 8 epochs end before 0.78
+    ++reached;
+    REQUIRE(run.predicted_samples.has_value());
+    CHECK(std::abs(*run.predicted_samples - *run.measured_samples) <= 2.0 * 10 * run.first_batch);
+  }
+  CHECK(reached >= 4);
+  // One power law cannot follow the plateau: its fit is worse, and held at the base's none.
+  const DynamicsFit without = fit_dynamics(runs, start, {.target_accuracy = 0.78});
+  MESSAGE("without the plateau term: objective " << without.objective);
+  CHECK_FALSE(without.plateau_fitted);
+  CHECK(without.workload.statistics.plateau_share == 0);
+  CHECK(without.objective > 1.5 * fit.objective);
+}
+
 TEST_CASE("With a biased B_simple the curves set the noise scale's level and B_simple fits κ") {
   const Fixture fixture({.estimate_ratio = 0.25});
   Workload start = fixture.truth;
