@@ -30,6 +30,11 @@ void validate(const EnvOptions& options) {
     throw EnvError("max_batch_change: expected 0 (none) or a finite factor >= 1, found " +
                    std::to_string(options.max_batch_change));
   }
+  if (options.max_lr_change != 0 &&
+      !(options.max_lr_change >= 1 && std::isfinite(options.max_lr_change))) {
+    throw EnvError("max_lr_change: expected 0 (none) or a finite factor >= 1, found " +
+                   std::to_string(options.max_lr_change));
+  }
   if (options.min_batch < 1) {
     throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
   }
@@ -131,6 +136,7 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   result.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
   pending_ = batches_;
+  pending_lr_bounds_ = {0.0, std::numeric_limits<double>::infinity()};
   run_window();
   window_.train_accuracy_change = 0;
   expected_accuracy_ = run_->expected_accuracy();
@@ -221,6 +227,7 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
   apply_guard_rail(out.info);
+  apply_lr_guard_rail();
   apply_lag();
   advance(out);
 }
@@ -238,6 +245,7 @@ void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
   out.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, batches[w], out.info);
   apply_guard_rail(out.info);
+  apply_lr_guard_rail();
   apply_lag();
   advance(out);
 }
@@ -271,6 +279,15 @@ void BatchSizeEnv::apply_guard_rail(StepInfo& info) {
     info.clamped[w] = info.clamped[w] || bounded[w] != batches_[w];
   }
   batches_ = bounded;
+}
+
+void BatchSizeEnv::apply_lr_guard_rail() {
+  if (options_.max_lr_change == 0) return;
+  const double in_force = run_->lr_factor();
+  std::pair<double, double> decided{in_force / options_.max_lr_change,
+                                    in_force * options_.max_lr_change};
+  if (options_.decision_lag == 1) std::swap(decided, pending_lr_bounds_);
+  run_->bound_lr_factor(decided.first, decided.second);
 }
 
 void BatchSizeEnv::apply_lag() {

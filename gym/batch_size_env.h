@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gym/action_base.h"
@@ -38,6 +39,10 @@ struct EnvOptions {
   /// dynamix serve's guard rail on the global batch: a decision's global batch lies within
   /// [G / c, G · c] of the last window's G (bound_global_change); 0 applies none.
   double max_batch_change = 0;
+  /// dynamix serve's guard rail on the LR factor: the factor in force when a decision applies
+  /// lies within [f / c, f · c] of the factor f in force in the window it was decided on
+  /// (serve's default c is 2); 0 applies none.
+  double max_lr_change = 0;
   /// Change per discrete action: samples for the current and balanced bases, percent of the
   /// global batch for the global base; empty means default_actions(action_base).
   std::vector<int> actions = {};
@@ -163,6 +168,8 @@ class BatchSizeEnv {
   /// Under decision_lag 1, puts the batches just decided aside and the previous ones in force.
   /// With max_batch_change: the batches just decided bounded against the last window's global.
   void apply_guard_rail(StepInfo& info);
+  /// With max_lr_change: bounds the LR factor of the window the decision applies to.
+  void apply_lr_guard_rail();
   void apply_lag();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);
@@ -176,6 +183,8 @@ class BatchSizeEnv {
   std::vector<int> batches_;
   /// With decision_lag 1: the batches decided last step, applied after this step's window.
   std::vector<int> pending_;
+  /// With decision_lag 1 and max_lr_change: the LR bounds decided last step.
+  std::pair<double, double> pending_lr_bounds_;
   /// The episode's memory limits, run().max_batch(w) per worker.
   std::vector<int> max_batches_;
   /// Scratch: the batches this step's actions ask for.

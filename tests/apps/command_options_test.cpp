@@ -90,7 +90,7 @@ TEST_CASE("train's and evaluate's PPO and environment options are rows of those 
   };
   check_rows(train_knobs());
   // evaluate's own --decision-interval and --initial-batch differ from the environment's.
-  for (const char* key : {"decision-lag", "max-batch-change"}) {
+  for (const char* key : {"decision-lag", "max-batch-change", "max-lr-change"}) {
     CAPTURE(key);
     CHECK(find_knob(evaluate_knobs(), key)->range == find_knob(env_knobs(), key)->range);
   }

@@ -118,6 +118,51 @@ TEST_CASE("With serve's guard rail a decision's global batch moves at most c-fol
         "max_batch_change: expected 0 (none) or a finite factor >= 1, found 0.500000");
 }
 
+TEST_CASE("With serve's LR guard rail the LR factor moves at most c-fold a window") {
+  EnvOptions options = evaluation_env_options();
+  options.max_lr_change = 2;
+  BatchSizeEnv env(quickstart(), options);
+  env.reset(1, {.initial_batch = 64});
+  REQUIRE(env.run().training_options().lr_rule == LrRule::kLinear);
+  const double reference = env.run().workload().statistics.reference_batch;
+  // The linear rule's factor for the global batch that ran in the last window.
+  const auto rule = [reference](const BatchSizeEnv& e) {
+    double global = 0;
+    for (const WorkerWindow& worker : e.window().workers) global += worker.batch_size;
+    return global / reference;
+  };
+  const double first = rule(env);
+  CHECK(env.run().lr_factor() == doctest::Approx(first));
+  const std::vector<int> eightfold(env.workers(), 512);
+  env.step_batches(eightfold);
+  CHECK(env.window().workers[0].batch_size == 512);  // the batch is not bounded, the LR is
+  CHECK(rule(env) > 4 * first);
+  CHECK(env.run().lr_factor() == doctest::Approx(2 * first));
+  env.step_batches(eightfold);
+  CHECK(env.run().lr_factor() == doctest::Approx(4 * first));
+  env.step_batches(eightfold);
+  CHECK(env.run().lr_factor() == doctest::Approx(rule(env)));  // caught up with the rule
+
+  // One window of lag: a decision's bound is the factor in force when it was decided.
+  options.decision_lag = 1;
+  BatchSizeEnv lagged(quickstart(), options);
+  lagged.reset(1, {.initial_batch = 64});
+  for (const double times : {1, 2, 2, 4}) {
+    lagged.step_batches(eightfold);
+    CHECK(lagged.run().lr_factor() == doctest::Approx(times * first));
+  }
+
+  options.max_lr_change = 0;  // none: the LR follows the rule at once
+  options.decision_lag = 0;
+  BatchSizeEnv free(quickstart(), options);
+  free.reset(1, {.initial_batch = 64});
+  free.step_batches(eightfold);
+  CHECK(free.run().lr_factor() == doctest::Approx(rule(free)));
+  options.max_lr_change = 0.5;
+  CHECK(env_error([&] { BatchSizeEnv(quickstart(), options); }) ==
+        "max_lr_change: expected 0 (none) or a finite factor >= 1, found 0.500000");
+}
+
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
   BatchSizeEnv env(quickstart(), {.decision_interval = 10, .action_base = ActionBase::kCurrent});
   env.reset(1, {.initial_batch = 50});
