@@ -234,6 +234,28 @@ TEST_CASE("The LR rule is read from lr_factor; a factor no rule explains names i
             "(the workload's reference_batch) within 5%, found 3.000000");
 }
 
+TEST_CASE("A fitted plateau term is written with its residual and reads back") {
+  const Fixture fixture;
+  const DynamicsFit fit =
+      fit_dynamics(fixture.runs, fixture.truth, {.fit_plateau = true, .max_evaluations = 60});
+  const StatisticalModel& m = fit.workload.statistics;
+  REQUIRE(m.plateau_share > 0);
+  const std::string yaml =
+      fitted_workload_yaml(fit, {}, fixture.runs, "synthetic", CatalogLayout::kList);
+  CAPTURE(yaml);
+  for (const char* key : {"plateau_share", "plateau_progress"}) {
+    const auto line = yaml.find(std::string("    ") + key + ": ");
+    REQUIRE(line != std::string::npos);
+    CHECK(yaml.substr(line, yaml.find('\n', line) - line).find("# fitted: runs.csv, residual: ") !=
+          std::string::npos);
+  }
+  const Workload loaded =
+      WorkloadCatalog::load(fixture.dir.write("workload.yaml", yaml)).at("synthetic");
+  CHECK(loaded.statistics.plateau_share == doctest::Approx(m.plateau_share).epsilon(1e-5));
+  CHECK(loaded.statistics.plateau_progress.value() ==
+        doctest::Approx(m.plateau_progress.value()).epsilon(1e-5));
+}
+
 TEST_CASE("The fitted workload reads back as a catalog entry with each fitted number's residual") {
   const Fixture fixture;
   const DynamicsFit fit = fit_dynamics(fixture.runs, fixture.truth, {.max_evaluations = 60});
