@@ -266,8 +266,8 @@ StatisticalModel with_other_optimizer(StatisticalModel model, const StatisticalM
   return model;
 }
 
-/// With `plateau`, the plateau term's share (as a logit) and scale in epochs follow: the base's,
-/// or kPlateauShareStart and `plateau_epochs`.
+/// With `plateau_epochs`, the plateau term's share (as a logit) and scale in epochs follow: the
+/// base's, or kPlateauShareStart and `plateau_epochs`.
 std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer,
                            std::optional<double> plateau_epochs = std::nullopt) {
   const double chance = model.initial_accuracy;
