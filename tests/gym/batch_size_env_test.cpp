@@ -309,5 +309,23 @@ TEST_CASE("The environment follows preempted workers: rows, actions and rewards 
   CHECK(noticed);
 }
 
+TEST_CASE("Through preemptions the same seed gives the same episode, byte for byte") {
+  const auto episode = [](std::uint64_t seed) {
+    BatchSizeEnv env(spot_instances(), evaluation_env_options());
+    std::vector<float> values = env.reset(seed).observation.values;
+    while (!env.episode_over()) {
+      const StepResult result = env.step(std::vector<int>(env.workers(), 3));
+      values.insert(values.end(), result.observation.values.begin(),
+                    result.observation.values.end());
+      values.insert(values.end(), result.rewards.begin(), result.rewards.end());
+      values.push_back(static_cast<float>(result.info.time_s));
+    }
+    return values;
+  };
+  const std::vector<float> first = episode(9);
+  CHECK(first == episode(9));
+  CHECK(first != episode(10));
+}
+
 }  // namespace
 }  // namespace dynamix
