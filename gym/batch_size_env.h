@@ -118,6 +118,9 @@ struct DecisionContext {
   double reference_batch = 0;
   /// Epochs completed.
   double epochs = 0;
+  /// Per worker, seconds until it leaves since its preemption notice came; infinity for a worker
+  /// without a notice. Empty when the source knows of none (a real job's report).
+  std::span<const double> leaving_in_s = {};
 
   std::size_t workers() const { return batches.size(); }
 };
@@ -143,8 +146,12 @@ class BatchSizeEnv {
   /// Called for every iteration from now on (reset's window included); empty to stop.
   void set_iteration_observer(IterationObserver observer) { observer_ = std::move(observer); }
 
-  /// Workers of the current episode (0 before the first reset).
-  std::size_t workers() const;
+  /// Workers the next decision is for: the run's members (fewer while workers are preempted in
+  /// an elastic run), 0 before the first reset. Observation rows, actions, batches() and the
+  /// decision context follow the members in the run's worker order.
+  std::size_t workers() const { return members_.size(); }
+  /// The run's worker index of each of workers().
+  const std::vector<std::size_t>& members() const { return members_; }
   const EnvOptions& options() const { return options_; }
   /// The reward options in force this episode (time_scale_s and miss_time_s resolved).
   const RewardOptions& reward_options() const { return reward_; }
@@ -160,7 +167,9 @@ class BatchSizeEnv {
 
  private:
   void check_can_step(std::size_t size, const char* what) const;
-  int clamp_batch(std::size_t worker, long long requested) const;
+  /// `requested` within the bounds and member `member`'s memory.
+  int clamp_batch(std::size_t member, long long requested) const;
+  int clamp_run_batch(std::size_t worker, long long requested) const;
   void set_batch(std::size_t worker, long long requested, StepInfo& info);
   void resolve_reward_scales(std::uint64_t seed, int reference, bool measured);
   bool target_ends_episode() const;
@@ -173,6 +182,11 @@ class BatchSizeEnv {
   void apply_lag();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);
+  /// Keeps window_ to the rows of members_: a member preempted for the whole window shows its
+  /// last measured row.
+  void keep_member_rows();
+  /// Follows the run's members after a window: the window, batches, bounds and notices.
+  void follow_members();
 
   std::shared_ptr<const ScenarioSource> scenarios_;
   EnvOptions options_;
@@ -185,8 +199,15 @@ class BatchSizeEnv {
   std::vector<int> pending_;
   /// With decision_lag 1 and max_lr_change: the LR bounds decided last step.
   std::pair<double, double> pending_lr_bounds_;
-  /// The episode's memory limits, run().max_batch(w) per worker.
+  /// The episode's memory limits, run().max_batch(w) per member.
   std::vector<int> max_batches_;
+  /// The run's workers that batches_, pending_, max_batches_ and window_ are for.
+  std::vector<std::size_t> members_;
+  /// Per worker of the run: the batch it runs when a member, and its last measured window row.
+  std::vector<int> run_batches_;
+  std::vector<WorkerWindow> last_rows_;
+  /// Per member: seconds until its departure after a notice (DecisionContext::leaving_in_s).
+  std::vector<double> leaving_in_s_;
   /// Scratch: the batches this step's actions ask for.
   std::vector<long long> requested_;
   WindowAccumulator accumulator_;

@@ -194,9 +194,44 @@ std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const
   return batches;
 }
 
+std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
+                                             const Observation& observation) {
+  const std::size_t p = context.workers();
+  // A worker computes until its last window: its share moves when it would leave before the
+  // decision after this one takes effect.
+  const double horizon_s = (1 + context.options.decision_lag) * context.options.decision_interval *
+                           context.window.iteration_s;
+  const auto leaving = [&](std::size_t w) {
+    return context.leaving_in_s.size() == p && context.leaving_in_s[w] <= horizon_s;
+  };
+  survivors_ = context.window;
+  survivors_.workers.clear();
+  survivor_batches_.clear();
+  for (std::size_t w = 0; w < p; ++w) {
+    if (leaving(w)) continue;
+    survivors_.workers.push_back(context.window.workers[w]);
+    survivor_batches_.push_back(context.batches[w]);
+  }
+  if (survivor_batches_.size() == p || survivor_batches_.empty()) {
+    return anchor_.decide(context, observation);
+  }
+  const std::vector<int> percent = {percent_};
+  const std::vector<int> chosen(survivor_batches_.size(), 0);
+  requested_batches(ActionBase::kGoodput, percent, survivors_, survivor_batches_, chosen,
+                    requested_);
+  std::vector<int> batches(p, context.options.min_batch);
+  std::size_t survivor = 0;
+  for (std::size_t w = 0; w < p; ++w) {
+    if (leaving(w)) continue;
+    batches[w] = static_cast<int>(std::clamp<long long>(
+        requested_[survivor++], context.options.min_batch, context.options.max_batch));
+  }
+  return batches;
+}
+
 std::string baseline_names() {
   return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/..., "
-         "noise:R, goodput:R";
+         "noise:R, goodput:R, goodput-notice:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -220,6 +255,14 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
                        "'" + name + "'");
     }
     return std::make_unique<AnchorRatioPolicy>(base, percent);
+  }
+  if (name.starts_with("goodput-notice:")) {
+    int percent = 0;
+    if (!parse_whole(name.substr(15), percent) || percent < 1) {
+      throw InputError(source, 0, "", "goodput-notice:R with an integer percentage R >= 1",
+                       "'" + name + "'");
+    }
+    return std::make_unique<NoticeGoodputPolicy>(percent);
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();

@@ -131,14 +131,36 @@ class AnchorRatioPolicy : public Policy {
   std::vector<long long> requested_;
 };
 
+/// goodput:R for spot instances, the rule a practitioner writes for preemption notices: when a
+/// worker under notice (DecisionContext::leaving_in_s) leaves before the next decision takes
+/// effect, the goodput-optimal global batch is measured on the survivors alone and split among
+/// them by speed, and the departing worker runs the smallest batch until it leaves, so that its
+/// departure takes nothing away from the global batch. Otherwise it is goodput:R.
+class NoticeGoodputPolicy : public Policy {
+ public:
+  /// `percent` >= 1 of the survivors' goodput-optimal global batch.
+  explicit NoticeGoodputPolicy(int percent)
+      : percent_(percent), anchor_(ActionBase::kGoodput, percent) {}
+  std::string name() const override { return "goodput-notice:" + std::to_string(percent_); }
+  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
+
+ private:
+  int percent_;
+  AnchorRatioPolicy anchor_;
+  WindowMetrics survivors_;
+  std::vector<int> survivor_batches_;
+  std::vector<long long> requested_;
+};
+
 /// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns,
-/// schedule:B/E:B/..., noise:R, goodput:R.
+/// schedule:B/E:B/..., noise:R, goodput:R, goodput-notice:R.
 /// Unknown names are an InputError on `source` (the option or key that named it) listing the
 /// valid ones (ppo:PATH is resolved by the caller).
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
                                       const std::string& source = "policy");
 /// "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...,
-/// noise:R, goodput:R".
+/// noise:R, goodput:R, goodput-notice:R".
 std::string baseline_names();
 
 }  // namespace dynamix

@@ -48,6 +48,15 @@ void check_buckets(const ScenarioSpec& spec) {
   }
 }
 
+void check_preemption(const ScenarioSpec& spec) {
+  const PreemptionOptions& options = spec.preemption;
+  if (options.enabled() && options.mode == PreemptionMode::kPause && !options.rejoin) {
+    throw InputError(spec.source, 0, "preemption.rejoin",
+                     "true when preemption.mode is pause (a paused job waits for every worker)",
+                     "false");
+  }
+}
+
 /// Where the parameter servers run: the first sync.servers server nodes (all by default), or,
 /// without server nodes, colocated on the first workers (BytePS colocated mode).
 std::vector<std::size_t> place_servers(const ScenarioSpec& spec,
@@ -84,6 +93,7 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> checked_hosts(
   check_knobs(spec);
   check_traces(spec);
   check_buckets(spec);
+  check_preemption(spec);
   std::vector<std::size_t> workers = spec.topology.workers();
   if (workers.empty()) {
     throw InputError(spec.source, 0, "topology.nodes", "at least one node with a GPU", "none");
@@ -244,6 +254,7 @@ Scenario::Scenario(ScenarioSpec&& spec, Hosts hosts)
       network(spec.network),
       sync(spec.sync),
       variability(spec.variability),
+      preemption(spec.preemption),
       workload(std::move(spec.workload)),
       cost(make_training_setup(workload, spec.training).cost),
       training(spec.training),
@@ -260,6 +271,7 @@ ScenarioSpec Scenario::spec() const {
           .network = network,
           .sync = sync,
           .variability = variability,
+          .preemption = preemption,
           .workload = workload,
           .training = training,
           // The devices and workloads are in the topology and the workload already.

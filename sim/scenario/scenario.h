@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/cluster/collective.h"
+#include "sim/cluster/preemption.h"
 #include "sim/cluster/topology.h"
 #include "sim/cluster/variability.h"
 #include "sim/io/config_tree.h"
@@ -40,6 +41,7 @@ struct ScenarioSpec {
   NetworkOptions network;
   SyncOptions sync;
   VariabilityOptions variability;
+  PreemptionOptions preemption;
   Workload workload;
   TrainingOptions training;
   /// Devices and workloads the scenario declares (its catalog file's, then its own), beside
@@ -80,6 +82,7 @@ class Scenario {
   const NetworkOptions network;
   const SyncOptions sync;
   const VariabilityOptions variability;
+  const PreemptionOptions preemption;
   const Workload workload;
   /// The workload's cost with the optimizer's state.
   const ModelCost cost;

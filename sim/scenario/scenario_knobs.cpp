@@ -491,12 +491,66 @@ ScenarioKnobTable variability() {
                       Range{.low = 0, .low_open = true, .high = 1})});
 }
 
+/// Preemption's timing: when a notice comes, how long before the worker leaves and returns.
+std::vector<ScenarioKnob> preemption_timing_knobs() {
+  const auto field = [](auto member) {
+    return [member](auto& spec) -> auto& { return spec.preemption.*member; };
+  };
+  return {Rows::quantity({.key = "rate_per_hour",
+                          .unit = "1/h",
+                          .meaning = "preemption notices per worker per simulated hour (Poisson); "
+                                     "0 preempts nobody",
+                          .source = "assumed per scenario (spot interruption frequencies vary "
+                                    "by region and instance type)"},
+                         field(&PreemptionOptions::rate_per_hour), Range{.low = 0, .high = 3600}),
+          Rows::quantity({.key = "notice_s",
+                          .unit = "s",
+                          .meaning = "time between a worker's notice and its departure",
+                          .source = "AWS EC2 spot interruption notice: 2 minutes; GCP "
+                                    "preemptible/spot VMs: 30 s (provider documentation)"},
+                         field(&PreemptionOptions::notice_s), Range{.low = 0, .high = 86400}),
+          Rows::flag({.key = "rejoin",
+                      .meaning = "whether a preempted worker comes back after its absence"},
+                     field(&PreemptionOptions::rejoin)),
+          Rows::quantity({.key = "mean_absence_s",
+                          .unit = "s",
+                          .meaning = "mean time a preempted worker is away before it returns, "
+                                     "exponentially distributed",
+                          .source = "assumed"},
+                         field(&PreemptionOptions::mean_absence_s),
+                         Range{.low = 0, .low_open = true, .high = 1e6})};
+}
+
+ScenarioKnobTable preemption() {
+  ScenarioKnob mode = Rows::choice<PreemptionMode>(
+      {.key = "mode",
+       .meaning = "elastic: the job continues on the survivors, data re-sharded (the global "
+                  "batch is what their batches sum to); pause: it waits until every worker is "
+                  "back"},
+      [](auto& spec) -> auto& { return spec.preemption.mode; },
+      {{"elastic", PreemptionMode::kElastic}, {"pause", PreemptionMode::kPause}},
+      "preemption mode");
+  return Rows::table(
+      "preemption", "workers a cloud provider takes back, with notice, and their return",
+      joined({preemption_timing_knobs(),
+              {Rows::quantity(
+                   {.key = "reconfiguration_s",
+                    .unit = "s",
+                    .meaning = "time the job stands still each time its membership changes "
+                               "(rendezvous, process-group rebuild, state reload); in pause "
+                               "mode once when it resumes",
+                    .source = "assumed (docs/simulator.md)"},
+                   [](auto& spec) -> auto& { return spec.preemption.reconfiguration_s; },
+                   Range{.low = 0, .high = 86400}),
+               std::move(mode)}}));
+}
+
 }  // namespace
 
 const std::vector<ScenarioKnobTable>& scenario_knobs() {
   // Built once: the rows are immutable and hold no state.
-  static const std::vector<ScenarioKnobTable> tables = {top_level(), training(), sync(), network(),
-                                                        variability()};
+  static const std::vector<ScenarioKnobTable> tables = {top_level(), training(),    sync(),
+                                                        network(),   variability(), preemption()};
   return tables;
 }
 

@@ -148,9 +148,10 @@ void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
 
 IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
                                       std::span<double> grad_var_norm) {
-  DYNAMIX_CHECK(batches.size() == workers_ && grad_std_norm.size() == workers_ &&
-                    grad_var_norm.size() == workers_,
-                "step needs one batch and two statistics per worker ("
+  DYNAMIX_CHECK(!batches.empty() && batches.size() <= workers_ &&
+                    grad_std_norm.size() == batches.size() &&
+                    grad_var_norm.size() == batches.size(),
+                "step needs one batch and two statistics per present worker (at most "
                     << workers_ << "), got " << batches.size() << ", " << grad_std_norm.size()
                     << ", " << grad_var_norm.size());
   double batch = 0;
@@ -194,7 +195,7 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
 
   // B_simple = tr(Σ)/|G|² ≈ κ·B_noise; a mean over b samples has normalized variance B_simple/b.
   const double estimated_noise_scale = stats.noise_scale * model_.noise_scale_estimate_ratio;
-  for (std::size_t i = 0; i < workers_; ++i) {
+  for (std::size_t i = 0; i < batches.size(); ++i) {
     const double variance = estimated_noise_scale / batches[i] *
                             std::exp(gradient_statistic_noise_at(model_, batches[i]) *
                                      approximate_normal(gradient_rng_));

@@ -84,8 +84,9 @@ class TrainingDynamics {
                    std::uint64_t seed, const DynamicsParameters& parameters = {});
 
   /// One BSP iteration with per-worker batches (global batch = sum; each worker's gradient
-  /// weighted b_i/B, so only the sum matters for progress). Writes per-worker σ_norm and
-  /// σ²_norm. O(workers), no allocation.
+  /// weighted b_i/B, so only the sum matters for progress): one per worker present, at most
+  /// workers() (preempted workers take no part). Writes per-worker σ_norm and σ²_norm.
+  /// O(workers), no allocation.
   IterationStats step(std::span<const int> batches, std::span<double> grad_std_norm,
                       std::span<double> grad_var_norm);
   /// Validation accuracy now, with the sampling noise of a finite validation set. The

@@ -315,3 +315,62 @@ TEST_CASE("A discounted shaping pays gamma^n times the new accuracy less the old
 
 }  // namespace
 }  // namespace dynamix
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const ScenarioSource> spot_instances() {
+  const std::string path =
+      std::string(DYNAMIX_SOURCE_DIR) + "/scenarios/dynamic/spot16_elastic.yaml";
+  return std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
+      load_scenario(path, {"preemption.rate_per_hour=60", "training.budget_time_s=300"})));
+}
+
+TEST_CASE("The environment follows preempted workers: rows, actions and rewards per member") {
+  BatchSizeEnv env(spot_instances(), evaluation_env_options());
+  const ResetResult reset = env.reset(2);
+  CHECK(reset.observation.workers == 16);
+  bool shrank = false, noticed = false;
+  std::size_t deciding = env.workers();
+  while (!env.episode_over()) {
+    const DecisionContext context = env.decision_context();
+    REQUIRE(context.leaving_in_s.size() == env.workers());
+    for (double seconds : context.leaving_in_s) noticed = noticed || std::isfinite(seconds);
+    const StepResult result = env.step(std::vector<int>(env.workers(), 2));
+    // The rewards and batches are the deciding workers'; the observation is the next decision's.
+    CHECK(result.rewards.size() == deciding);
+    CHECK(result.info.batches.size() == deciding);
+    CHECK(result.observation.workers == env.workers());
+    CHECK(env.batches().size() == env.workers());
+    if (env.workers() != deciding && !env.episode_over()) {
+      shrank = shrank || env.workers() < deciding;
+      CHECK(env_error([&] {
+              env.step(std::vector<int>(deciding, 2));
+            }).starts_with("step: expected " + std::to_string(env.workers())));
+    }
+    deciding = env.workers();
+  }
+  CHECK(shrank);
+  CHECK(noticed);
+}
+
+TEST_CASE("Through preemptions the same seed gives the same episode, byte for byte") {
+  const auto episode = [](std::uint64_t seed) {
+    BatchSizeEnv env(spot_instances(), evaluation_env_options());
+    std::vector<float> values = env.reset(seed).observation.values;
+    while (!env.episode_over()) {
+      const StepResult result = env.step(std::vector<int>(env.workers(), 3));
+      values.insert(values.end(), result.observation.values.begin(),
+                    result.observation.values.end());
+      values.insert(values.end(), result.rewards.begin(), result.rewards.end());
+      values.push_back(static_cast<float>(result.info.time_s));
+    }
+    return values;
+  };
+  const std::vector<float> first = episode(9);
+  CHECK(first == episode(9));
+  CHECK(first != episode(10));
+}
+
+}  // namespace
+}  // namespace dynamix

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "gym/env_knobs.h"
@@ -29,13 +30,14 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
   for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional",
-                           "gns", "noise:400", "goodput:100"}) {
+                           "gns", "noise:400", "goodput:100", "goodput-notice:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(
       make_baseline("pollux", 1, "--policies"),
       "--policies: expected one of static:B, random, proportional, goodput, "
-      "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, ppo:PATH, "
+      "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, goodput-notice:R, "
+      "ppo:PATH, "
       "found "
       "'pollux'",
       InputError);
@@ -142,6 +144,65 @@ TEST_CASE("goodput:R holds the global batch at R% of the goodput-optimal one, sp
   }
   CHECK_THROWS_WITH(make_baseline("goodput:0", 1, "--policies"),
                     doctest::Contains("goodput:R with an integer percentage R >= 1"));
+}
+
+/// A window of four workers of equal speed, with a measured noise scale and overhead.
+WindowMetrics four_equal_workers() {
+  WindowMetrics window;
+  window.iteration_s = 0.5;
+  for (int w = 0; w < 4; ++w) {
+    window.workers.push_back(
+        {.batch_size = 128, .compute_s = 0.2, .samples_per_s = 640, .grad_var_norm = 8.0});
+  }
+  return window;
+}
+
+TEST_CASE(
+    "goodput-notice gives a worker leaving within the next window the smallest batch and "
+    "the survivors the rest") {
+  const EnvOptions options = evaluation_env_options();
+  const WindowMetrics window = four_equal_workers();
+  const std::vector<int> batches(4, 128);
+  const std::vector<int> limits(4, 4096);
+  const double inf = std::numeric_limits<double>::infinity();
+  // Windows of k = 10 iterations of 0.5 s: the worker leaves 4 s into the next one.
+  const std::vector<double> leaving = {inf, 4.0, inf, inf};
+  const Observation observation;
+  const DecisionContext noticed{.options = options,
+                                .window = window,
+                                .batches = batches,
+                                .max_batches = limits,
+                                .reference_batch = 128,
+                                .leaving_in_s = leaving};
+  const std::vector<int> chosen = NoticeGoodputPolicy(100).decide(noticed, observation);
+  REQUIRE(chosen.size() == 4);
+  CHECK(chosen[1] == options.min_batch);
+
+  // The survivors' global batch is goodput:100's for a cluster of the three of them.
+  WindowMetrics survivors = window;
+  survivors.workers.pop_back();
+  const std::vector<int> three(3, 128);
+  const DecisionContext after{.options = options,
+                              .window = survivors,
+                              .batches = three,
+                              .max_batches = limits,
+                              .reference_batch = 128};
+  const std::vector<int> anchored = make_baseline("goodput:100", 1)->decide(after, observation);
+  CHECK(chosen[0] + chosen[2] + chosen[3] == std::accumulate(anchored.begin(), anchored.end(), 0));
+  CHECK(chosen[0] > 128);
+
+  // Without notices, or with a departure after the next window, it is goodput:100.
+  const DecisionContext calm{.options = options,
+                             .window = window,
+                             .batches = batches,
+                             .max_batches = limits,
+                             .reference_batch = 128};
+  const std::vector<int> goodput = make_baseline("goodput:100", 1)->decide(calm, observation);
+  CHECK(NoticeGoodputPolicy(100).decide(calm, observation) == goodput);
+  const std::vector<double> later = {inf, 30.0, inf, inf};
+  DecisionContext distant = calm;
+  distant.leaving_in_s = later;
+  CHECK(NoticeGoodputPolicy(100).decide(distant, observation) == goodput);
 }
 
 }  // namespace
