@@ -10,6 +10,7 @@
 #include "sim/cluster/collective.h"
 #include "sim/cluster/variability.h"
 #include "sim/core/simulator.h"
+#include "sim/network/colocated_traffic.h"
 #include "sim/network/network.h"
 #include "sim/scenario/scenario.h"
 #include "sim/training/dynamics.h"
@@ -78,6 +79,9 @@ class TrainingRun {
   bool reached_target() const { return time_to_target_.has_value(); }
   /// True once the scenario's epoch, time or iteration budget is spent.
   bool budget_exhausted() const;
+  /// This run's straggler episodes up to its time budget (or 10^6 s), replayed from its seed:
+  /// the event timeline a hindsight bound may use.
+  StragglerTimeline straggler_timeline() const;
 
  private:
   void plan_buckets(TimePoint start);
@@ -88,7 +92,10 @@ class TrainingRun {
   Topology topology_;
   Network network_;
   std::unique_ptr<Synchronizer> synchronizer_;
+  std::unique_ptr<ColocatedTraffic> colocated_;
   Variability variability_;
+  VariabilityOptions variability_options_;
+  std::uint64_t seed_;
   Workload workload_;
   ModelCost cost_;
   TrainingOptions training_;
