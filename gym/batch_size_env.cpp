@@ -94,7 +94,8 @@ DecisionContext BatchSizeEnv::decision_context() const {
           .batches = batches_,
           .max_batches = max_batches_,
           .reference_batch = scenario_->workload.statistics.reference_batch,
-          .epochs = run_->epochs()};
+          .epochs = run_->epochs(),
+          .run = run_.get()};
 }
 
 std::size_t BatchSizeEnv::workers() const { return run_ ? run_->workers() : 0; }

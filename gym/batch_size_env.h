@@ -113,6 +113,9 @@ struct DecisionContext {
   double reference_batch = 0;
   /// Epochs completed.
   double epochs = 0;
+  /// The simulated run, for hindsight bounds that read its event timeline (the oracle's
+  /// hindsight schedules); null where no simulator runs the job (a served job).
+  const TrainingRun* run = nullptr;
 
   std::size_t workers() const { return batches.size(); }
 };
