@@ -51,6 +51,7 @@ struct OracleArgs {
   std::int64_t first_seed = 1000;
   EnvOptions env_options = evaluation_env_options();
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool hindsight = false;
   bool quiet = false;
 };
 
@@ -82,6 +83,11 @@ const KnobTable<OracleArgs>& oracle_knobs() {
            {.key = "jobs",
             .meaning = "episodes run at once (threads); results do not depend on it"},
            [](auto& a) -> auto& { return a.jobs; }, integers(1, 256)),
+       Rows::flag(
+           {.key = "hindsight",
+            .meaning = "search hindsight:... schedules, whose split knows each seed's straggler "
+                       "timeline (replayed from the seed), for a bound on dynamic clusters"},
+           [](auto& a) -> auto& { return a.hindsight; }),
        Rows::texts(
            {.key = "set", .meaning = "override a value: dotted.key=VALUE"},
            [](auto& a) -> auto& { return a.overrides; }),
@@ -130,12 +136,16 @@ int run_oracle(const std::vector<std::string>& args) {
   std::ofstream markdown(directory.file("summary.md"));
   csv << "scenario,schedule,seeds,reached,mean_time_to_target_s,mean_epochs\n";
   markdown << "# Oracle\n\nThe fastest global-batch schedule (per-worker mean batch, from the "
-              "epoch given, split by measured speed) that reached the target on every one of "
-           << a.seeds << " seeds; evaluate runs it as `--policies schedule:...`.\n\n"
+              "epoch given, split by measured speed"
+           << (a.hindsight ? " and each seed's straggler timeline" : "")
+           << ") that reached the target on every one of " << a.seeds
+           << " seeds; evaluate runs it as `--policies " << (a.hindsight ? "hindsight" : "schedule")
+           << ":...`.\n\n"
            << "| scenario | best schedule | mean time to target (s) | schedules tried |\n"
            << "|---|---|---|---|\n";
   OracleOptions search;
   search.jobs = a.jobs;
+  search.hindsight = a.hindsight;
   search.observer = [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); };
   for (const auto& scenario : scenarios) {
     Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});

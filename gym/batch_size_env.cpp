@@ -100,7 +100,8 @@ DecisionContext BatchSizeEnv::decision_context() const {
           .max_batches = max_batches_,
           .reference_batch = scenario_->workload.statistics.reference_batch,
           .epochs = run_->epochs(),
-          .leaving_in_s = leaving_in_s_};
+          .leaving_in_s = leaving_in_s_,
+          .run = run_.get()};
 }
 
 ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_options) {

@@ -121,6 +121,9 @@ struct DecisionContext {
   /// Per worker, seconds until it leaves since its preemption notice came; infinity for a worker
   /// without a notice. Empty when the source knows of none (a real job's report).
   std::span<const double> leaving_in_s = {};
+  /// The simulated run, for hindsight bounds that read its event timeline (the oracle's
+  /// hindsight schedules); null where no simulator runs the job (a served job).
+  const TrainingRun* run = nullptr;
 
   std::size_t workers() const { return batches.size(); }
 };

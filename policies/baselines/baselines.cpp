@@ -122,13 +122,16 @@ std::vector<int> GnsPolicy::decide(const DecisionContext& context, const Observa
   return batches;
 }
 
-SchedulePolicy::SchedulePolicy(std::vector<Phase> phases) : phases_(std::move(phases)) {}
+SchedulePolicy::SchedulePolicy(std::vector<Phase> phases, bool hindsight)
+    : phases_(std::move(phases)), hindsight_(hindsight) {}
 
-SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string& source) {
+SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string& source,
+                                     bool hindsight) {
+  const std::string prefix = hindsight ? "hindsight:" : "schedule:";
   const auto refuse = [&] {
     return InputError(source, 0, "",
-                      "schedule:B/E:B/... (per-worker batches B >= 1, epochs E increasing)",
-                      "'schedule:" + text + "'");
+                      prefix + "B/E:B/... (per-worker batches B >= 1, epochs E increasing)",
+                      "'" + prefix + text + "'");
   };
   std::vector<Phase> phases;
   std::size_t start = 0;
@@ -146,11 +149,12 @@ SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string&
     phases.push_back(phase);
     start = end + 1;
   }
-  return SchedulePolicy(std::move(phases));
+  return SchedulePolicy(std::move(phases), hindsight);
 }
 
 std::string SchedulePolicy::name() const {
-  std::string text = "schedule:" + std::to_string(phases_.front().per_worker);
+  std::string text =
+      (hindsight_ ? "hindsight:" : "schedule:") + std::to_string(phases_.front().per_worker);
   for (std::size_t i = 1; i < phases_.size(); ++i) {
     text += '/';
     text += format_number(phases_[i].from_epoch);
@@ -162,17 +166,37 @@ std::string SchedulePolicy::name() const {
 
 void SchedulePolicy::begin_episode(const DecisionContext& context) {
   model_.reset(context.workers());
+  timeline_.reset();
+  slowdowns_.clear();
+  if (hindsight_ && context.run != nullptr) timeline_.emplace(context.run->straggler_timeline());
+}
+
+void SchedulePolicy::observe_in_hindsight(const WindowMetrics& window) {
+  const TimePoint end = kTimeZero + from_seconds(window.time_s);
+  const Duration length = from_seconds(window.iteration_s * static_cast<double>(window.iterations));
+  corrected_ = window;
+  slowdowns_.resize(window.workers.size());
+  for (std::size_t w = 0; w < window.workers.size(); ++w) {
+    corrected_.workers[w].compute_s /= timeline_->mean_slowdown(w, end - length, end);
+    slowdowns_[w] = timeline_->mean_slowdown(w, end, end + length);
+  }
+  model_.observe(corrected_);
 }
 
 std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Observation&) {
-  model_.observe(context.window);
+  if (timeline_) {
+    observe_in_hindsight(context.window);
+  } else {
+    model_.observe(context.window);
+  }
   const double epochs = context.epochs;
   int per_worker = phases_.front().per_worker;
   for (const Phase& phase : phases_) {
     if (epochs >= phase.from_epoch) per_worker = phase.per_worker;
   }
   const int global = per_worker * static_cast<int>(context.workers());
-  return model_.proportional_split(global, context.options.min_batch, memory_limits(context));
+  return model_.proportional_split(global, context.options.min_batch, memory_limits(context),
+                                   slowdowns_);
 }
 
 AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
@@ -230,8 +254,8 @@ std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
 }
 
 std::string baseline_names() {
-  return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/..., "
-         "noise:R, goodput:R, goodput-notice:R";
+  return "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, gns, "
+         "schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, goodput:R, goodput-notice:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -245,6 +269,9 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   }
   if (name.starts_with("schedule:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(9), source));
+  }
+  if (name.starts_with("hindsight:")) {
+    return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(10), source, true));
   }
   for (const ActionBase base : {ActionBase::kNoise, ActionBase::kGoodput}) {
     const std::string prefix = std::string(action_base_name(base)) + ":";
@@ -268,6 +295,9 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();
   if (name == "goodput") return std::make_unique<GoodputPolicy>(false);
   if (name == "goodput+proportional") return std::make_unique<GoodputPolicy>(true);
+  // Half of a worker's speed estimate is its last window: a slowdown shows within a window or
+  // two, while one window's jitter moves the split by only half of it.
+  if (name == "goodput+straggler") return std::make_unique<GoodputPolicy>(true, 0.5);
   if (name == "gns") return std::make_unique<GnsPolicy>();
   throw InputError(source, 0, "", "one of " + baseline_names() + ", ppo:PATH", "'" + name + "'");
 }

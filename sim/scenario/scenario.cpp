@@ -2,6 +2,7 @@
 // knob tables.
 #include "sim/scenario/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
@@ -32,6 +33,26 @@ void check_traces(const ScenarioSpec& spec) {
     if (spec.traces[i].link >= spec.topology.links().size()) {
       throw InputError(spec.source, 0, "traces." + std::to_string(i), "a link of the topology",
                        "link " + std::to_string(spec.traces[i].link));
+    }
+  }
+}
+
+void check_colocated_jobs(const ScenarioSpec& spec) {
+  for (std::size_t i = 0; i < spec.colocated_jobs.size(); ++i) {
+    const ColocatedJob& job = spec.colocated_jobs[i];
+    const std::string key = "colocated_jobs." + std::to_string(i);
+    const bool on_links =
+        !job.route.empty() && std::all_of(job.route.begin(), job.route.end(), [&](LinkId link) {
+          return link < spec.topology.links().size();
+        });
+    if (!on_links) {
+      throw InputError(spec.source, 0, key, "a route over links of the topology",
+                       job.from + " -> " + job.to);
+    }
+    if (!(job.rate_gbps > 0 && job.mean_on_s > 0 && job.mean_off_s > 0)) {
+      throw InputError(spec.source, 0, key, "rate_gbps, mean_on_s and mean_off_s above 0",
+                       format_number(job.rate_gbps) + ", " + format_number(job.mean_on_s) + ", " +
+                           format_number(job.mean_off_s));
     }
   }
 }
@@ -92,6 +113,7 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> checked_hosts(
     const ScenarioSpec& spec) {
   check_knobs(spec);
   check_traces(spec);
+  check_colocated_jobs(spec);
   check_buckets(spec);
   check_preemption(spec);
   std::vector<std::size_t> workers = spec.topology.workers();
@@ -214,6 +236,40 @@ std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology&
   return attachments;
 }
 
+/// The route between a co-located job's endpoints: the link they name, or the fewest-hop route
+/// between two hosts.
+Route colocated_route(const ConfigNode& item, Topology& topology, const std::string& from,
+                      const std::string& to) {
+  if (const auto link = topology.find_link(from, to)) return {*link};
+  const auto source = topology.find_host(from);
+  const auto target = topology.find_host(to);
+  if (!source || !target || *source == *target) {
+    item.fail("'from' and 'to' naming a link or two different hosts of the topology",
+              from + " -> " + to);
+  }
+  const std::pair<std::size_t, std::size_t> pair{*source, *target};
+  topology.precompute_routes({&pair, 1});
+  return topology.route(*source, *target);
+}
+
+std::vector<ColocatedJob> read_colocated_jobs(const ConfigNode& root, Topology& topology) {
+  std::vector<ColocatedJob> jobs;
+  const auto list = root.find("colocated_jobs");
+  if (!list) return jobs;
+  for (const ConfigNode& item : list->items()) {
+    item.reject_unknown({"from", "to", "rate_gbps", "mean_on_s", "mean_off_s"});
+    ColocatedJob job;
+    job.from = item.text("from");
+    job.to = item.text("to");
+    job.route = colocated_route(item, topology, job.from, job.to);
+    job.rate_gbps = item.positive("rate_gbps");
+    job.mean_on_s = item.positive("mean_on_s");
+    job.mean_off_s = item.positive("mean_off_s");
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 /// The devices and workloads of the file a scenario's `catalog:` names.
 void read_catalog_file(const ConfigNode& reference, const std::string& scenario_path,
                        ScenarioSpec& spec) {
@@ -259,6 +315,7 @@ Scenario::Scenario(ScenarioSpec&& spec, Hosts hosts)
       cost(make_training_setup(workload, spec.training).cost),
       training(spec.training),
       traces(std::move(spec.traces)),
+      colocated_jobs(std::move(spec.colocated_jobs)),
       batch_size(spec.batch_size),
       max_iterations(spec.max_iterations),
       seed(spec.seed),
@@ -278,6 +335,7 @@ ScenarioSpec Scenario::spec() const {
           .devices = {},
           .workloads = {},
           .traces = traces,
+          .colocated_jobs = colocated_jobs,
           .batch_size = batch_size,
           .max_iterations = max_iterations,
           .seed = seed,
@@ -295,6 +353,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   spec.topology = Topology::load(documents.topology ? *documents.topology : root.at("topology"),
                                  GpuCatalog::builtin().with(spec.devices));
   spec.traces = read_traces(root, spec.topology, path);
+  spec.colocated_jobs = read_colocated_jobs(root, spec.topology);
   spec.resolved = root.tree();
   if (documents.topology)
     spec.resolved = spec.resolved.with("topology", documents.topology->tree());

@@ -15,6 +15,7 @@
 #include "sim/cluster/variability.h"
 #include "sim/io/config_tree.h"
 #include "sim/network/bandwidth_trace.h"
+#include "sim/network/colocated_traffic.h"
 #include "sim/network/network.h"
 #include "sim/training/training_options.h"
 #include "sim/training/workload.h"
@@ -49,6 +50,8 @@ struct ScenarioSpec {
   std::vector<GpuSpec> devices;
   std::vector<Workload> workloads;
   std::vector<TraceAttachment> traces;
+  /// Other jobs' flows on the fabric, each switching on and off.
+  std::vector<ColocatedJob> colocated_jobs;
   /// Per-worker batch used when the command line gives none.
   int batch_size = 128;
   /// Stop after this many iterations even if the training budget is not spent.
@@ -88,6 +91,7 @@ class Scenario {
   const ModelCost cost;
   const TrainingOptions training;
   const std::vector<TraceAttachment> traces;
+  const std::vector<ColocatedJob> colocated_jobs;
   const int batch_size;
   const std::optional<std::int64_t> max_iterations;
   const std::uint64_t seed;

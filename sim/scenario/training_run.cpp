@@ -15,6 +15,8 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
       worker_hosts_(scenario.worker_hosts),
       server_hosts_(scenario.server_hosts),
       variability_(scenario.variability, scenario.worker_hosts.size(), seed),
+      variability_options_(scenario.variability),
+      seed_(seed),
       preemption_(scenario.preemption, scenario.worker_hosts.size(), seed),
       workload_(scenario.workload),
       cost_(scenario.cost),
@@ -29,6 +31,9 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
                                                  scenario.worker_hosts, scenario.server_hosts);
   for (const auto& attachment : scenario.traces)
     network_.add_trace(attachment.link, attachment.trace);
+  if (!scenario.colocated_jobs.empty()) {
+    colocated_ = std::make_unique<ColocatedTraffic>(sim_, network_, scenario.colocated_jobs, seed);
+  }
   for (std::size_t host : scenario.worker_hosts) {
     nodes_.push_back(topology_.hosts()[host]);
     max_batches_.push_back(dynamix::max_batch(nodes_.back(), cost_));
@@ -162,6 +167,13 @@ bool TrainingRun::budget_exhausted() const {
   if (training_.budget_epochs && dynamics_.epochs() >= *training_.budget_epochs) return true;
   if (training_.budget_time_s && to_seconds(sim_.now()) >= *training_.budget_time_s) return true;
   return members_.empty();
+}
+
+StragglerTimeline TrainingRun::straggler_timeline() const {
+  constexpr double kHorizonWithoutBudgetS = 1e6;
+  const double horizon_s = training_.budget_time_s.value_or(kHorizonWithoutBudgetS);
+  return StragglerTimeline(variability_options_, nodes_.size(), seed_,
+                           kTimeZero + ceil_seconds(horizon_s));
 }
 
 const IterationRecord& TrainingRun::step(std::span<const int> batches) {

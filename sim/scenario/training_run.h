@@ -11,6 +11,7 @@
 #include "sim/cluster/preemption.h"
 #include "sim/cluster/variability.h"
 #include "sim/core/simulator.h"
+#include "sim/network/colocated_traffic.h"
 #include "sim/network/network.h"
 #include "sim/scenario/scenario.h"
 #include "sim/training/dynamics.h"
@@ -97,6 +98,9 @@ class TrainingRun {
   bool reached_target() const { return time_to_target_.has_value(); }
   /// True once the scenario's epoch, time or iteration budget is spent, or no worker is left.
   bool budget_exhausted() const;
+  /// This run's straggler episodes up to its time budget (or 10^6 s), replayed from its seed:
+  /// the event timeline a hindsight bound may use.
+  StragglerTimeline straggler_timeline() const;
 
  private:
   void plan_buckets(TimePoint start);
@@ -121,10 +125,13 @@ class TrainingRun {
   Topology topology_;
   Network network_;
   std::unique_ptr<Synchronizer> synchronizer_;
+  std::unique_ptr<ColocatedTraffic> colocated_;
   SyncOptions sync_options_;
   std::vector<std::size_t> worker_hosts_;
   std::vector<std::size_t> server_hosts_;
   Variability variability_;
+  VariabilityOptions variability_options_;
+  std::uint64_t seed_;
   PreemptionSchedule preemption_;
   Workload workload_;
   ModelCost cost_;

@@ -16,6 +16,7 @@
 #include "sim/io/input_error.h"
 #include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario_names.h"
 #include "tests/fixtures.h"
 
 namespace dynamix {
@@ -202,6 +203,30 @@ TEST_CASE("every shipped scenario loads") {
   }
 }
 
+TEST_CASE("Every dynamic scenario loads with stragglers that ramp up, co-located jobs or both") {
+  const std::vector<std::string> training = dynamic_scenario_paths();
+  const std::vector<std::string> held_out = dynamic_validation_scenario_paths();
+  CHECK(training.size() >= 6);
+  CHECK(held_out.size() >= 4);
+  std::vector<std::string> all = training;
+  all.insert(all.end(), held_out.begin(), held_out.end());
+  for (const std::string& path : all) {
+    CAPTURE(path);
+    const Scenario scenario = load_scenario(path);
+    CHECK(scenario.worker_hosts.size() >= 8);
+    CHECK(scenario.worker_hosts.size() <= 256);
+    const VariabilityOptions& variability = scenario.variability;
+    const bool precursors =
+        variability.straggler_rate_per_hour > 0 && variability.straggler_onset_s > 0;
+    CHECK((precursors || !scenario.colocated_jobs.empty()));
+    CHECK(scenario.training.budget_time_s.has_value());
+    // The copy beside the sources is the same scenario.
+    const std::string file = path.substr(kEmbeddedPrefix.size());
+    CHECK(load_scenario((kSourceDir / file).string()).colocated_jobs.size() ==
+          scenario.colocated_jobs.size());
+  }
+}
+
 TEST_CASE("the embedded default scenario loads as the quick-start cluster") {
   const Scenario scenario = load_scenario(kDefaultScenario);
   CHECK(scenario.name == "quickstart");
@@ -223,6 +248,41 @@ TEST_CASE("a scenario file references its topology and traces relative to itself
   CHECK(scenario.traces[0].file == files.trace_path);
   CHECK(scenario.traces[0].link == scenario.topology.find_link("w-0", "tor"));
   CHECK(scenario.traces[0].trace.steps.size() == 3);
+}
+
+TEST_CASE("Co-located jobs load on a link or between two hosts, with their rates and periods") {
+  ScenarioFiles files;
+  files.scenario +=
+      "colocated_jobs:\n"
+      "  - {from: w-0, to: tor, rate_gbps: 10, mean_on_s: 20, mean_off_s: 40}\n"
+      "  - {from: w-0, to: w-1, rate_gbps: 5, mean_on_s: 1, mean_off_s: 2}\n";
+  const Scenario scenario = files.load();
+  REQUIRE(scenario.colocated_jobs.size() == 2);
+  const ColocatedJob& link = scenario.colocated_jobs[0];
+  CHECK(link.route == Route{*scenario.topology.find_link("w-0", "tor")});
+  CHECK(link.rate_gbps == 10);
+  CHECK(link.mean_on_s == 20);
+  CHECK(link.mean_off_s == 40);
+  const ColocatedJob& hosts = scenario.colocated_jobs[1];
+  CHECK(hosts.route == Route{*scenario.topology.find_link("w-0", "tor"),
+                             *scenario.topology.find_link("tor", "w-1")});
+  CHECK(load_scenario(kDefaultScenario).colocated_jobs.empty());
+}
+
+TEST_CASE("A co-located job with unknown endpoints or a zero rate is refused at its line") {
+  ScenarioFiles unknown;
+  unknown.scenario +=
+      "colocated_jobs:\n"                                                          // 16
+      "  - {from: w-0, to: w-9, rate_gbps: 10, mean_on_s: 20, mean_off_s: 40}\n";  // 17
+  unknown.write();
+  check_rejected(unknown,
+                 {unknown.scenario_path, 17, "colocated_jobs.0", {"two different hosts", "w-9"}});
+  ScenarioFiles zero;
+  zero.scenario +=
+      "colocated_jobs:\n"
+      "  - {from: w-0, to: tor, rate_gbps: 0, mean_on_s: 20, mean_off_s: 40}\n";
+  zero.write();
+  check_rejected(zero, {zero.scenario_path, 17, "colocated_jobs.0.rate_gbps", {"0"}});
 }
 
 TEST_CASE("--set overrides reach the topology file the scenario references") {
