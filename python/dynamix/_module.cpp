@@ -433,12 +433,12 @@ class PyVectorEnv {
       : PyVectorEnv(scenario_source(scenario, o), environments, threads, o) {}
   std::size_t padded_workers() const { return padded_; }
 
-  py::tuple reset(std::uint64_t seed) {
+  py::tuple reset(std::uint64_t seed, int initial_batch) {
     Exclusive::Call call(exclusive_, "reset");
     std::vector<ResetResult> results;
     {
       py::gil_scoped_release release;
-      results = vector_->reset(seed);
+      results = vector_->reset(seed, {.initial_batch = initial_batch});
     }
     steps_.resize(results.size());
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -578,7 +578,7 @@ PYBIND11_MODULE(_dynamix, m) {
       .def("policy_files", &PyEnv::policy_files);
   py::class_<PyVectorEnv>(m, "VectorEnv")
       .def(py::init<const std::string&, std::size_t, std::size_t, const Options&>())
-      .def("reset", &PyVectorEnv::reset, py::arg("seed"))
+      .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("initial_batch") = 0)
       .def("step", &PyVectorEnv::step, py::arg("actions"))
       .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::size)
