@@ -19,8 +19,8 @@ FONT_PT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labe
 INTERVAL = "95% percentile-bootstrap interval of the mean over seeds"
 INTERVAL_SHORT = "95% bootstrap CI of the mean over seeds"
 UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_us": "µs", "_ns": "ns", "_gbps": "Gb/s", "_mbps": "Mb/s",
-                 "_gb": "GB", "_mb": "MB", "_kib": "KiB", "_kb": "KiB", "_bytes": "bytes", "_tflops": "TFLOP/s",
-                 "_pct": "%"}
+                 "_gb": "GB", "_mb": "MB", "_kib": "KiB", "_kb": "KiB", "_bytes": "bytes",
+                 "_tflops": "TFLOP/s", "_pct": "%"}
 
 ACRONYMS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "lr": "LR", "rto": "RTO", "tcp": "TCP"}
 

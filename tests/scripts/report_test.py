@@ -238,7 +238,8 @@ class ReportStyleTest(unittest.TestCase):
 
     def test_every_swept_key_is_labelled_by_what_it_names_not_by_its_values(self):
         knobs = style.knob_table(DYNAMIX)
-        # A choice's meaning describes its values ("leaf-spine, or a k-ary fat-tree"): the key names it.
+        # A choice's meaning describes its values ("leaf-spine, or a k-ary fat-tree"): its key
+        # names it.
         self.assertEqual(style.axis_label("topology.fabric.kind", knobs), "Fabric kind")
         self.assertEqual(style.axis_label("training.precision", knobs), "Precision")
         self.assertEqual(style.axis_label("sync.ring_model", knobs), "Ring model")
