@@ -10,6 +10,7 @@
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
 #include "gym/env_knobs.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
@@ -126,9 +127,10 @@ int run_oracle(const std::vector<std::string>& args) {
   OracleArgs a;
   if (!parse_args(args, a)) return 0;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
   for (const std::string& path : a.scenario_paths) {
-    scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+    scenarios.push_back(std::make_shared<const Scenario>(
+        load_scenario(resolve_scenario(path), a.overrides, diagnostics)));
   }
   RunDirectory directory(a.out, "oracle");
   const InterruptScope interrupt;

@@ -22,10 +22,10 @@
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
 #include "sim/io/csv_table.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/hash.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/evaluation.h"
@@ -288,7 +288,6 @@ po::options_description describe() {
 /// the scenario, the action set and the randomized family.
 void check(const po::variables_map& values, TrainOptions& o) {
   read_knob_options(values, train_knobs(), o);
-  set_strict_plausibility(o.strict);
   o.scenario_path = resolve_scenario(o.scenario_path);
   o.env.actions = default_actions(o.env.action_base);
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
@@ -372,12 +371,12 @@ std::string progress_status(const UpdateStats& stats, double last_return,
 constexpr const char* kSelectedPolicy = "selected_policy.pt";
 
 /// The selection on --select-on's scenarios (their heuristics run once here), none without.
-std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o) {
+std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnostics& diagnostics) {
   if (o.select_on.empty()) return nullptr;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : o.select_on) {
     scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {})));
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {}, diagnostics)));
   }
   return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
 }
@@ -441,16 +440,17 @@ int run_train(const std::vector<std::string>& args) {
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   check(values, o);
+  Diagnostics diagnostics = Diagnostics::on_stderr(o.strict);
   const auto scenario =
-      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides));
+      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, diagnostics));
   const std::shared_ptr<const ScenarioSource> source =
-      o.randomize
-          ? std::shared_ptr<const ScenarioSource>(std::make_shared<ScenarioSampler>(o.sampler))
-          : std::make_shared<FixedScenario>(scenario);
+      o.randomize ? std::shared_ptr<const ScenarioSource>(
+                        std::make_shared<ScenarioSampler>(o.sampler, diagnostics))
+                  : std::make_shared<FixedScenario>(scenario);
   VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
                  static_cast<std::size_t>(o.threads));
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
-  const std::unique_ptr<PolicySelection> selection = make_selection(o);
+  const std::unique_ptr<PolicySelection> selection = make_selection(o, diagnostics);
   RunDirectory directory(o.out, "train",
                          o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
   TrainCurve curve = start_curve(directory, trainer, o.resume);

@@ -8,9 +8,9 @@
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_knobs.h"
 
@@ -191,7 +191,7 @@ std::vector<std::string> top_level_keys() {
   return keys;
 }
 
-void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
+void read_tables(const ConfigNode& root, ScenarioSpec& spec, Diagnostics& diagnostics) {
   root.reject_unknown(top_level_keys());
   for (const ScenarioKnobTable& table : scenario_knobs()) {
     std::optional<ConfigNode> section = root;
@@ -210,11 +210,12 @@ void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
       if (section && knob.read) knob.read(*section, spec);
       if (section && knob.typical) {
         const std::string key = table.section.empty() ? knob.key : knob.key.substr(prefix_size);
-        check_typical(*section, key, knob.unit, *knob.typical);
+        diagnostics.check_typical(*section, key, knob.unit, *knob.typical);
       }
     }
     if (table.complete) table.complete(section ? &*section : nullptr, spec);
   }
+  if (const auto devices = root.find("devices")) GpuCatalog::check_devices(*devices, diagnostics);
 }
 
 std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology& topology,
@@ -272,12 +273,14 @@ std::vector<ColocatedJob> read_colocated_jobs(const ConfigNode& root, Topology& 
 
 /// The devices and workloads of the file a scenario's `catalog:` names.
 void read_catalog_file(const ConfigNode& reference, const std::string& scenario_path,
-                       ScenarioSpec& spec) {
+                       ScenarioSpec& spec, Diagnostics& diagnostics) {
   const std::string file = resolve_path(scenario_path, reference.as_text());
   const ConfigNode catalog = ConfigNode::parse(read_text(file), file);
   catalog.reject_unknown({"devices", "workloads"});
-  if (const auto devices = catalog.find("devices"))
+  if (const auto devices = catalog.find("devices")) {
     spec.devices = GpuCatalog::read_devices(*devices);
+    GpuCatalog::check_devices(*devices, diagnostics);
+  }
   if (const auto workloads = catalog.find("workloads"))
     spec.workloads = WorkloadCatalog::read_workloads(*workloads);
 }
@@ -342,16 +345,18 @@ ScenarioSpec Scenario::spec() const {
           .resolved = resolved};
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       Diagnostics& diagnostics) {
   const Documents documents = read_documents(path, overrides);
   const ConfigNode& root = documents.root;
   ScenarioSpec spec;
   spec.source = path;
   spec.name = std::filesystem::path(path).stem().string();
-  if (const auto catalog = root.find("catalog")) read_catalog_file(*catalog, path, spec);
-  read_tables(root, spec);
+  if (const auto catalog = root.find("catalog"))
+    read_catalog_file(*catalog, path, spec, diagnostics);
+  read_tables(root, spec, diagnostics);
   spec.topology = Topology::load(documents.topology ? *documents.topology : root.at("topology"),
-                                 GpuCatalog::builtin().with(spec.devices));
+                                 GpuCatalog::builtin().with(spec.devices), diagnostics);
   spec.traces = read_traces(root, spec.topology, path);
   spec.colocated_jobs = read_colocated_jobs(root, spec.topology);
   spec.resolved = root.tree();
@@ -362,6 +367,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   } catch (const InputError& error) {
     blame_documents(error, documents);
   }
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  return load_scenario(path, overrides, diagnostics);
 }
 
 }  // namespace dynamix

@@ -22,6 +22,8 @@
 
 namespace dynamix {
 
+class Diagnostics;
+
 /// The scenario compiled into the binary, used when no --scenario is given.
 inline constexpr const char* kDefaultScenario = "embedded:/scenarios/quickstart.yaml";
 
@@ -106,7 +108,12 @@ class Scenario {
 /// Loads a scenario file (a path, or an "embedded:/" one) and applies `overrides`, each
 /// "dotted.key=value"; keys under "topology." go to the topology file when the scenario
 /// references one, and a declared key may add the section a file omits. Bad input throws
-/// InputError naming the file (or --set), key and line.
+/// InputError naming the file (or --set), key and line. Implausible values go to `diagnostics`,
+/// the run's.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       Diagnostics& diagnostics);
+/// The same outside a run (tests, tools that run nothing): implausible values are warned about
+/// on stderr, never refused.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
 }  // namespace dynamix

@@ -13,8 +13,8 @@
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_names.h"
 #include "tests/fixtures.h"
@@ -126,7 +126,7 @@ void check_rejected(ScenarioFiles& files, const ExpectedError& expected,
 }
 
 TEST_CASE("No shipped scenario or topology holds a value --strict would refuse") {
-  set_strict_plausibility(true);
+  Diagnostics strict({.strict = true});
   std::size_t loaded = 0;
   for (const auto& entry : fs::recursive_directory_iterator(kSourceDir / "scenarios")) {
     if (entry.path().extension() != ".yaml") continue;
@@ -134,22 +134,21 @@ TEST_CASE("No shipped scenario or topology holds a value --strict would refuse")
     // Some files are parts of studies (grids, bands) and fail for other reasons: only a
     // plausibility refusal counts here.
     try {
-      load_scenario(entry.path().string());
+      load_scenario(entry.path().string(), {}, strict);
       ++loaded;
     } catch (const InputError& error) {
       CHECK(std::string(error.what()).find("(--strict)") == std::string::npos);
     }
   }
-  set_strict_plausibility(false);
   CHECK(loaded >= 5);
 }
 
 TEST_CASE("Unit slips in intra_node_gbps and a user device warn with the value meant") {
-  const std::size_t before = printed_warnings().size();
+  Diagnostics diagnostics;
   load_scenario((kSourceDir / "scenarios" / "quickstart.yaml").string(),
-                {"sync.intra_node_gbps=200e9"});
-  const std::vector<std::string> after = printed_warnings();
-  REQUIRE(after.size() == before + 1);
+                {"sync.intra_node_gbps=200e9"}, diagnostics);
+  const std::vector<std::string> after = diagnostics.warnings();
+  REQUIRE(after.size() == 1);
   CHECK(after.back().find("sync.intra_node_gbps 200000000000 is above any NVLink we know "
                           "(\u2264 14400 Gb/s); did you mean 200?") != std::string::npos);
   CHECK(after.back().starts_with("--set sync.intra_node_gbps=200e9: "));
@@ -158,15 +157,15 @@ TEST_CASE("Unit slips in intra_node_gbps and a user device warn with the value m
       "l4x: {memory_gb: 24e9, peak_tflops: 121e12, max_efficiency: 0.5, "
       "half_efficiency_batch: 8, fixed_overhead_ms: 1, source: spec sheet}\n",
       "devices.yaml");
-  GpuCatalog::read_devices(devices);
-  const std::vector<std::string> warned = printed_warnings();
-  REQUIRE(warned.size() == before + 3);
+  GpuCatalog::check_devices(devices, diagnostics);
+  const std::vector<std::string> warned = diagnostics.warnings();
+  REQUIRE(warned.size() == 3);
   CHECK(
-      warned[before + 1].ends_with("l4x.peak_tflops 1.21e+14 is above any accelerator "
-                                   "we know (\u2264 5000 TFLOPS); did you mean 121?"));
+      warned[1].ends_with("l4x.peak_tflops 1.21e+14 is above any accelerator "
+                          "we know (\u2264 5000 TFLOPS); did you mean 121?"));
   CHECK(
-      warned[before + 2].ends_with("l4x.memory_gb 24000000000 is above any GPU's memory we "
-                                   "know (\u2264 288 GB); did you mean 24?"));
+      warned[2].ends_with("l4x.memory_gb 24000000000 is above any GPU's memory we "
+                          "know (\u2264 288 GB); did you mean 24?"));
 }
 
 TEST_CASE("every shipped scenario loads") {
