@@ -69,16 +69,16 @@ std::vector<std::string> with_pinned_kernels(std::vector<std::string> environmen
     const auto found =
         std::find_if(environment.begin(), environment.end(),
                      [&](const std::string& e) { return name_of(e) == pinned.name; });
-    std::string entry = std::string(pinned.name) + "=";
-    // glibc applies the tunables in order, so the user's others stay and the last hwcaps wins.
-    if (found != environment.end() && pinned.name == kAppended && !value_of(*found).empty()) {
-      entry += std::string(value_of(*found)) + ":";
+    if (found == environment.end()) {
+      environment.push_back(std::string(pinned.name) + "=" + std::string(pinned.value));
+      continue;
     }
-    entry += pinned.value;
-    if (found != environment.end()) {
-      *found = std::move(entry);
-    } else {
-      environment.push_back(std::move(entry));
+    const std::string_view was = value_of(*found);
+    // glibc applies the tunables in order, so the user's others stay and the last hwcaps wins.
+    if (pinned.name != kAppended || was.empty()) {
+      *found = std::string(pinned.name) + "=" + std::string(pinned.value);
+    } else if (!was.ends_with(pinned.value)) {
+      found->append(":").append(pinned.value);
     }
   }
   return environment;
