@@ -14,9 +14,11 @@
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
 #include "apps/policy_selection.h"
+#include "apps/portable_kernels.h"
 #include "apps/train_options.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
+#include "policies/export/torch_kernels.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
@@ -217,6 +219,21 @@ void write_environment(JsonWriter& json, const EnvOptions& env) {
   json.end_object();
 }
 
+/// The CPU kernels the run's math ran on, and whether they were the pinned ones.
+void write_kernels(JsonWriter& json) {
+  const TorchKernels kernels = torch_kernels();
+  json.begin_object();
+  json.key("pinned");
+  json.value(kernels_pinned(process_environment()));
+  json.key("blas_core");
+  json.value(kernels.blas_core);
+  json.key("aten_cpu_capability");
+  json.value(kernels.aten_capability);
+  json.key("torch_threads");
+  json.value(kernels.threads);
+  json.end_object();
+}
+
 /// run.json: every option of the run (PPO's as its --options name them, with those train does
 /// not expose), the randomization ranges with --randomize, and the resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
@@ -249,6 +266,8 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   json.value(action_base_name(run.env.action_base));
   json.key("updates");
   json.value(updates);
+  json.key("kernels");
+  write_kernels(json);
   json.key("ppo");
   json.begin_object();
   for (const auto& [name, text] : settings(run.ppo)) {
