@@ -202,7 +202,7 @@ TEST_CASE("every shipped scenario loads") {
   }
 }
 
-TEST_CASE("Every dynamic scenario loads with stragglers that ramp up, co-located jobs or both") {
+TEST_CASE("Every dynamic scenario loads with preemptions, stragglers that ramp up, co-located jobs or a mix") {
   const std::vector<std::string> training = dynamic_scenario_paths();
   const std::vector<std::string> held_out = dynamic_validation_scenario_paths();
   CHECK(training.size() >= 6);
@@ -217,7 +217,7 @@ TEST_CASE("Every dynamic scenario loads with stragglers that ramp up, co-located
     const VariabilityOptions& variability = scenario.variability;
     const bool precursors =
         variability.straggler_rate_per_hour > 0 && variability.straggler_onset_s > 0;
-    CHECK((precursors || !scenario.colocated_jobs.empty()));
+    CHECK((precursors || !scenario.colocated_jobs.empty() || scenario.preemption.enabled()));
     CHECK(scenario.training.budget_time_s.has_value());
     // The copy beside the sources is the same scenario.
     const std::string file = path.substr(kEmbeddedPrefix.size());
