@@ -18,6 +18,7 @@
 #include "apps/fidelity_report.h"
 #include "dynamix_config.h"
 #include "sim/calibration/calibration.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario.h"
@@ -97,10 +98,11 @@ void measure_machine(const std::filesystem::path& script, const std::filesystem:
 }
 
 void write_scenario(const std::filesystem::path& file, const ClusterModel& model,
-                    const std::vector<std::string>& fitted, const MeasurementFile& measured) {
+                    const std::vector<std::string>& fitted, const MeasurementFile& measured,
+                    Diagnostics& diagnostics) {
   std::vector<std::string> overrides = model.overrides;
   overrides.insert(overrides.end(), fitted.begin(), fitted.end());
-  const Scenario scenario = load_scenario(model.scenario, overrides);
+  const Scenario scenario = load_scenario(model.scenario, overrides, diagnostics);
   std::ofstream out(file);
   out << "# Calibrated by dynamix calibrate from " << model.scenario << " and the measurements in "
       << measured.path << ":\n";
@@ -120,6 +122,17 @@ void print_comparison(const std::vector<FidelityRow>& rows) {
   std::cout << '\n';
   print_fidelity_summary(std::cout, rows, true, "fit");
   print_fidelity_summary(std::cout, rows, false, "held-out");
+}
+
+/// The fitted values, then measured against simulated times.
+void print_fit(const Calibration& calibration) {
+  const FitResult& fit = calibration.fit;
+  std::cout << "fitted the knobs on " << calibration.fitted_configurations << " configurations ("
+            << fit.evaluations << " evaluations, rms log error "
+            << format_rounded(fit.rms_log_error) << "):";
+  for (const std::string& value : fit.overrides) std::cout << "  " << value;
+  std::cout << "\n\n";
+  print_comparison(calibration.rows);
 }
 
 int calibrate_cluster(const std::vector<std::string>& args) {
@@ -157,6 +170,8 @@ int calibrate_cluster(const std::vector<std::string>& args) {
   for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
   const FitSubset subset = model_options.subset();
   const ClusterModel model = model_options.model();
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  check_model(model, diagnostics);
   RunDirectory directory(out, "calibrate");
   std::string measured_path = model_options.measured;
   if (measured_path.empty()) {
@@ -168,16 +183,10 @@ int calibrate_cluster(const std::vector<std::string>& args) {
     std::filesystem::copy_file(measured_path, directory.file("measurements.csv"));
   }
   const Calibration calibration = calibrate(model, measured, subset, knobs, device);
-  const FitResult& fit = calibration.fit;
-  std::cout << "fitted the knobs on " << calibration.fitted_configurations << " configurations ("
-            << fit.evaluations << " evaluations, rms log error "
-            << format_rounded(fit.rms_log_error) << "):";
-  for (const std::string& value : fit.overrides) std::cout << "  " << value;
-  std::cout << "\n\n";
-  const std::vector<FidelityRow>& rows = calibration.rows;
-  print_comparison(rows);
-  write_fidelity_csv(directory.file("fit.csv"), rows);
-  write_scenario(directory.file("calibrated.yaml"), calibration.model, fit.overrides, measured);
+  print_fit(calibration);
+  write_fidelity_csv(directory.file("fit.csv"), calibration.rows);
+  write_scenario(directory.file("calibrated.yaml"), calibration.model, calibration.fit.overrides,
+                 measured, diagnostics);
   directory.commit();
   std::cout << "wrote " << (directory.final_path() / "calibrated.yaml").string() << '\n';
   return 0;
@@ -201,6 +210,8 @@ int run_fidelity(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   const FitSubset subset = model_options.subset();
   const MeasurementFile measured = read_measurements(model_options.measured);
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  check_model(model_options.model(), diagnostics);
   const std::vector<FidelityRow> rows = compare(model_options.model(), measured.rows, subset);
   print_comparison(rows);
   print_fidelity_summary(std::cout, rows, std::nullopt, "all");

@@ -30,6 +30,7 @@ struct DynamicsOptions {
   std::optional<double> target_accuracy;
   double noise_scale_weight = 1.0;
   std::optional<double> noise_scale_estimate_ratio;
+  bool fit_plateau = false;
   std::string out;
 };
 
@@ -78,6 +79,7 @@ DynamicsFitOptions fit_options(const DynamicsOptions& given) {
                      std::to_string(*ratio));
   }
   options.noise_scale_estimate_ratio = given.noise_scale_estimate_ratio;
+  options.fit_plateau = given.fit_plateau;
   return options;
 }
 
@@ -111,6 +113,10 @@ po::options_description describe(DynamicsOptions& given) {
        po::value<double>()->notifier([&](double v) { given.noise_scale_estimate_ratio = v; }),
        "hold the workload's noise_scale_estimate_ratio κ = B_simple / B_noise at this value "
        "(1: B_simple taken for B_noise itself; default: fitted)")
+      ("fit-plateau", po::bool_switch(&given.fit_plateau),
+       "fit the plateau term too: plateau_share and plateau_progress, a second phase approaching "
+       "the final accuracy exponentially (default: held at the workload's, none unless it has "
+       "them)")
       ("out", po::value(&given.out)->required(),
        "directory to write (workload.yaml, catalog.yaml, dynamics_fit.csv, estimator_noise.csv, "
        "runs.csv)");
@@ -196,6 +202,13 @@ std::string noise_summary(const EstimatorNoiseFit& noise, const StatisticalModel
   return text;
 }
 
+std::string plateau_text(const StatisticalModel& m) {
+  if (m.plateau_share == 0) return "";
+  return ", plateau_share " + format_rounded(m.plateau_share) + ", plateau_progress " +
+         format_rounded(m.plateau_progress.value_or(0)) + " (" +
+         format_rounded(m.plateau_progress.value_or(0) * m.reference_epochs) + " epochs)";
+}
+
 void print_summary(const DynamicsFit& fit, const EstimatorNoiseFit& noise) {
   const StatisticalModel& m = fit.workload.statistics;
   std::cout << "fitted " << fit.workload.name << " (LR rule " << to_string(fit.lr_rule) << ", "
@@ -203,7 +216,7 @@ void print_summary(const DynamicsFit& fit, const EstimatorNoiseFit& noise) {
             << "): reference_epochs " << format_rounded(m.reference_epochs)
             << ", convergence_exponent " << format_rounded(m.convergence_exponent.value_or(0))
             << ", convergence_knee " << format_rounded(m.convergence_knee.value_or(0))
-            << ", final_accuracy "
+            << plateau_text(m) << ", final_accuracy "
             << format_rounded(fit.optimizer == Optimizer::kAdam ? m.final_accuracy_adam
                                                                 : m.final_accuracy)
             << ", loss " << format_rounded(m.initial_loss) << " -> " << format_rounded(m.final_loss)

@@ -24,8 +24,8 @@
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "sim/core/check.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
-#include "sim/io/plausibility.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/episode_feed.h"
 #include "studies/evaluation.h"
@@ -121,7 +121,6 @@ bool parse_args(const std::vector<std::string>& args, EvaluateOptions& a) {
   po::variables_map values;
   if (parse_command_line(args, options, values)) return false;
   read_knob_options(values, evaluate_knobs(), a);
-  set_strict_plausibility(a.strict);
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }
@@ -248,14 +247,15 @@ Evaluation load_evaluation(const EvaluateOptions& a) {
   e.entries = parse_entries(a.policy_list);
   require_fits(a, e.entries.size());
   resolve_env_options(e.entries, e.base, a.decision_interval.has_value());
+  Diagnostics diagnostics = Diagnostics::on_stderr(a.strict);
   for (const std::string& path : a.scenario_paths) {
     if (a.family == 0) {
-      e.scenarios.push_back(
-          std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+      e.scenarios.push_back(std::make_shared<const Scenario>(
+          load_scenario(resolve_scenario(path), a.overrides, diagnostics)));
       continue;
     }
     const ScenarioSampler sampler(
-        training_family(resolve_scenario(path), a.overrides, a.family_budget));
+        training_family(resolve_scenario(path), a.overrides, a.family_budget), diagnostics);
     for (int sample = 1; sample <= a.family; ++sample) {
       e.scenarios.push_back(sampler.scenario_for(static_cast<std::uint64_t>(sample)));
     }

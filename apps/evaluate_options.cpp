@@ -64,6 +64,7 @@ std::vector<Row> how_rows() {
               [](auto& o) -> auto& { return o.decision_interval; }, integers(1)),
           env_row("decision-lag"),
           env_row("max-batch-change"),
+          env_row("max-lr-change"),
           Rows::quantity(
               {.key = "initial-batch",
                .meaning = "per-worker batch every adaptive policy starts from (static and "

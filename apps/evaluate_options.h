@@ -25,7 +25,7 @@ struct EvaluateOptions {
   int family_budget = 0;
   /// Absent: a learned policy's own, else the evaluation environment's.
   std::optional<int> decision_interval;
-  /// The evaluation environment (gym/env_knobs.h) with --decision-lag and --max-batch-change.
+  /// The evaluation environment (gym/env_knobs.h) with --decision-lag and the guard rails.
   EnvOptions env;
   int initial_batch;
   /// One per core.

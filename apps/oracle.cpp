@@ -10,6 +10,7 @@
 #include "apps/knob_options.h"
 #include "apps/oracle_options.h"
 #include "gym/env_knobs.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
@@ -69,9 +70,10 @@ int run_oracle(const std::vector<std::string>& args) {
   OracleArgs a;
   if (!parse_args(args, a)) return 0;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
   for (const std::string& path : a.scenario_paths) {
-    scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), a.overrides)));
+    scenarios.push_back(std::make_shared<const Scenario>(
+        load_scenario(resolve_scenario(path), a.overrides, diagnostics)));
   }
   RunDirectory directory(a.out, "oracle");
   const InterruptScope interrupt;
@@ -79,12 +81,16 @@ int run_oracle(const std::vector<std::string>& args) {
   std::ofstream markdown(directory.file("summary.md"));
   csv << "scenario,schedule,seeds,reached,mean_time_to_target_s,mean_epochs\n";
   markdown << "# Oracle\n\nThe fastest global-batch schedule (per-worker mean batch, from the "
-              "epoch given, split by measured speed) that reached the target on every one of "
-           << a.seeds << " seeds; evaluate runs it as `--policies schedule:...`.\n\n"
+              "epoch given, split by measured speed"
+           << (a.hindsight ? " and each seed's straggler timeline" : "")
+           << ") that reached the target on every one of " << a.seeds
+           << " seeds; evaluate runs it as `--policies " << (a.hindsight ? "hindsight" : "schedule")
+           << ":...`.\n\n"
            << "| scenario | best schedule | mean time to target (s) | schedules tried |\n"
            << "|---|---|---|---|\n";
   OracleOptions search;
   search.jobs = a.jobs;
+  search.hindsight = a.hindsight;
   search.observer = [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); };
   for (const auto& scenario : scenarios) {
     Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});

@@ -43,6 +43,11 @@ KnobTable<OracleArgs> make_oracle_knobs() {
            {.key = "set", .meaning = "override a value: dotted.key=VALUE"},
            [](auto& a) -> auto& { return a.overrides; }),
        Rows::flag(
+           {.key = "hindsight",
+            .meaning = "search hindsight:... schedules, whose split knows each seed's straggler "
+                       "timeline (replayed from the seed), for a bound on dynamic clusters"},
+           [](auto& a) -> auto& { return a.hindsight; }),
+       Rows::flag(
            {.key = "quiet", .meaning = "print no progress on stderr"},
            [](auto& a) -> auto& { return a.quiet; }),
        Rows::text(

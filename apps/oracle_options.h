@@ -22,6 +22,8 @@ struct OracleArgs {
   EnvOptions env_options;
   /// One per core.
   int jobs;
+  /// Search hindsight:... schedules, which know each seed's straggler timeline.
+  bool hindsight = false;
   bool quiet = false;
 
   OracleArgs();

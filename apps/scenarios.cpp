@@ -14,14 +14,22 @@ int run_scenarios(const std::vector<std::string>& args) {
   boost::program_options::options_description options(
       "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)");
   bool validation = false;
+  bool dynamic = false;
   options.add_options()("help,h", "print this help")(
       "validation", boost::program_options::bool_switch(&validation),
       "print the embedded paths of the held-out validation clusters instead, one per line, "
-      "smallest first (the set train --select-on validation names)");
+      "smallest first (the set train --select-on validation names)")(
+      "dynamic", boost::program_options::bool_switch(&dynamic),
+      "print the embedded paths of the dynamic clusters (stragglers with precursors, co-located "
+      "jobs: docs/dynamic.md) instead, one per line, smallest first; with --validation their "
+      "held-out set");
   boost::program_options::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  if (validation) {
-    for (const std::string& path : validation_scenario_paths()) std::cout << path << '\n';
+  if (validation || dynamic) {
+    const std::vector<std::string> paths =
+        dynamic ? (validation ? dynamic_validation_scenario_paths() : dynamic_scenario_paths())
+                : validation_scenario_paths();
+    for (const std::string& path : paths) std::cout << path << '\n';
     return 0;
   }
   struct Row {

@@ -23,9 +23,9 @@
 #include "gym/scenario_source.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/io/plausibility.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_names.h"
 #include "sim/scenario/training_run.h"
@@ -265,10 +265,11 @@ po::options_description describe() {
 /// The scenario with --seed and --iterations applied, after the options' checks.
 Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
   read_knob_options(values, simulate_knobs(), o);
-  set_strict_plausibility(o.strict);
   o.policy.record = parse_record(o.record);
   o.policy.decision_interval_given = !given_texts(values, "decision-interval").empty();
-  ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();
+  Diagnostics diagnostics = Diagnostics::on_stderr(o.strict);
+  ScenarioSpec spec =
+      load_scenario(resolve_scenario(o.scenario_path), o.overrides, diagnostics).spec();
   if (o.seed) spec.seed = static_cast<std::uint64_t>(*o.seed);
   if (o.iterations) spec.max_iterations = *o.iterations;
   Scenario scenario(std::move(spec));

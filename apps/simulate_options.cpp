@@ -58,6 +58,7 @@ std::vector<Row> policy_rows() {
                   "given); also the window of --record windows"),
           env_row("decision-lag"),
           env_row("max-batch-change"),
+          env_row("max-lr-change"),
           Rows::text(
               {.key = "record",
                .meaning = "per-iteration output: windows (windows.csv, one row per worker per "

@@ -18,8 +18,8 @@
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 #include "apps/sweep_options.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
-#include "sim/io/plausibility.h"
 #include "studies/cell_records.h"
 #include "studies/interrupt.h"
 #include "studies/progress.h"
@@ -144,15 +144,15 @@ int run_sweep(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   SweepOptions given;
   read_knob_options(values, sweep_knobs(), given);
-  set_strict_plausibility(given.strict);
   SweepSpec spec = std::move(given.spec);
   const std::vector<std::string> grid = std::move(given.grid);
   const std::vector<std::string> grid_zip = std::move(given.grid_zip);
   const std::string policy_list = std::move(given.policies);
   SweepRun run = std::move(given.run);
   run.limit = given.max_episodes.value_or(std::numeric_limits<std::int64_t>::max());
+  Diagnostics diagnostics = Diagnostics::on_stderr(given.strict);
   const auto make_plan = [&] {
-    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy, grid_zip);
+    return make_sweep_plan(std::move(spec), grid, policy_list, make_policy, grid_zip, diagnostics);
   };
   if (mpi_world_size() > 1) {
     // A policy that needs LibTorch hands the job to dynamix-torch before the ranks join.

@@ -14,19 +14,21 @@
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
 #include "apps/policy_selection.h"
+#include "apps/portable_kernels.h"
 #include "apps/train_options.h"
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
+#include "policies/export/torch_kernels.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
 #include "sim/io/csv_table.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/hash.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/evaluation.h"
@@ -189,9 +191,25 @@ void write_randomization(JsonWriter& json, const SamplerOptions& sampler) {
   json.end_object();
 }
 
+/// The CPU kernels the run's math ran on, and whether they were the pinned ones.
+void write_kernels(JsonWriter& json) {
+  const TorchKernels kernels = torch_kernels();
+  json.begin_object();
+  json.key("pinned");
+  json.value(kernels_pinned(process_environment()));
+  json.key("blas_core");
+  json.value(kernels.blas_core);
+  json.key("aten_cpu_capability");
+  json.value(kernels.aten_capability);
+  json.key("torch_threads");
+  json.value(kernels.threads);
+  json.end_object();
+}
+
 /// run.json: train's options from its table (keyed as Python names them), every PPO option from
 /// PPO's (as --options name them, with those train does not expose), the environment's from its
-/// table, the randomization ranges with --randomize, and the resolved scenario.
+/// table, the CPU kernels its math ran on, the randomization ranges with --randomize, and the
+/// resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
                     std::int64_t updates, const Scenario& scenario,
                     const PolicySelection* selection) {
@@ -205,6 +223,8 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   write_knob_values(json, train_knobs(), run, KnobKeys::kSnakeCase);
   json.key("updates");
   json.value(updates);
+  json.key("kernels");
+  write_kernels(json);
   json.key("ppo");
   json.begin_object();
   write_knob_values(json, ppo_knobs(), run.ppo, KnobKeys::kAsGiven);
@@ -243,7 +263,6 @@ po::options_description describe() {
 /// the scenario, the action set and the randomized family.
 void check(const po::variables_map& values, TrainOptions& o) {
   read_knob_options(values, train_knobs(), o);
-  set_strict_plausibility(o.strict);
   o.scenario_path = resolve_scenario(o.scenario_path);
   o.env.actions = default_actions(o.env.action_base);
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
@@ -329,12 +348,12 @@ std::string progress_status(const UpdateStats& stats, double last_return,
 constexpr const char* kSelectedPolicy = "selected_policy.pt";
 
 /// The selection on --select-on's scenarios (their heuristics run once here), none without.
-std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o) {
+std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnostics& diagnostics) {
   if (o.select_on.empty()) return nullptr;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : o.select_on) {
     scenarios.push_back(
-        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {})));
+        std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {}, diagnostics)));
   }
   return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
 }
@@ -398,16 +417,17 @@ int run_train(const std::vector<std::string>& args) {
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   check(values, o);
+  Diagnostics diagnostics = Diagnostics::on_stderr(o.strict);
   const auto scenario =
-      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides));
+      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, diagnostics));
   const std::shared_ptr<const ScenarioSource> source =
-      o.randomize
-          ? std::shared_ptr<const ScenarioSource>(std::make_shared<ScenarioSampler>(o.sampler))
-          : std::make_shared<FixedScenario>(scenario);
+      o.randomize ? std::shared_ptr<const ScenarioSource>(
+                        std::make_shared<ScenarioSampler>(o.sampler, diagnostics))
+                  : std::make_shared<FixedScenario>(scenario);
   VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
                  static_cast<std::size_t>(o.threads));
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
-  const std::unique_ptr<PolicySelection> selection = make_selection(o);
+  const std::unique_ptr<PolicySelection> selection = make_selection(o, diagnostics);
   RunDirectory directory(o.out, "train",
                          o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
   TrainCurve curve = start_curve(directory, trainer, o.resume);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "policies/baselines/baselines.h"
+#include "sim/io/diagnostics.h"
 #include "studies/cell_records.h"
 #include "studies/interrupt.h"
 #include "studies/progress.h"
@@ -27,10 +28,12 @@ SweepPlan bench_plan() {
   spec.scenario = "embedded:/scenarios/hetero32.yaml";
   spec.overrides = {"training.budget_time_s=1200", "training.budget_epochs=1000"};
   spec.seeds = 8;
+  Diagnostics diagnostics;
   return make_sweep_plan(
       spec, {"sync.architecture=ring,ps"}, "static:128,goodput+proportional",
       [](const std::string& name, std::uint64_t seed, const EnvOptions&,
-         const std::string& option) { return make_baseline(name, seed, option); });
+         const std::string& option) { return make_baseline(name, seed, option); },
+      {}, diagnostics);
 }
 
 void BM_SweepThroughput(benchmark::State& state) {

@@ -30,6 +30,11 @@ void validate(const EnvOptions& options) {
     throw EnvError("max_batch_change: expected 0 (none) or a finite factor >= 1, found " +
                    std::to_string(options.max_batch_change));
   }
+  if (options.max_lr_change != 0 &&
+      !(options.max_lr_change >= 1 && std::isfinite(options.max_lr_change))) {
+    throw EnvError("max_lr_change: expected 0 (none) or a finite factor >= 1, found " +
+                   std::to_string(options.max_lr_change));
+  }
   if (options.min_batch < 1) {
     throw EnvError("min_batch: expected >= 1, found " + std::to_string(options.min_batch));
   }
@@ -94,10 +99,10 @@ DecisionContext BatchSizeEnv::decision_context() const {
           .batches = batches_,
           .max_batches = max_batches_,
           .reference_batch = scenario_->workload.statistics.reference_batch,
-          .epochs = run_->epochs()};
+          .epochs = run_->epochs(),
+          .leaving_in_s = leaving_in_s_,
+          .run = run_.get()};
 }
-
-std::size_t BatchSizeEnv::workers() const { return run_ ? run_->workers() : 0; }
 
 ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_options) {
   if (reset_options.initial_batch < 0) {
@@ -109,6 +114,10 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   run_.reset();
   run_ = std::make_unique<TrainingRun>(*scenario_, seed);
   const std::size_t p = run_->workers();
+  members_.assign(run_->members().begin(), run_->members().end());
+  run_batches_.assign(p, 0);
+  last_rows_.assign(p, WorkerWindow{});
+  leaving_in_s_.assign(p, std::numeric_limits<double>::infinity());
   max_batches_.resize(p);
   for (std::size_t w = 0; w < p; ++w) {
     max_batches_[w] = run_->max_batch(w);
@@ -131,14 +140,18 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   result.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, initial, result.info);
   pending_ = batches_;
+  pending_lr_bounds_ = {0.0, std::numeric_limits<double>::infinity()};
   run_window();
   window_.train_accuracy_change = 0;
   expected_accuracy_ = run_->expected_accuracy();
   reward_ = options_.reward;
   resolve_reward_scales(seed, reference, initial == reference);
+  follow_members();
   builder_.build(window_, result.observation);
   done_ = target_ends_episode() || run_->budget_exhausted();
   fill_info(result.info);
+  result.info.batches.assign(batches_.begin(), batches_.end());
+  result.info.clamped.resize(batches_.size());
   return result;
 }
 
@@ -151,7 +164,7 @@ void BatchSizeEnv::resolve_reward_scales(std::uint64_t seed, int reference, bool
     // at different batches would not compare: measure the reference batch on a twin run.
     TrainingRun probe(*scenario_, seed);
     std::vector<int> batches(p);
-    for (std::size_t w = 0; w < p; ++w) batches[w] = clamp_batch(w, reference);
+    for (std::size_t w = 0; w < p; ++w) batches[w] = clamp_run_batch(w, reference);
     for (int i = 0; i < options_.decision_interval; ++i) probe.step(batches);
     window_s = to_seconds(probe.now());
     iteration_s = window_s / options_.decision_interval;
@@ -163,9 +176,9 @@ void BatchSizeEnv::resolve_reward_scales(std::uint64_t seed, int reference, bool
   // t(G_ref)·G/G_ref above the reference.
   double reference_global = 0, smallest_global = 0, largest_global = 0;
   for (std::size_t w = 0; w < p; ++w) {
-    reference_global += clamp_batch(w, reference);
-    smallest_global += clamp_batch(w, options_.min_batch);
-    largest_global += clamp_batch(w, options_.max_batch);
+    reference_global += clamp_run_batch(w, reference);
+    smallest_global += clamp_run_batch(w, options_.min_batch);
+    largest_global += clamp_run_batch(w, options_.max_batch);
   }
   double latest = std::numeric_limits<double>::infinity();
   const TrainingOptions& training = scenario_->training;
@@ -199,8 +212,8 @@ void BatchSizeEnv::check_can_step(std::size_t size, const char* what) const {
   if (done_) {
     throw EnvError("step: the episode has ended (terminated or truncated); call reset(seed)");
   }
-  if (size != run_->workers()) {
-    throw EnvError(std::string("step: expected ") + std::to_string(run_->workers()) + " " + what +
+  if (size != workers()) {
+    throw EnvError(std::string("step: expected ") + std::to_string(workers()) + " " + what +
                    " (one per worker), found " + std::to_string(size));
   }
 }
@@ -221,6 +234,7 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
   apply_guard_rail(out.info);
+  apply_lr_guard_rail();
   apply_lag();
   advance(out);
 }
@@ -238,6 +252,7 @@ void BatchSizeEnv::step_batches(std::span<const int> batches, StepResult& out) {
   out.info.clamped.resize(p);
   for (std::size_t w = 0; w < p; ++w) set_batch(w, batches[w], out.info);
   apply_guard_rail(out.info);
+  apply_lr_guard_rail();
   apply_lag();
   advance(out);
 }
@@ -273,12 +288,25 @@ void BatchSizeEnv::apply_guard_rail(StepInfo& info) {
   batches_ = bounded;
 }
 
+void BatchSizeEnv::apply_lr_guard_rail() {
+  if (options_.max_lr_change == 0) return;
+  const double in_force = run_->lr_factor();
+  std::pair<double, double> decided{in_force / options_.max_lr_change,
+                                    in_force * options_.max_lr_change};
+  if (options_.decision_lag == 1) std::swap(decided, pending_lr_bounds_);
+  run_->bound_lr_factor(decided.first, decided.second);
+}
+
 void BatchSizeEnv::apply_lag() {
   if (options_.decision_lag == 0) return;
   std::swap(batches_, pending_);
 }
 
-int BatchSizeEnv::clamp_batch(std::size_t worker, long long requested) const {
+int BatchSizeEnv::clamp_batch(std::size_t member, long long requested) const {
+  return clamp_run_batch(members_[member], requested);
+}
+
+int BatchSizeEnv::clamp_run_batch(std::size_t worker, long long requested) const {
   const long long memory = run_->max_batch(worker);
   const long long upper = std::min<long long>(options_.max_batch, memory);
   const long long lower = std::min<long long>(options_.min_batch, upper);
@@ -295,18 +323,56 @@ bool BatchSizeEnv::target_ends_episode() const {
 }
 
 void BatchSizeEnv::run_window() {
+  for (std::size_t i = 0; i < members_.size(); ++i) run_batches_[members_[i]] = batches_[i];
   for (int i = 0; i < options_.decision_interval; ++i) {
-    const IterationRecord& record = run_->step(batches_);
+    const IterationRecord& record = run_->step(run_batches_);
     accumulator_.add(record);
     if (observer_) observer_(*run_, record);
     if (target_ends_episode() || run_->budget_exhausted()) break;
   }
   accumulator_.finish(window_.train_accuracy, run_->validation_accuracy().value_or(0.0),
                       progress_of(*run_, *scenario_), window_);
+  if (!scenario_->preemption.enabled()) return;
+  for (std::size_t w = 0; w < window_.workers.size(); ++w) {
+    if (window_.workers[w].batch_size > 0) last_rows_[w] = window_.workers[w];
+  }
+  keep_member_rows();
+}
+
+void BatchSizeEnv::keep_member_rows() {
+  window_.workers.resize(members_.size());
+  for (std::size_t i = 0; i < members_.size(); ++i) window_.workers[i] = last_rows_[members_[i]];
+}
+
+void BatchSizeEnv::follow_members() {
+  if (!scenario_->preemption.enabled()) return;
+  const std::span<const std::size_t> now_members = run_->members();
+  if (!std::equal(now_members.begin(), now_members.end(), members_.begin(), members_.end())) {
+    // Survivors keep their batches; a returning worker runs the batch it had when it left.
+    std::vector<int> run_pending = run_batches_;
+    for (std::size_t i = 0; i < members_.size(); ++i) run_pending[members_[i]] = pending_[i];
+    members_.assign(now_members.begin(), now_members.end());
+    const std::size_t m = members_.size();
+    batches_.resize(m);
+    pending_.resize(m);
+    max_batches_.resize(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      batches_[i] = run_batches_[members_[i]];
+      pending_[i] = run_pending[members_[i]];
+      max_batches_[i] = run_->max_batch(members_[i]);
+    }
+    keep_member_rows();
+  }
+  leaving_in_s_.resize(members_.size());
+  const TimePoint now = run_->now();
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const TimePoint departure = run_->departure(members_[i]);
+    leaving_in_s_[i] = departure == kTimeInfinity ? std::numeric_limits<double>::infinity()
+                                                  : to_seconds(departure - now);
+  }
 }
 
 void BatchSizeEnv::fill_info(StepInfo& info) const {
-  info.batches.assign(batches_.begin(), batches_.end());
   info.decision = decision_;
   info.time_s = to_seconds(run_->now());
   info.window_s = 0;
@@ -323,8 +389,9 @@ void BatchSizeEnv::advance(StepResult& out) {
   ++decision_;
   const double window_start_s = to_seconds(run_->now());
   run_window();
-  builder_.build(window_, out.observation);
-  out.rewards.resize(run_->workers());
+  // The rewards and info are the deciding members', the observation the next decision's.
+  out.info.batches.assign(batches_.begin(), batches_.end());
+  out.rewards.resize(window_.workers.size());
   const double expected = run_->expected_accuracy();
   const double window_s = to_seconds(run_->now()) - window_start_s;
   const double discount =
@@ -342,6 +409,8 @@ void BatchSizeEnv::advance(StepResult& out) {
     const auto penalty = static_cast<float>(miss_penalty(reward_, to_seconds(run_->now())));
     for (float& reward : out.rewards) reward += penalty;
   }
+  follow_members();
+  builder_.build(window_, out.observation);
   fill_info(out.info);
   out.info.window_s = window_s;
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gym/action_base.h"
@@ -38,6 +39,10 @@ struct EnvOptions {
   /// dynamix serve's guard rail on the global batch: a decision's global batch lies within
   /// [G / c, G · c] of the last window's G (bound_global_change); 0 applies none.
   double max_batch_change = 0;
+  /// dynamix serve's guard rail on the LR factor: the factor in force when a decision applies
+  /// lies within [f / c, f · c] of the factor f in force in the window it was decided on
+  /// (serve's default c is 2); 0 applies none.
+  double max_lr_change = 0;
   /// Change per discrete action: samples for the current and balanced bases, percent of the
   /// global batch for the global base; empty means default_actions(action_base).
   std::vector<int> actions = {};
@@ -113,6 +118,12 @@ struct DecisionContext {
   double reference_batch = 0;
   /// Epochs completed.
   double epochs = 0;
+  /// Per worker, seconds until it leaves since its preemption notice came; infinity for a worker
+  /// without a notice. Empty when the source knows of none (a real job's report).
+  std::span<const double> leaving_in_s = {};
+  /// The simulated run, for hindsight bounds that read its event timeline (the oracle's
+  /// hindsight schedules); null where no simulator runs the job (a served job).
+  const TrainingRun* run = nullptr;
 
   std::size_t workers() const { return batches.size(); }
 };
@@ -138,8 +149,12 @@ class BatchSizeEnv {
   /// Called for every iteration from now on (reset's window included); empty to stop.
   void set_iteration_observer(IterationObserver observer) { observer_ = std::move(observer); }
 
-  /// Workers of the current episode (0 before the first reset).
-  std::size_t workers() const;
+  /// Workers the next decision is for: the run's members (fewer while workers are preempted in
+  /// an elastic run), 0 before the first reset. Observation rows, actions, batches() and the
+  /// decision context follow the members in the run's worker order.
+  std::size_t workers() const { return members_.size(); }
+  /// The run's worker index of each of workers().
+  const std::vector<std::size_t>& members() const { return members_; }
   const EnvOptions& options() const { return options_; }
   /// The reward options in force this episode (time_scale_s and miss_time_s resolved).
   const RewardOptions& reward_options() const { return reward_; }
@@ -155,7 +170,9 @@ class BatchSizeEnv {
 
  private:
   void check_can_step(std::size_t size, const char* what) const;
-  int clamp_batch(std::size_t worker, long long requested) const;
+  /// `requested` within the bounds and member `member`'s memory.
+  int clamp_batch(std::size_t member, long long requested) const;
+  int clamp_run_batch(std::size_t worker, long long requested) const;
   void set_batch(std::size_t worker, long long requested, StepInfo& info);
   void resolve_reward_scales(std::uint64_t seed, int reference, bool measured);
   bool target_ends_episode() const;
@@ -163,9 +180,16 @@ class BatchSizeEnv {
   /// Under decision_lag 1, puts the batches just decided aside and the previous ones in force.
   /// With max_batch_change: the batches just decided bounded against the last window's global.
   void apply_guard_rail(StepInfo& info);
+  /// With max_lr_change: bounds the LR factor of the window the decision applies to.
+  void apply_lr_guard_rail();
   void apply_lag();
   void fill_info(StepInfo& info) const;
   void advance(StepResult& out);
+  /// Keeps window_ to the rows of members_: a member preempted for the whole window shows its
+  /// last measured row.
+  void keep_member_rows();
+  /// Follows the run's members after a window: the window, batches, bounds and notices.
+  void follow_members();
 
   std::shared_ptr<const ScenarioSource> scenarios_;
   EnvOptions options_;
@@ -176,8 +200,17 @@ class BatchSizeEnv {
   std::vector<int> batches_;
   /// With decision_lag 1: the batches decided last step, applied after this step's window.
   std::vector<int> pending_;
-  /// The episode's memory limits, run().max_batch(w) per worker.
+  /// With decision_lag 1 and max_lr_change: the LR bounds decided last step.
+  std::pair<double, double> pending_lr_bounds_;
+  /// The episode's memory limits, run().max_batch(w) per member.
   std::vector<int> max_batches_;
+  /// The run's workers that batches_, pending_, max_batches_ and window_ are for.
+  std::vector<std::size_t> members_;
+  /// Per worker of the run: the batch it runs when a member, and its last measured window row.
+  std::vector<int> run_batches_;
+  std::vector<WorkerWindow> last_rows_;
+  /// Per member: seconds until its departure after a notice (DecisionContext::leaving_in_s).
+  std::vector<double> leaving_in_s_;
   /// Scratch: the batches this step's actions ask for.
   std::vector<long long> requested_;
   WindowAccumulator accumulator_;

@@ -36,30 +36,27 @@ Row action_base_knob() {
       field(&EnvOptions::action_base), std::move(words), "action base");
 }
 
-/// 0, or a finite factor of at least 1.
-Row max_batch_change_knob() {
-  Row knob = Rows::described({.key = "max-batch-change",
-                              .meaning = "bound each decision's global batch to [G/c, G*c] of the "
-                                         "last window's G, as dynamix serve's guard rail does "
-                                         "(serve's default c is 2); 0 applies none"},
-                             "number", "0 (none) or a finite factor >= 1");
+/// A guard rail's factor: 0 (none), or a finite factor of at least 1.
+Row change_bound_knob(const char* key, const char* meaning, double EnvOptions::*member) {
+  Row knob = Rows::described({.key = key, .meaning = meaning}, "number",
+                             "0 (none) or a finite factor >= 1");
   const auto valid = [](double change) {
     return change == 0 || (change >= 1 && std::isfinite(change));
   };
-  knob.parse = [valid](const std::string& text, EnvOptions& options) -> KnobParse {
+  knob.parse = [valid, member](const std::string& text, EnvOptions& options) -> KnobParse {
     const std::optional<double> change = parse_number(text);
     if (!change) return {KnobParse::Outcome::kMalformed};
     if (!valid(*change)) return {KnobParse::Outcome::kOutOfRange, exact_number(*change)};
-    options.max_batch_change = *change;
+    options.*member = *change;
     return {};
   };
-  knob.violation = [valid](const EnvOptions& options) -> std::optional<std::string> {
-    if (valid(options.max_batch_change)) return std::nullopt;
-    return exact_number(options.max_batch_change);
+  knob.violation = [valid, member](const EnvOptions& options) -> std::optional<std::string> {
+    if (valid(options.*member)) return std::nullopt;
+    return exact_number(options.*member);
   };
-  knob.show = [](const EnvOptions& options) { return exact_number(options.max_batch_change); };
-  knob.write = [](JsonWriter& json, const EnvOptions& options) {
-    json.value(options.max_batch_change);
+  knob.show = [member](const EnvOptions& options) { return exact_number(options.*member); };
+  knob.write = [member](JsonWriter& json, const EnvOptions& options) {
+    json.value(options.*member);
   };
   return knob;
 }
@@ -73,7 +70,17 @@ KnobTable<EnvOptions> make_env_knobs() {
                        .meaning = "windows between a decision and the window it applies to: 0 (an "
                                   "instant arbitrator) or 1 (a job steered by dynamix serve)"},
                       field(&EnvOptions::decision_lag), integers(0, 1)),
-       max_batch_change_knob(), action_base_knob(),
+       change_bound_knob("max-batch-change",
+                         "bound each decision's global batch to [G/c, G*c] of the last window's "
+                         "G, as dynamix serve's guard rail does (serve's default c is 2); 0 "
+                         "applies none",
+                         &EnvOptions::max_batch_change),
+       change_bound_knob("max-lr-change",
+                         "bound the LR factor a decision brings in to [f/c, f*c] of the factor f "
+                         "in force when it was decided, as dynamix serve's guard rail does "
+                         "(serve's default c is 2); 0 applies none",
+                         &EnvOptions::max_lr_change),
+       action_base_knob(),
        Rows::integer_list({.key = "actions",
                            .meaning = "change per discrete action (samples, or percent for the "
                                       "global, noise and goodput bases)",

@@ -11,6 +11,7 @@
 #include "sim/core/random.h"
 #include "sim/io/config_node.h"
 #include "sim/io/config_tree.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/training_run.h"
 #include "sim/training/training_options.h"
@@ -117,7 +118,14 @@ void check_ranges(const SamplerOptions& o) {
 
 }  // namespace
 
-ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(options)) {
+ScenarioSampler::ScenarioSampler(SamplerOptions options, Diagnostics& diagnostics)
+    : ScenarioSampler(std::move(options), &diagnostics) {}
+
+ScenarioSampler::ScenarioSampler(SamplerOptions options)
+    : ScenarioSampler(std::move(options), nullptr) {}
+
+ScenarioSampler::ScenarioSampler(SamplerOptions options, Diagnostics* diagnostics)
+    : options_(std::move(options)) {
   const SamplerOptions& o = options_;
   check_ranges(o);
   const GpuCatalog catalog = GpuCatalog::builtin();
@@ -139,7 +147,9 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options) : options_(std::move(op
     workloads_.push_back(*workload);
   }
   for (const std::string& name : o.optimizers) optimizers_.push_back(parse_optimizer_name(name));
-  base_ = std::make_shared<const Scenario>(load_scenario(o.base, o.overrides));
+  base_ = std::make_shared<const Scenario>(diagnostics
+                                               ? load_scenario(o.base, o.overrides, *diagnostics)
+                                               : load_scenario(o.base, o.overrides));
 }
 
 Topology ScenarioSampler::sample_topology(Rng& rng, std::size_t workers, double bandwidth_gbps,
@@ -163,8 +173,9 @@ Topology ScenarioSampler::sample_topology(Rng& rng, std::size_t workers, double 
   shape.gpus = gpu_mix(rng, gpus_);
   fabric = (tiers == 3 ? "fat-tree" : "leaf-spine") + std::string(", oversubscription ") +
            std::to_string(shape.oversubscription);
+  Diagnostics ignored;
   return Topology::load(ConfigNode::parse(fabric_document("sampled", shape), "sampler"),
-                        GpuCatalog::builtin());
+                        GpuCatalog::builtin(), ignored);
 }
 
 namespace {

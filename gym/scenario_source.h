@@ -88,13 +88,19 @@ SamplerOptions training_family(const std::string& base, const std::vector<std::s
 /// threads.
 class ScenarioSampler : public ScenarioSource {
  public:
-  /// Loads the base scenario; EnvError for inconsistent ranges or unknown GPU types, workloads
-  /// or optimizers; InputError from loading the base.
+  /// Loads the base scenario, its implausible values going to `diagnostics` (the run's); EnvError
+  /// for inconsistent ranges or unknown GPU types, workloads or optimizers; InputError from
+  /// loading the base. The samples' generated fabrics are not checked: their values are drawn
+  /// from the ranges, and their spine links carry many hosts' bandwidth.
+  ScenarioSampler(SamplerOptions options, Diagnostics& diagnostics);
+  /// The same outside a run: the base's implausible values are warned about on stderr.
   explicit ScenarioSampler(SamplerOptions options);
   std::shared_ptr<const Scenario> scenario_for(std::uint64_t seed) const override;
   const SamplerOptions& options() const { return options_; }
 
  private:
+  ScenarioSampler(SamplerOptions options, Diagnostics* diagnostics);
+
   SamplerOptions options_;
   std::shared_ptr<const Scenario> base_;
   std::vector<GpuSpec> gpus_;

@@ -132,20 +132,21 @@ VectorEnv::~VectorEnv() = default;
 
 std::size_t VectorEnv::threads() const { return pool_->threads(); }
 
-std::vector<ResetResult> VectorEnv::reset(std::uint64_t seed) {
+std::vector<ResetResult> VectorEnv::reset(std::uint64_t seed, const ResetOptions& options) {
   const std::size_t m = envs_.size();
   std::vector<ResetResult> results(m);
   for (std::size_t i = 0; i < m; ++i) next_seed_[i] = seed + i;
   struct Context {
     VectorEnv* self;
     std::vector<ResetResult>* results;
-  } context{this, &results};
+    const ResetOptions* options;
+  } context{this, &results, &options};
   pool_->run(
       m,
       [](void* raw, std::size_t i) {
         auto& c = *static_cast<Context*>(raw);
         try {
-          (*c.results)[i] = c.self->envs_[i]->reset(c.self->next_seed_[i]);
+          (*c.results)[i] = c.self->envs_[i]->reset(c.self->next_seed_[i], *c.options);
         } catch (const EnvError&) {
           rethrow_for(i);
         }

@@ -26,9 +26,9 @@ class VectorEnv {
   std::size_t threads() const;
   BatchSizeEnv& env(std::size_t i) { return *envs_[i]; }
   const BatchSizeEnv& env(std::size_t i) const { return *envs_[i]; }
-  /// Resets environment i with seed + i; its episode e (counting from this reset) uses
-  /// seed + i + e·M, whatever the thread count.
-  std::vector<ResetResult> reset(std::uint64_t seed);
+  /// Resets environment i with seed + i and `options`; its episode e (counting from this reset)
+  /// uses seed + i + e·M, whatever the thread count. Autoresets use the default options.
+  std::vector<ResetResult> reset(std::uint64_t seed, const ResetOptions& options = {});
   /// Steps every environment with its action vector. An environment whose episode ended on
   /// the previous step resets instead (with the next seed of its own sequence), ignores its
   /// actions and reports info.autoreset = true, zero rewards and no termination (Gymnasium

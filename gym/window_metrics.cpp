@@ -22,6 +22,7 @@ WindowAccumulator::WindowAccumulator(const TrainingRun& run, double segment_byte
   for (std::size_t w = 0; w < p; ++w) sums_.workers[w].gpu_type = run.node(w).gpu;
   retransmits_.assign(p, 0);
   bytes_sent_.assign(p, 0);
+  present_.assign(p, 0);
 }
 
 void WindowAccumulator::add(const IterationRecord& record) {
@@ -36,6 +37,8 @@ void WindowAccumulator::add(const IterationRecord& record) {
   sums_.epochs = record.training.epoch;
   for (std::size_t w = 0; w < p; ++w) {
     const WorkerIteration& row = record.workers[w];
+    if (!row.present) continue;
+    ++present_[w];
     WorkerWindow& sum = sums_.workers[w];
     sum.batch_size += row.batch_size;
     sum.compute_s += row.compute_s;
@@ -73,25 +76,28 @@ void WindowAccumulator::finish(double previous_train_accuracy, double validation
   out.epochs = sums_.epochs;
   out.workers.resize(p);
   for (std::size_t w = 0; w < p; ++w) {
+    // A worker preempted for part of the window: means over the iterations it ran.
+    const double worker_mean = present_[w] > 0 ? 1.0 / static_cast<double>(present_[w]) : 0.0;
     WorkerWindow& sum = sums_.workers[w];
     WorkerWindow& worker = out.workers[w];
     worker.gpu_type = sum.gpu_type;
-    worker.batch_size = sum.batch_size * mean;
-    worker.compute_s = sum.compute_s * mean;
-    worker.comm_s = sum.comm_s * mean;
-    worker.wait_s = sum.wait_s * mean;
+    worker.batch_size = sum.batch_size * worker_mean;
+    worker.compute_s = sum.compute_s * worker_mean;
+    worker.comm_s = sum.comm_s * worker_mean;
+    worker.wait_s = sum.wait_s * worker_mean;
     worker.throughput_gbps = ratio(bytes_sent_[w] * 8e-9, sum.comm_s);
     worker.retransmit_rate = ratio(retransmits_[w], bytes_sent_[w] / segment_bytes_);
-    worker.cpu_time_ratio = sum.cpu_time_ratio * mean;
-    worker.memory_util = sum.memory_util * mean;
+    worker.cpu_time_ratio = sum.cpu_time_ratio * worker_mean;
+    worker.memory_util = sum.memory_util * worker_mean;
     worker.samples_per_s = ratio(sum.batch_size, sum.compute_s);
-    worker.grad_std_norm = sum.grad_std_norm * mean;
-    worker.grad_var_norm = sum.grad_var_norm * mean;
+    worker.grad_std_norm = sum.grad_std_norm * worker_mean;
+    worker.grad_var_norm = sum.grad_var_norm * worker_mean;
     std::string gpu_type = std::move(sum.gpu_type);
     sum = WorkerWindow{};
     sum.gpu_type = std::move(gpu_type);
     bytes_sent_[w] = 0;
     retransmits_[w] = 0;
+    present_[w] = 0;
   }
   iterations_ = 0;
   sums_.time_s = 0;

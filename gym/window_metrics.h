@@ -71,7 +71,8 @@ class WindowAccumulator {
   WindowAccumulator(const TrainingRun& run, double segment_bytes);
 
   void add(const IterationRecord& record);
-  /// The window so far; resets the accumulator. `previous_train_accuracy` gives the change.
+  /// The window so far, one row per worker of the run (a worker preempted for the whole window:
+  /// a row of zeros); resets the accumulator. `previous_train_accuracy` gives the change.
   WindowMetrics finish(double previous_train_accuracy, double validation_accuracy, double progress);
   /// The same into `out`, reusing its storage.
   void finish(double previous_train_accuracy, double validation_accuracy, double progress,
@@ -85,6 +86,8 @@ class WindowAccumulator {
   /// Per worker over the window: retransmitted segments, bytes sent.
   std::vector<double> retransmits_;
   std::vector<double> bytes_sent_;
+  /// Per worker: iterations of the window it was not preempted in.
+  std::vector<std::int64_t> present_;
 };
 
 }  // namespace dynamix

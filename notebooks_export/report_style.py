@@ -19,8 +19,10 @@ FONT_PT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labe
 INTERVAL = "95% percentile-bootstrap interval of the mean over seeds"
 INTERVAL_SHORT = "95% bootstrap CI of the mean over seeds"
 UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_us": "µs", "_ns": "ns", "_gbps": "Gb/s", "_mbps": "Mb/s",
-                 "_gb": "GB", "_mb": "MB", "_kib": "KiB", "_bytes": "bytes", "_tflops": "TFLOP/s",
-                 "_pct": "%"}
+                 "_gb": "GB", "_mb": "MB", "_kib": "KiB", "_kb": "KiB", "_bytes": "bytes",
+                 "_tflops": "TFLOP/s", "_pct": "%"}
+
+ACRONYMS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "lr": "LR", "rto": "RTO", "tcp": "TCP"}
 
 
 def apply_style(matplotlib):
@@ -59,7 +61,7 @@ def split_markdown_row(line):
 
 
 def parse_knob_table(markdown):
-    """{key: {"unit", "meaning"}} from the text of `dynamix config --markdown`."""
+    """{key: {"type", "unit", "meaning"}} from the text of `dynamix config --markdown`."""
     knobs, columns = {}, None
     for line in markdown.splitlines():
         if not line.startswith("|"):
@@ -70,7 +72,8 @@ def parse_knob_table(markdown):
             columns = [c.lower() for c in cells]
         elif "key" in columns and cells and cells[0].startswith("`"):
             row = dict(zip(columns, cells))
-            knobs[row["key"].strip("`")] = {"unit": row.get("unit", ""),
+            knobs[row["key"].strip("`")] = {"type": row.get("type", ""),
+                                            "unit": row.get("unit", ""),
                                             "meaning": row.get("meaning", "")}
     return knobs
 
@@ -87,28 +90,57 @@ def knob_table(dynamix):
     return parse_knob_table(done.stdout) if done.returncode == 0 else {}
 
 
-def short_meaning(meaning, limit=48):
-    """The meaning's first clause, at most `limit` characters cut at a word, capitalised."""
-    clause = re.split(r";|, |: | \(| - ", meaning, maxsplit=1)[0].strip()
-    if len(clause) > limit:
-        clause = clause[:limit].rsplit(" ", 1)[0] + "…"
+CLAUSE_END = re.compile(r";|, |: | \(| - ")
+
+
+def first_clause(text):
+    """(the text up to its first clause separator, that separator, the rest)."""
+    end = CLAUSE_END.search(text)
+    return (text[:end.start()], end.group(), text[end.end():]) if end else (text, "", "")
+
+
+def knob_row(key, knobs):
+    """The row of `key`; a list element's key (topology.nodes.0.link.bandwidth_gbps) finds the
+    list's row (topology.nodes[].link.bandwidth_gbps)."""
+    return knobs.get(key) or knobs.get(re.sub(r"\.\d+(?=\.)", "[]", key))
+
+
+def short_meaning(knob, limit=48):
+    """The name a knob's meaning starts with, capitalised, or None where the meaning does not start
+    with one. A choice's meaning describes its values ("fp32, or mixed precision"), so a choice has
+    none; a one-word clause before a colon says where the key applies ("leaf-spine: nodes under
+    each leaf switch") and the name follows it; a first clause longer than `limit` is no label."""
+    if knob["type"].startswith("one of"):
+        return None
+    clause, separator, rest = first_clause(knob["meaning"])
+    if separator == ": " and " " not in clause:
+        clause = first_clause(rest)[0]
+    clause = clause.strip()
+    if not clause or len(clause) > limit:
+        return None
     return clause[:1].upper() + clause[1:]
 
 
-def axis_label(key, knobs):
-    """"Meaning (unit)" from the knob tables; else the key's last part (after its section when
-    nested) in words, with the unit its suffix names (keys carry units: host_bandwidth_gbps)."""
-    knob = knobs.get(key)
-    if knob and knob["meaning"]:
-        unit = "µs" if knob["unit"] == "us" else knob["unit"]
-        return short_meaning(knob["meaning"]) + (f" ({unit})" if unit else "")
-    parts = key.split(".")
+def key_words(key):
+    """The key's last part (after its section when nested) in words, and the unit its suffix names
+    (keys carry units: host_bandwidth_gbps)."""
+    parts = re.sub(r"\.\d+(?=\.)|\[\]", "", key).split(".")
     suffix = next((s for s in UNIT_SUFFIXES if parts[-1].endswith(s)), "")
     words = (parts[-1][: -len(suffix)] if suffix else parts[-1]).replace("_", " ")
     if len(parts) >= 3:
         words = f"{parts[-2]} {words}"
-    words = words[:1].upper() + words[1:]
-    unit = UNIT_SUFFIXES.get(suffix, "")
+    words = " ".join(ACRONYMS.get(word, word) for word in words.split(" "))
+    return words[:1].upper() + words[1:], UNIT_SUFFIXES.get(suffix, "")
+
+
+def axis_label(key, knobs):
+    """"Name (unit)": the name the knob's meaning starts with (short_meaning), else the key in words
+    (key_words); the unit from the knob tables, else from the key's suffix."""
+    knob = knob_row(key, knobs)
+    words, unit = key_words(key)
+    if knob:
+        words = short_meaning(knob) or words
+        unit = "µs" if knob["unit"] == "us" else knob["unit"]
     return words + (f" ({unit})" if unit else "")
 
 

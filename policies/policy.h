@@ -39,6 +39,9 @@ class Policy {
   /// Called at the start of an episode (after env.reset(), or at a served job's first report);
   /// policies with per-episode state clear it here.
   virtual void begin_episode(const DecisionContext& context) { (void)context; }
+  /// Called before a decision whose workers differ from the previous one's (workers preempted
+  /// or back in an elastic run); by default the policy starts over on the new cluster.
+  virtual void membership_changed(const DecisionContext& context) { begin_episode(context); }
   /// The batch each worker should run next, from the current observation and raw window
   /// (context.window); the caller clamps to bounds and memory.
   virtual std::vector<int> decide(const DecisionContext& context,

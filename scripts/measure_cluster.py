@@ -2,10 +2,15 @@
 """Measures this machine for `dynamix calibrate`: gloo all-reduce times over loopback and a small
 model's per-iteration compute, communication and total time under DDP (--model cnn: SmallCnn;
 mlp: the sim-to-real reference job's student), one process per rank, each limited to one thread
-(torch.set_num_threads(1)), as data-parallel CPU ranks run.
+(torch.set_num_threads(1)), as data-parallel CPU ranks run. With --backend nccl: one process per
+GPU (rank r on cuda:r), NCCL, and times read from CUDA events (the worker package's CudaTimer,
+adapter/python/dynamix_worker/timing.py, which must be importable) instead of the host clock;
+that path has not run on a GPU yet (docs/calibration.md).
 
     /usr/bin/python3 scripts/measure_cluster.py --out measurements.csv
     /usr/bin/python3 scripts/measure_cluster.py --quick --out smoke.csv      # a few seconds
+    PYTHONPATH=adapter/python python3 scripts/measure_cluster.py --backend nccl --ranks 8 \
+        --out gpus.csv
 
 Output: a CSV, one row per configuration (schema in docs/calibration.md), after '#' lines that
 record where and how it was measured. Times are medians over repetitions; *_min_s, *_p25_s and
@@ -25,6 +30,7 @@ builds while it exists), measuring waits for the 1-minute load average to fall b
 import argparse
 import datetime
 import os
+import pathlib
 import platform
 import resource
 import signal
@@ -32,6 +38,7 @@ import socket
 import statistics
 import sys
 import time
+from typing import NamedTuple, Tuple
 
 import torch
 import torch.distributed as dist
@@ -80,12 +87,62 @@ MODELS = {
 }
 
 
+class LaunchPlan(NamedTuple):
+    """How the ranks run: the process group's backend and each rank's device."""
+    backend: str
+    devices: Tuple[str, ...]
+
+
+def launch_plan(backend: str, ranks: int, device_count: int) -> LaunchPlan:
+    """gloo: every rank a one-thread CPU process. nccl: one process per GPU, rank r on cuda:r;
+    ValueError when there are fewer GPUs (device_count, torch.cuda.device_count() in use) than
+    ranks."""
+    if backend == "gloo":
+        return LaunchPlan("gloo", ("cpu",) * ranks)
+    if backend != "nccl":
+        raise ValueError(f"expected gloo or nccl, found {backend!r}")
+    if device_count < ranks:
+        raise ValueError(f"expected a GPU for each of {ranks} ranks (one process per GPU), "
+                         f"found {device_count}")
+    return LaunchPlan("nccl", tuple(f"cuda:{rank}" for rank in range(ranks)))
+
+
+def worker_timing():
+    """The worker package's timing module; from the source tree's adapter/python when it is not
+    importable as it is."""
+    try:
+        from dynamix_worker import timing
+    except ImportError:
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "adapter/python"))
+        from dynamix_worker import timing
+    return timing
+
+
+def clock_for(device: str):
+    """What times a section on `device`: the host clock on the CPU; CUDA events recorded on the
+    device's stream on a GPU, where the host runs ahead of the kernels it launches."""
+    if torch.device(device).type == "cpu":
+        return HostClock()
+    return worker_timing().timer_for(torch.device(device))
+
+
+class HostClock:
+    """time.perf_counter() marks (the worker package's HostTimer, without importing it)."""
+
+    def mark(self, _point: str = "") -> float:
+        return time.perf_counter()
+
+    def seconds(self, start, end) -> float:
+        return end - start
+
+
 def new_model(options) -> torch.nn.Module:
     return MODELS[options.model][0]()
 
 
-def batch_of(options, batch: int):
-    return MODELS[options.model][1](batch), torch.randint(0, CLASSES, (batch,))
+def batch_of(options, batch: int, device: str = "cpu"):
+    return (MODELS[options.model][1](batch).to(device),
+            torch.randint(0, CLASSES, (batch,)).to(device))
 
 
 def parameter_count(options) -> int:
@@ -138,8 +195,8 @@ def best_trial(trials):
     return min(trials, key=lambda t: (round(t[0], 1), statistics.median(t[1])))
 
 
-def sum_over_ranks(seconds):
-    total = torch.tensor([seconds], dtype=torch.float64)
+def sum_over_ranks(seconds, device="cpu"):
+    total = torch.tensor([seconds], dtype=torch.float64, device=device)
     dist.all_reduce(total)
     return float(total[0])
 
@@ -151,26 +208,38 @@ def repetitions_for(message_bytes: int, scale: float) -> int:
     return max(3, int(base * scale))
 
 
-def timed_allreduce(tensor):
+class Rank(NamedTuple):
+    """This rank's device and the clock that times its sections."""
+    device: str
+    clock: object
+
+    def group_sum(self, seconds):
+        return sum_over_ranks(seconds, self.device)
+
+
+def timed_allreduce(tensor, rank):
     """Seconds until the slowest rank holds the sum, starting from a barrier."""
     dist.barrier()
-    start = time.perf_counter()
+    start = rank.clock.mark("start")
     dist.all_reduce(tensor)
-    elapsed = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
+    end = rank.clock.mark("comm")
+    elapsed = torch.tensor([rank.clock.seconds(start, end)], dtype=torch.float64,
+                           device=rank.device)
     dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
     return float(elapsed[0])
 
 
-def allreduce_rows(world, options):
-    tensors = {size: torch.ones(size // 4, dtype=torch.float32) for size in options.sizes}
+def allreduce_rows(world, options, rank):
+    tensors = {size: torch.ones(size // 4, dtype=torch.float32, device=rank.device)
+               for size in options.sizes}
     trials = {size: [] for size in options.sizes}
     for _ in range(options.trials):
         for size, tensor in tensors.items():
             for _ in range(2):
-                timed_allreduce(tensor)
+                timed_allreduce(tensor, rank)
             repetitions = repetitions_for(size, options.repetition_scale / options.trials)
-            with Trial(sum_over_ranks) as trial:
-                samples = [timed_allreduce(tensor) for _ in range(repetitions)]
+            with Trial(rank.group_sum) as trial:
+                samples = [timed_allreduce(tensor, rank) for _ in range(repetitions)]
             trials[size].append((trial.other_cores, samples))
     rows = []
     for size in options.sizes:
@@ -183,25 +252,33 @@ def allreduce_rows(world, options):
 
 
 class HookTimer:
-    """DDP communication hook that times each bucket's all-reduce and averages the gradient."""
+    """DDP communication hook that times each bucket's all-reduce and averages the gradient. The
+    marks are kept and read after the iteration (comm_seconds): CUDA events resolve only once the
+    device has passed them."""
 
-    def __init__(self, world):
+    def __init__(self, world, clock):
         self.world = world
-        self.comm_s = 0.0
+        self.clock = clock
+        self.marks = []
 
     def hook(self, _state, bucket):
-        start = time.perf_counter()
+        start = self.clock.mark("bucket")
         future = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
 
         def done(finished):
-            self.comm_s += time.perf_counter() - start
+            self.marks.append((start, self.clock.mark("comm")))
             return finished.value()[0].div_(self.world)
 
         return future.then(done)
 
+    def comm_seconds(self):
+        seconds = sum(self.clock.seconds(start, end) for start, end in self.marks)
+        self.marks = []
+        return seconds
 
-def one_iteration(model, optimizer, x, y, sync):
-    start = time.perf_counter()
+
+def one_iteration(model, optimizer, x, y, sync, clock):
+    start = clock.mark("start")
     if sync:
         F.cross_entropy(model(x), y).backward()
     else:
@@ -209,24 +286,25 @@ def one_iteration(model, optimizer, x, y, sync):
             F.cross_entropy(model(x), y).backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=False)
-    return time.perf_counter() - start
+    return clock.seconds(start, clock.mark("end"))
 
 
-def iteration_trial(model, optimizer, timer, batch, options):
+def iteration_trial(model, optimizer, timer, batch, options, rank):
     """A block of iterations without synchronization (compute), then one with it (total)."""
-    x, y = batch_of(options, batch)
+    x, y = batch_of(options, batch, rank.device)
     iterations = options.iterations
     for _ in range(3):
-        one_iteration(model, optimizer, x, y, sync=True)
+        one_iteration(model, optimizer, x, y, True, rank.clock)
+    timer.comm_seconds()
     compute, comm, total = [], [], []
-    with Trial(sum_over_ranks) as trial:
+    with Trial(rank.group_sum) as trial:
         dist.barrier()
-        compute += [one_iteration(model, optimizer, x, y, sync=False) for _ in range(iterations)]
+        compute += [one_iteration(model, optimizer, x, y, False, rank.clock)
+                    for _ in range(iterations)]
         dist.barrier()
         for _ in range(iterations):
-            timer.comm_s = 0.0
-            total.append(one_iteration(model, optimizer, x, y, sync=True))
-            comm.append(timer.comm_s)
+            total.append(one_iteration(model, optimizer, x, y, True, rank.clock))
+            comm.append(timer.comm_seconds())
     return trial.other_cores, (compute, comm, total)
 
 
@@ -246,29 +324,37 @@ def iteration_row(world, batch, trials):
             "total_p75_s": p75, "repetitions": len(slowest), "other_load_cores": other}
 
 
-def ddp_rows(world, options):
+def ddp_rows(world, options, rank):
     torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(new_model(options))
-    timer = HookTimer(world)
+    device = torch.device(rank.device)
+    model = torch.nn.parallel.DistributedDataParallel(
+        new_model(options).to(device), device_ids=[device] if device.type == "cuda" else None)
+    timer = HookTimer(world, rank.clock)
     model.register_comm_hook(None, timer.hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     trials = {batch: [] for batch in options.batches}
     for _ in range(options.trials):
         for batch in options.batches:
-            trials[batch].append(iteration_trial(model, optimizer, timer, batch, options))
+            trials[batch].append(iteration_trial(model, optimizer, timer, batch, options, rank))
     # Every rank picks the same trial: rank 0's view of the machine decides.
     for batch in options.batches:
-        others = torch.tensor([t[0] for t in trials[batch]], dtype=torch.float64)
+        others = torch.tensor([t[0] for t in trials[batch]], dtype=torch.float64,
+                              device=rank.device)
         dist.broadcast(others, 0)
         trials[batch] = [(float(o), t[1]) for o, t in zip(others, trials[batch])]
     return [iteration_row(world, batch, trials[batch]) for batch in options.batches]
 
 
-def rank_main(rank, world, port, options, queue):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+def rank_main(rank, world, port, options, plan, queue):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo",
+                      NCCL_SOCKET_IFNAME="lo")
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    rows = allreduce_rows(world, options) + ddp_rows(world, options)
+    device = plan.devices[rank]
+    if torch.device(device).type == "cuda":
+        torch.cuda.set_device(torch.device(device))
+    dist.init_process_group(plan.backend, rank=rank, world_size=world)
+    this = Rank(device, clock_for(device))
+    rows = allreduce_rows(world, options, this) + ddp_rows(world, options, this)
     if rank == 0:
         queue.put(rows)
     dist.destroy_process_group()
@@ -280,40 +366,44 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def distributed_rows(world, options):
+def distributed_rows(world, options, plan):
     context = mp.get_context("spawn")
     queue = context.SimpleQueue()
-    mp.start_processes(rank_main, args=(world, free_port(), options, queue), nprocs=world,
+    mp.start_processes(rank_main, args=(world, free_port(), options, plan, queue), nprocs=world,
                        join=True, start_method="spawn")
     return queue.get()
 
 
-def compute_trial(model, optimizer, inputs, iterations):
+def compute_trial(model, optimizer, inputs, iterations, clock):
     x, y = inputs
     samples = []
     with Trial() as trial:
         for step in range(3 + iterations):
-            start = time.perf_counter()
+            start = clock.mark("start")
             F.cross_entropy(model(x), y).backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=False)
+            end = clock.mark("end")
             if step >= 3:
-                samples.append(time.perf_counter() - start)
+                samples.append(clock.seconds(start, end))
     return trial.other_cores, samples
 
 
-def single_rank_rows(options):
+def single_rank_rows(options, device="cpu"):
+    """One rank alone on `device` (the first of the launch plan's)."""
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = new_model(options)
+    model = new_model(options).to(device)
+    clock = clock_for(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     # Warm the allocator.
-    compute_trial(model, optimizer, batch_of(options, max(options.compute_batches)), 20)
+    compute_trial(model, optimizer, batch_of(options, max(options.compute_batches), device), 20,
+                  clock)
     trials = {batch: [] for batch in options.compute_batches}
     for _ in range(options.trials):
         for batch in options.compute_batches:
-            trials[batch].append(compute_trial(model, optimizer, batch_of(options, batch),
-                                               2 * options.iterations))
+            trials[batch].append(compute_trial(model, optimizer, batch_of(options, batch, device),
+                                               2 * options.iterations, clock))
     rows = []
     for batch in options.compute_batches:
         other, samples = best_trial(trials[batch])
@@ -340,8 +430,8 @@ def provenance(options, started, settled_load, others_busy):
         f"machine: {socket.gethostname()} ({platform.platform()})",
         f"cpu: {cpu_model()}",
         f"cores: {os.cpu_count()}",
-        f"torch: {torch.__version__}; python {platform.python_version()}; backend gloo over "
-        "loopback; torch.set_num_threads(1) per rank; scheduling "
+        f"torch: {torch.__version__}; python {platform.python_version()}; "
+        f"{backend_text(options)}; torch.set_num_threads(1) per rank; scheduling "
         f"{'SCHED_RR' if options.realtime else 'default'}; {options.trials} trials per "
         "configuration, the least disturbed kept",
         f"date: {started.isoformat(timespec='seconds')}",
@@ -352,6 +442,14 @@ def provenance(options, started, settled_load, others_busy):
         f"while measuring: {others_busy:.2f} cores on average",
         "command: measure_cluster.py " + " ".join(options.argv),
     ]
+
+
+def backend_text(options):
+    if options.backend == "gloo":
+        return "backend gloo over loopback, host-clock timing"
+    names = sorted({torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())})
+    return (f"backend nccl, one process per GPU ({torch.cuda.device_count()} x "
+            f"{' / '.join(names)}), CUDA-event timing")
 
 
 def write_csv(path, header, rows):
@@ -397,6 +495,9 @@ def arguments(argv):
                         help="cnn: SmallCnn (adapter/examples/train_cnn.py); mlp: the reference "
                              "job's student (adapter/examples/reference_job.py)")
     parser.add_argument("--ranks", type=integers, default=[2, 4])
+    parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
+                        help="gloo: CPU ranks over loopback, host clock; nccl: one process per "
+                             "GPU, CUDA events (the worker package's CudaTimer)")
     parser.add_argument("--sizes", type=integers, default=[2 ** k for k in range(16, 27)],
                         help="all-reduce message bytes (default 64 KiB .. 64 MiB, powers of 2)")
     parser.add_argument("--batches", type=integers, default=[16, 32, 64, 128],
@@ -423,7 +524,19 @@ def arguments(argv):
         options.compute_batches, options.iterations, options.repetition_scale = [16, 32], 3, 0.1
         options.trials = 1
     options.argv = argv
+    try:
+        options.plans = {world: launch_plan(options.backend, world, device_count(options.backend))
+                         for world in options.ranks}
+        if options.backend == "nccl":
+            worker_timing()
+    except (ValueError, ImportError) as error:
+        print(f"measure_cluster.py: --backend {options.backend}: {error}", file=sys.stderr)
+        sys.exit(2)
     return options
+
+
+def device_count(backend):
+    return torch.cuda.device_count() if backend == "nccl" else 0
 
 
 def measure(options):
@@ -434,9 +547,9 @@ def measure(options):
         os.getloadavg()[0]
     busy_before, wall_before = cpu_seconds()
     own_before = own_cpu_seconds()
-    rows = single_rank_rows(options)
+    rows = single_rank_rows(options, options.plans[options.ranks[0]].devices[0])
     for world in options.ranks:
-        rows += distributed_rows(world, options)
+        rows += distributed_rows(world, options, options.plans[world])
     busy_after, wall_after = cpu_seconds()
     others = (busy_after - busy_before - (own_cpu_seconds() - own_before)) / max(
         1e-9, (wall_after - wall_before) / os.cpu_count())

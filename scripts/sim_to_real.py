@@ -9,14 +9,17 @@ Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partia
   fit/       static runs of adapter/examples/reference_job.py at --fit-batches x --fit-seeds
              (or the logs given with --fit-logs), concatenated into fit/runs.csv
   cluster/   dynamix calibrate: measure_cluster.py --model mlp on this machine, the device's
-             time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml)
-  dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model
+             time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml);
+             or the calibrated.yaml given with --cluster-calibration
+  dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model, with
+             its plateau term unless --no-plateau
   overhead.txt   the job's own per-iteration cost (worker package, read-backs, indexing), one
              constant on the device's time points fitted to the fit runs' iteration times
   scenario.yaml  the calibrated cluster with the fitted workload and that overhead
   train/     dynamix train on scenario.yaml: the learned policy (policy.pt)
   predict/   dynamix evaluate on scenario.yaml, one window of decision lag (as serve has)
   measure/   each policy x --seeds: dynamix serve + the reference job; dynamix replay of the log
+             (or the logs given with --measured-logs, steered by the --policy given)
   results.csv, summary.md, sim_to_real.png/.svg   predicted against measured
 The policies and seeds measured are held out of the fit: other seeds, and batches or policies
 the fit never saw.
@@ -57,6 +60,20 @@ def arguments(argv):
     parser.add_argument("--fit-logs", type=pathlib.Path,
                         help="a folder of reference-job logs (bN_sS.csv) to fit instead of "
                              "running the fit runs, e.g. calibration/sim_to_real")
+    parser.add_argument("--measured-logs", type=pathlib.Path,
+                        help="a previous study's measure/ folder: its window logs ({policy}_s{seed}"
+                             ".csv) stand for the measured runs, which are not run again; with a "
+                             "trained policy, --policy names the one that steered them")
+    parser.add_argument("--policy", type=pathlib.Path,
+                        help="with --measured-logs: the policy.pt that steered the measured ppo "
+                             "runs (training is skipped)")
+    parser.add_argument("--cluster-calibration", type=pathlib.Path,
+                        help="a previous study's cluster/calibrated.yaml, used instead of "
+                             "measuring this machine")
+    parser.add_argument("--no-plateau", action="store_true",
+                        help="fit the dynamics without the plateau term (one power law)")
+    parser.add_argument("--max-lr-change", type=float, default=2.0,
+                        help="the LR factor's guard rail in the prediction, as serve's (0: none)")
     parser.add_argument("--static", default="64,256,1024",
                         help="per-worker batches of the static policies compared")
     parser.add_argument("--seeds", default="10,11,12", help="seeds of the measured runs")
@@ -90,6 +107,22 @@ def arguments(argv):
         options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
         options.measure_options = "--model mlp --quick"
         options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
+    if options.measured_logs and options.train_steps > 0 and not options.policy:
+        refuse("--policy: expected the policy.pt that steered the measured runs beside "
+               "--measured-logs (or --train-steps 0), found none")
+    if options.policy and not options.measured_logs:
+        refuse("--policy: expected --measured-logs beside it (the runs it steered), found none")
+    for given in (options.fit_logs, options.measured_logs):
+        if given and not given.is_dir():
+            refuse(f"expected a folder of logs, found '{given}', which is not one")
+    for given in (options.policy, options.cluster_calibration):
+        if given and not given.is_file():
+            refuse(f"expected a file, found '{given}', which is not one")
+    for seed in integers(options.seeds) if options.measured_logs else []:
+        for label in policy_labels(options):
+            if not (options.measured_logs / f"{run_name(label, seed)}.csv").is_file():
+                refuse(f"--measured-logs: expected {run_name(label, seed)}.csv ({label}, seed "
+                       f"{seed}) in {options.measured_logs}, found none")
     return options
 
 
@@ -250,6 +283,10 @@ def fit_runs(study):
 
 def calibrate_cluster(study):
     options = study.options
+    if options.cluster_calibration:
+        (study.work / "cluster").mkdir()
+        shutil.copy(options.cluster_calibration, study.work / "cluster/calibrated.yaml")
+        return
     scenario = SOURCE / "calibration/sim_to_real/reference.yaml"
     ranks = "topology.nodes.0.count=" + str(options.ranks)
     study.dynamix("calibrate", "--scenario", scenario, "--set", ranks,
@@ -266,6 +303,7 @@ def fit_dynamics(study):
     study.dynamix("calibrate", "--dynamics", study.work / "fit/runs.csv", "--workload", WORKLOAD,
                   "--catalog", catalog, "--target-accuracy", max(study.targets),
                   "--dynamics-fit-batches", study.options.fit_batches,
+                  *([] if study.options.no_plateau else ["--fit-plateau"]),
                   "--out", study.work / "dynamics", log=study.work / "dynamics.txt")
 
 
@@ -361,18 +399,30 @@ def fit_job_overhead(study):
 def train_policy(study):
     if study.options.train_steps <= 0:
         return
+    if study.options.policy:
+        (study.work / "train").mkdir()
+        shutil.copy(study.options.policy, study.work / "train/policy.pt")
+        return
     study.dynamix("train", "--scenario", study.work / "scenario.yaml", "--steps",
                   study.options.train_steps, "--eval-seeds", 2, "--quiet",
                   "--out", study.work / "train", log=study.work / "train.txt")
 
 
+def policy_labels(options):
+    return [label for label, _, _ in policies_of(options, None)]
+
+
 def policies(study):
     """(label, serve/evaluate spec, first per-worker batch of the real job)."""
-    listed = [(f"static:{b}", f"static:{b}", b) for b in integers(study.options.static)]
+    return policies_of(study.options, study.work)
+
+
+def policies_of(options, work):
+    listed = [(f"static:{b}", f"static:{b}", b) for b in integers(options.static)]
     listed += [("goodput:100", "goodput:100", 64),
                ("goodput+proportional", "goodput+proportional", 64)]
-    if study.options.train_steps > 0:
-        listed.append(("ppo", str(study.work / "train/policy.pt"), 64))
+    if options.train_steps > 0:
+        listed.append(("ppo", str(work / "train/policy.pt") if work else "", 64))
     return listed
 
 
@@ -383,7 +433,8 @@ def predict(study, target):
     study.dynamix("evaluate", "--scenario", study.work / "scenario.yaml", "--policies", specs,
                   "--set", f"training.target_accuracy={target}",
                   "--seeds", study.options.predict_seeds, "--decision-lag", 1,
-                  "--max-batch-change", 2,  # serve's default guard rail, as the job runs under
+                  "--max-batch-change", 2,  # serve's default guard rails, as the job runs under
+                  "--max-lr-change", study.options.max_lr_change,
                   "--decision-interval", 10, "--quiet", "--out", folder,
                   log=study.work / f"predict_{target}.txt")
     predicted = {}
@@ -399,17 +450,37 @@ def predict_all(study):
     return {target: predict(study, target) for target in study.targets}
 
 
+def run_name(label, seed):
+    return f"{label.replace(':', '').replace('+', '_')}_s{seed}"
+
+
+def reuse_measured(study):
+    """The window logs of --measured-logs, by policy: (seed, log), copied into measure/."""
+    options, folder = study.options, study.work / "measure"
+    folder.mkdir()
+    logs = {}
+    for seed in integers(options.seeds):
+        for label, _, _ in policies(study):
+            given = options.measured_logs / f"{run_name(label, seed)}.csv"
+            logs.setdefault(label, []).append(
+                (seed, pathlib.Path(shutil.copy(given, folder / given.name))))
+    print(f"   reused the measured runs of {options.measured_logs}", flush=True)
+    return logs
+
+
 def measure(study):
     """Every policy on every seed, policies alternated within a seed; each log replayed. The
     window logs of the runs, by policy: (seed, log)."""
     options, folder = study.options, study.work / "measure"
+    if options.measured_logs:
+        return reuse_measured(study)
     folder.mkdir()
     logs = {}
     for seed in integers(options.seeds):
         order = policies(study)
         random.Random(seed).shuffle(order)
         for label, spec, batch in order:
-            run = f"{label.replace(':', '').replace('+', '_')}_s{seed}"
+            run = run_name(label, seed)
             arbitrator = Arbitrator(options, spec, folder / f"{run}.serve")
             try:
                 reached = run_job(options, job_command(
@@ -550,6 +621,11 @@ def write_summary(study, compared):
              f"{options.ranks} ranks; validation every {options.validate_every} samples; "
              f"measured seeds {options.seeds}; {options.predict_seeds} simulator seeds per "
              "policy; the real runs stop at the highest target.", ""]
+    reused = [f"{name} {path}" for name, path in (
+        ("fit runs", options.fit_logs), ("cluster calibration", options.cluster_calibration),
+        ("measured runs", options.measured_logs), ("policy", options.policy)) if path]
+    if reused:
+        lines += ["Reused, not run again: " + "; ".join(reused) + ".", ""]
     for target, by_policy in compared.items():
         lines += target_section(study, target, by_policy)
     lines += ["Stage wall times: " + ", ".join(

@@ -137,7 +137,12 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
   const std::optional<int> hold = own ? own : hold_action(env.options());
   std::vector<int> before;
   std::vector<int> actions;
+  std::vector<std::size_t> members = env.members();
   while (!env.episode_over()) {
+    if (env.members() != members) {
+      members = env.members();
+      policy.membership_changed(env.decision_context());
+    }
     const std::vector<int> batches = policy.decide(env.decision_context(), step.observation);
     if (log) log->request(env.batches(), batches);
     const std::span<const int> taken = policy.last_actions();
@@ -145,7 +150,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
     before = env.batches();
     env.step_batches(batches, step);
     average.count(env, step.info.iteration);
-    stats.add(before, env.batches(), actions, hold);
+    stats.add(before, step.info.batches, actions, hold);
     result.episode_return += std::accumulate(step.rewards.begin(), step.rewards.end(), 0.0) /
                              static_cast<double>(std::max<std::size_t>(1, step.rewards.size()));
     ++result.decisions;

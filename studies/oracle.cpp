@@ -90,7 +90,7 @@ std::vector<ScheduleOutcome> Search::evaluate(const std::vector<Phases>& schedul
   parallel_for(count, options_.jobs, [&](int i) {
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario_), env_options_);
     env.set_iteration_observer(options_.observer);
-    SchedulePolicy policy(schedules[static_cast<std::size_t>(i / seeds)]);
+    SchedulePolicy policy(schedules[static_cast<std::size_t>(i / seeds)], options_.hindsight);
     episodes[static_cast<std::size_t>(i)] =
         run_episode(env, policy, first_seed_ + static_cast<std::uint64_t>(i % seeds));
   });
@@ -100,7 +100,7 @@ std::vector<ScheduleOutcome> Search::evaluate(const std::vector<Phases>& schedul
   for (std::size_t s = 0; s < schedules.size(); ++s) {
     ScheduleOutcome outcome;
     outcome.phases = schedules[s];
-    outcome.name = SchedulePolicy(schedules[s]).name();
+    outcome.name = SchedulePolicy(schedules[s], options_.hindsight).name();
     outcome.seeds = seeds;
     double time = 0;
     for (int k = 0; k < seeds; ++k) {

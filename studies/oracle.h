@@ -25,6 +25,9 @@ struct OracleOptions {
   /// Schedules kept after screening on the first seed, then run on every seed; and the two-phase
   /// schedules extended to three phases.
   int finalists = 6;
+  /// Search "hindsight:" schedules, whose split knows each run's straggler timeline, instead of
+  /// "schedule:" ones that split by measured speed.
+  bool hindsight = false;
   /// Episodes run at once (threads); results do not depend on it.
   int jobs = 1;
   /// Set on every episode's environment (e.g. to stop on an interrupt by throwing).

@@ -140,11 +140,12 @@ std::vector<std::vector<std::size_t>> grid_dimensions(const std::vector<GridAxis
 
 /// The scenario with the base --set overrides and `assignments`; a load error blames --grid.
 std::shared_ptr<const Scenario> load_with(const SweepSpec& spec,
-                                          const std::vector<std::string>& assignments) {
+                                          const std::vector<std::string>& assignments,
+                                          Diagnostics& diagnostics) {
   std::vector<std::string> overrides = spec.overrides;
   overrides.insert(overrides.end(), assignments.begin(), assignments.end());
   try {
-    return std::make_shared<const Scenario>(load_scenario(spec.scenario, overrides));
+    return std::make_shared<const Scenario>(load_scenario(spec.scenario, overrides, diagnostics));
   } catch (const InputError& error) {
     std::string cell;
     for (const std::string& assignment : assignments)
@@ -192,10 +193,11 @@ void require_grid_fits(const SweepSpec& spec, const Scenario& base) {
 /// Each --grid value alone first, so a bad key or value is named by itself; then every cell,
 /// since values can clash with each other (more servers than workers). Zipped values are
 /// checked only in their cells: they are meant to hold together (servers with nodes).
-std::vector<GridCell> load_cells(const SweepSpec& spec) {
+std::vector<GridCell> load_cells(const SweepSpec& spec, Diagnostics& diagnostics) {
   for (const GridAxis& axis : spec.grid) {
     if (axis.zipped) continue;
-    for (const std::string& value : axis.values) load_with(spec, {axis.key + "=" + value});
+    for (const std::string& value : axis.values)
+      load_with(spec, {axis.key + "=" + value}, diagnostics);
   }
   std::vector<GridCell> cells(1);
   cells.front().values.resize(spec.grid.size());
@@ -215,7 +217,7 @@ std::vector<GridCell> load_cells(const SweepSpec& spec) {
       assignments.push_back(spec.grid[a].key + "=" + cell.values[a]);
     for (const std::string& assignment : assignments)
       cell.label += (cell.label.empty() ? "" : " ") + assignment;
-    cell.scenario = load_with(spec, assignments);
+    cell.scenario = load_with(spec, assignments, diagnostics);
   }
   return cells;
 }
@@ -651,7 +653,7 @@ void write_sweep_outputs(const SweepPlan& plan, const CellRecords& records,
 
 SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
                           const std::string& policy_list, PolicyMaker make_policy,
-                          const std::vector<std::string>& grid_zip) {
+                          const std::vector<std::string>& grid_zip, Diagnostics& diagnostics) {
   spec.scenario = resolve_scenario(spec.scenario);
   spec.grid = parse_grid(grid, grid_zip);
   spec.policies = split_fields(policy_list, ',');
@@ -660,13 +662,13 @@ SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
     throw InputError("--policies", 0, "", "distinct policies separated by commas",
                      excerpt(policy_list));
   }
-  require_grid_fits(spec, load_scenario(spec.scenario, spec.overrides));
+  require_grid_fits(spec, load_scenario(spec.scenario, spec.overrides, diagnostics));
   SweepPlan plan;
   plan.make_policy = std::move(make_policy);
   plan.env_options.decision_interval = spec.decision_interval;
   plan.env_options.stop_at_target = false;
   plan.spec = std::move(spec);
-  plan.cells = load_cells(plan.spec);
+  plan.cells = load_cells(plan.spec, diagnostics);
   for (const std::string& name : plan.spec.policies) {
     plan.policy_labels.push_back(plan.make_policy(name,
                                                   static_cast<std::uint64_t>(plan.spec.first_seed),

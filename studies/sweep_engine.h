@@ -23,6 +23,8 @@
 
 namespace dynamix {
 
+class Diagnostics;
+
 /// Makes one episode's policy from its name in --policies and the episode's seed; InputError
 /// on `option` for a name it does not know.
 using PolicyMaker =
@@ -88,10 +90,11 @@ inline constexpr std::size_t kMaxPlanBytes = std::size_t{2} << 30;
 /// Parses the --grid and --grid-zip texts and the comma-separated policies, loads every cell's
 /// scenario and makes every policy once: a bad key, value or policy, zipped lists of unequal
 /// length, or a grid too large for memory or kMaxEpisodes, is an InputError before any episode.
-/// The zipped axes come after the --grid ones and count as one axis of the product.
+/// The zipped axes come after the --grid ones and count as one axis of the product. Implausible
+/// values go to `diagnostics`, the run's (once each, however many cells repeat them).
 SweepPlan make_sweep_plan(SweepSpec spec, const std::vector<std::string>& grid,
                           const std::string& policy_list, PolicyMaker make_policy,
-                          const std::vector<std::string>& grid_zip = {});
+                          const std::vector<std::string>& grid_zip, Diagnostics& diagnostics);
 
 /// run.json: the definition and every cell's resolved configuration (same sweep, same bytes).
 std::string describe_sweep(const SweepPlan& plan);

@@ -122,13 +122,16 @@ std::vector<int> GnsPolicy::decide(const DecisionContext& context, const Observa
   return batches;
 }
 
-SchedulePolicy::SchedulePolicy(std::vector<Phase> phases) : phases_(std::move(phases)) {}
+SchedulePolicy::SchedulePolicy(std::vector<Phase> phases, bool hindsight)
+    : phases_(std::move(phases)), hindsight_(hindsight) {}
 
-SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string& source) {
+SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string& source,
+                                     bool hindsight) {
+  const std::string prefix = hindsight ? "hindsight:" : "schedule:";
   const auto refuse = [&] {
     return InputError(source, 0, "",
-                      "schedule:B/E:B/... (per-worker batches B >= 1, epochs E increasing)",
-                      "'schedule:" + text + "'");
+                      prefix + "B/E:B/... (per-worker batches B >= 1, epochs E increasing)",
+                      "'" + prefix + text + "'");
   };
   std::vector<Phase> phases;
   std::size_t start = 0;
@@ -146,11 +149,12 @@ SchedulePolicy SchedulePolicy::parse(const std::string& text, const std::string&
     phases.push_back(phase);
     start = end + 1;
   }
-  return SchedulePolicy(std::move(phases));
+  return SchedulePolicy(std::move(phases), hindsight);
 }
 
 std::string SchedulePolicy::name() const {
-  std::string text = "schedule:" + std::to_string(phases_.front().per_worker);
+  std::string text =
+      (hindsight_ ? "hindsight:" : "schedule:") + std::to_string(phases_.front().per_worker);
   for (std::size_t i = 1; i < phases_.size(); ++i) {
     text += '/';
     text += format_number(phases_[i].from_epoch);
@@ -162,17 +166,37 @@ std::string SchedulePolicy::name() const {
 
 void SchedulePolicy::begin_episode(const DecisionContext& context) {
   model_.reset(context.workers());
+  timeline_.reset();
+  slowdowns_.clear();
+  if (hindsight_ && context.run != nullptr) timeline_.emplace(context.run->straggler_timeline());
+}
+
+void SchedulePolicy::observe_in_hindsight(const WindowMetrics& window) {
+  const TimePoint end = kTimeZero + from_seconds(window.time_s);
+  const Duration length = from_seconds(window.iteration_s * static_cast<double>(window.iterations));
+  corrected_ = window;
+  slowdowns_.resize(window.workers.size());
+  for (std::size_t w = 0; w < window.workers.size(); ++w) {
+    corrected_.workers[w].compute_s /= timeline_->mean_slowdown(w, end - length, end);
+    slowdowns_[w] = timeline_->mean_slowdown(w, end, end + length);
+  }
+  model_.observe(corrected_);
 }
 
 std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Observation&) {
-  model_.observe(context.window);
+  if (timeline_) {
+    observe_in_hindsight(context.window);
+  } else {
+    model_.observe(context.window);
+  }
   const double epochs = context.epochs;
   int per_worker = phases_.front().per_worker;
   for (const Phase& phase : phases_) {
     if (epochs >= phase.from_epoch) per_worker = phase.per_worker;
   }
   const int global = per_worker * static_cast<int>(context.workers());
-  return model_.proportional_split(global, context.options.min_batch, memory_limits(context));
+  return model_.proportional_split(global, context.options.min_batch, memory_limits(context),
+                                   slowdowns_);
 }
 
 AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
@@ -194,9 +218,44 @@ std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const
   return batches;
 }
 
+std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
+                                             const Observation& observation) {
+  const std::size_t p = context.workers();
+  // A worker computes until its last window: its share moves when it would leave before the
+  // decision after this one takes effect.
+  const double horizon_s = (1 + context.options.decision_lag) * context.options.decision_interval *
+                           context.window.iteration_s;
+  const auto leaving = [&](std::size_t w) {
+    return context.leaving_in_s.size() == p && context.leaving_in_s[w] <= horizon_s;
+  };
+  survivors_ = context.window;
+  survivors_.workers.clear();
+  survivor_batches_.clear();
+  for (std::size_t w = 0; w < p; ++w) {
+    if (leaving(w)) continue;
+    survivors_.workers.push_back(context.window.workers[w]);
+    survivor_batches_.push_back(context.batches[w]);
+  }
+  if (survivor_batches_.size() == p || survivor_batches_.empty()) {
+    return anchor_.decide(context, observation);
+  }
+  const std::vector<int> percent = {percent_};
+  const std::vector<int> chosen(survivor_batches_.size(), 0);
+  requested_batches(ActionBase::kGoodput, percent, survivors_, survivor_batches_, chosen,
+                    requested_);
+  std::vector<int> batches(p, context.options.min_batch);
+  std::size_t survivor = 0;
+  for (std::size_t w = 0; w < p; ++w) {
+    if (leaving(w)) continue;
+    batches[w] = static_cast<int>(std::clamp<long long>(
+        requested_[survivor++], context.options.min_batch, context.options.max_batch));
+  }
+  return batches;
+}
+
 std::string baseline_names() {
-  return "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/..., "
-         "noise:R, goodput:R";
+  return "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, gns, "
+         "schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, goodput:R, goodput-notice:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -211,6 +270,9 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name.starts_with("schedule:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(9), source));
   }
+  if (name.starts_with("hindsight:")) {
+    return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(10), source, true));
+  }
   for (const ActionBase base : {ActionBase::kNoise, ActionBase::kGoodput}) {
     const std::string prefix = std::string(action_base_name(base)) + ":";
     if (!name.starts_with(prefix)) continue;
@@ -221,10 +283,21 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
     }
     return std::make_unique<AnchorRatioPolicy>(base, percent);
   }
+  if (name.starts_with("goodput-notice:")) {
+    int percent = 0;
+    if (!parse_whole(name.substr(15), percent) || percent < 1) {
+      throw InputError(source, 0, "", "goodput-notice:R with an integer percentage R >= 1",
+                       "'" + name + "'");
+    }
+    return std::make_unique<NoticeGoodputPolicy>(percent);
+  }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();
   if (name == "goodput") return std::make_unique<GoodputPolicy>(false);
   if (name == "goodput+proportional") return std::make_unique<GoodputPolicy>(true);
+  // Half of a worker's speed estimate is its last window: a slowdown shows within a window or
+  // two, while one window's jitter moves the split by only half of it.
+  if (name == "goodput+straggler") return std::make_unique<GoodputPolicy>(true, 0.5);
   if (name == "gns") return std::make_unique<GnsPolicy>();
   throw InputError(source, 0, "", "one of " + baseline_names() + ", ppo:PATH", "'" + name + "'");
 }

@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "policies/baselines/throughput_model.h"
 #include "policies/policy.h"
+#include "sim/cluster/variability.h"
 #include "sim/core/random.h"
 
 namespace dynamix {
@@ -55,11 +57,18 @@ class ProportionalPolicy : public Policy {
 
 /// Pollux/AdaptDL goodput (Qiao et al., OSDI'21): one batch on every worker, chosen to maximize
 /// throughput × statistical efficiency, changed only for a gain above 5% (hysteresis). With
-/// `proportional_split` the chosen global batch is split by speed instead of evenly.
+/// `proportional_split` the chosen global batch is split by speed instead of evenly, the speeds
+/// fitted over every window so far; with a `speed_memory` below 1 as well ("goodput+straggler")
+/// each window weighs `speed_memory` times the next, so a worker that slows down (a straggler)
+/// has its share cut by its recently measured speed within a window or two.
 class GoodputPolicy : public Policy {
  public:
-  explicit GoodputPolicy(bool proportional_split = false) : split_(proportional_split) {}
-  std::string name() const override { return split_ ? "goodput+proportional" : "goodput"; }
+  explicit GoodputPolicy(bool proportional_split = false, double speed_memory = 1)
+      : split_(proportional_split), model_(speed_memory), straggler_(speed_memory < 1) {}
+  std::string name() const override {
+    if (!split_) return "goodput";
+    return straggler_ ? "goodput+straggler" : "goodput+proportional";
+  }
   PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   void begin_episode(const DecisionContext& context) override;
   std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
@@ -67,6 +76,7 @@ class GoodputPolicy : public Policy {
  private:
   bool split_;
   ThroughputModel model_;
+  bool straggler_;
   std::vector<int> current_;
 };
 
@@ -88,7 +98,11 @@ class GnsPolicy : public Policy {
 /// A global-batch schedule over epochs with the speed-balanced split: from epoch `from_epoch`
 /// on, the global batch is `per_worker` × workers, split by measured speed as ProportionalPolicy
 /// does. The oracle searches over these ("schedule:64/10:128/30:256": 64 per worker, 128 from
-/// epoch 10, 256 from epoch 30).
+/// epoch 10, 256 from epoch 30). With `hindsight` ("hindsight:64/10:128") the split also knows
+/// the simulated run's straggler timeline (TrainingRun::straggler_timeline, replayed from its
+/// seed): each measured window is divided by the slowdown the worker had then, and the next
+/// window is split by the slowdown each worker will have. That makes it a bound, not a policy
+/// anyone could deploy; without a simulated run it splits as "schedule:" does.
 class SchedulePolicy : public Policy {
  public:
   struct Phase {
@@ -96,9 +110,10 @@ class SchedulePolicy : public Policy {
     int per_worker = 0;
   };
   /// Phases in increasing from_epoch, the first from epoch 0.
-  explicit SchedulePolicy(std::vector<Phase> phases);
-  /// Parses the text after "schedule:"; an InputError on `source` otherwise.
-  static SchedulePolicy parse(const std::string& text, const std::string& source);
+  explicit SchedulePolicy(std::vector<Phase> phases, bool hindsight = false);
+  /// Parses the text after "schedule:" (or "hindsight:"); an InputError on `source` otherwise.
+  static SchedulePolicy parse(const std::string& text, const std::string& source,
+                              bool hindsight = false);
   std::string name() const override;
   PolicyKind kind() const override { return PolicyKind::kSchedule; }
   int initial_batch() const override { return phases_.front().per_worker; }
@@ -107,8 +122,16 @@ class SchedulePolicy : public Policy {
   const std::vector<Phase>& phases() const { return phases_; }
 
  private:
+  /// Feeds the model the window with each worker's straggler slowdown taken out, and sets the
+  /// slowdowns of the window to come.
+  void observe_in_hindsight(const WindowMetrics& window);
+
   std::vector<Phase> phases_;
+  bool hindsight_;
   ThroughputModel model_;
+  std::optional<StragglerTimeline> timeline_;
+  WindowMetrics corrected_;
+  std::vector<double> slowdowns_;
 };
 
 /// The global batch at a fixed percentage of what an action base measures, split by speed: of
@@ -131,14 +154,37 @@ class AnchorRatioPolicy : public Policy {
   std::vector<long long> requested_;
 };
 
-/// A policy from its name: static:B, random, proportional, goodput, goodput+proportional, gns,
-/// schedule:B/E:B/..., noise:R, goodput:R.
+/// goodput:R for spot instances, the rule a practitioner writes for preemption notices: when a
+/// worker under notice (DecisionContext::leaving_in_s) leaves before the next decision takes
+/// effect, the goodput-optimal global batch is measured on the survivors alone and split among
+/// them by speed, and the departing worker runs the smallest batch until it leaves, so that its
+/// departure takes nothing away from the global batch. Otherwise it is goodput:R.
+class NoticeGoodputPolicy : public Policy {
+ public:
+  /// `percent` >= 1 of the survivors' goodput-optimal global batch.
+  explicit NoticeGoodputPolicy(int percent)
+      : percent_(percent), anchor_(ActionBase::kGoodput, percent) {}
+  std::string name() const override { return "goodput-notice:" + std::to_string(percent_); }
+  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
+
+ private:
+  int percent_;
+  AnchorRatioPolicy anchor_;
+  WindowMetrics survivors_;
+  std::vector<int> survivor_batches_;
+  std::vector<long long> requested_;
+};
+
+/// A policy from its name: static:B, random, proportional, goodput, goodput+proportional,
+/// goodput+straggler, gns, schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, goodput:R,
+/// goodput-notice:R.
 /// Unknown names are an InputError on `source` (the option or key that named it) listing the
 /// valid ones (ppo:PATH is resolved by the caller).
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
                                       const std::string& source = "policy");
-/// "static:B, random, proportional, goodput, goodput+proportional, gns, schedule:B/E:B/...,
-/// noise:R, goodput:R".
+/// "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, gns,
+/// schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, goodput:R, goodput-notice:R".
 std::string baseline_names();
 
 }  // namespace dynamix

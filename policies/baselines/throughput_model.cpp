@@ -5,7 +5,13 @@
 #include <cmath>
 #include <numeric>
 
+#include "sim/core/check.h"
+
 namespace dynamix {
+
+ThroughputModel::ThroughputModel(double memory) : memory_(memory) {
+  DYNAMIX_CHECK(memory > 0 && memory <= 1, "memory " << memory);
+}
 
 void ThroughputModel::reset(std::size_t workers) {
   fits_.assign(workers, Fit{});
@@ -18,6 +24,10 @@ void ThroughputModel::observe(const WindowMetrics& window) {
   for (std::size_t w = 0; w < window.workers.size(); ++w) {
     const WorkerWindow& worker = window.workers[w];
     Fit& fit = fits_[w];
+    if (memory_ < 1) {
+      for (double* sum : {&fit.count, &fit.sum_b, &fit.sum_t, &fit.sum_bb, &fit.sum_bt})
+        *sum *= memory_;
+    }
     const double b = worker.batch_size;
     const double t = worker.compute_s;
     fit.count += 1;
@@ -59,10 +69,14 @@ double ThroughputModel::speed(std::size_t worker) const {
 }
 
 std::vector<int> ThroughputModel::proportional_split(int global_batch, int low,
-                                                     const std::vector<int>& high) const {
+                                                     const std::vector<int>& high,
+                                                     std::span<const double> slowdowns) const {
   const std::size_t p = high.size();
   std::vector<double> speeds(p);
-  for (std::size_t w = 0; w < p; ++w) speeds[w] = speed(w);
+  for (std::size_t w = 0; w < p; ++w) {
+    speeds[w] = speed(w);
+    if (w < slowdowns.size()) speeds[w] /= slowdowns[w];
+  }
   const double total = std::accumulate(speeds.begin(), speeds.end(), 0.0);
   std::vector<int> batches(p);
   for (std::size_t w = 0; w < p; ++w) {

@@ -29,6 +29,8 @@ struct EnvironmentState {
   bool awaiting_reset = false;
   /// First sample of the previous decision, still waiting for its successor; -1 if none.
   std::int64_t pending = -1;
+  /// Samples of that decision: its workers, which a preemption may make differ from the next's.
+  std::size_t pending_rows = 0;
 };
 
 /// Samples of one rollout plus their links in time, for GAE.
@@ -265,10 +267,13 @@ struct PpoTrainer::Impl {
     std::vector<float> raw;
     std::vector<std::int64_t> samples;
 
-    void add(const std::vector<float>& observation, std::int64_t first_sample,
-             std::size_t workers) {
-      raw.insert(raw.end(), observation.begin(), observation.end());
-      for (std::size_t w = 0; w < workers; ++w) {
+    /// The `count` samples from `first_sample` take V of the observation's rows in order; after
+    /// a membership change, a sample without a row of its own takes the first row's.
+    void add(const Observation& observation, std::int64_t first_sample, std::size_t count) {
+      if (observation.workers == 0) return;
+      for (std::size_t w = 0; w < count; ++w) {
+        const float* row = observation.row(w < observation.workers ? w : 0);
+        raw.insert(raw.end(), row, row + observation.features);
         samples.push_back(first_sample + static_cast<std::int64_t>(w));
       }
     }
@@ -313,12 +318,18 @@ struct PpoTrainer::Impl {
       buffer.rewards[sample] = result.rewards[w];
       buffer.discount_exponents[sample] = exponent;
       buffer.sampled[sample] = step.sampled[row];
-      if (state.pending >= 0)
+      if (state.pending >= 0 && w < state.pending_rows)
         buffer.next[state.pending + w] = offset + static_cast<std::int64_t>(w);
     }
+    // A preempted worker's last sample continues in the first member's: the time-to-target
+    // return is the whole cluster's.
+    for (std::size_t w = group.workers;
+         state.pending >= 0 && group.workers > 0 && w < state.pending_rows; ++w)
+      buffer.next[state.pending + static_cast<std::int64_t>(w)] = offset;
     state.pending = offset;
+    state.pending_rows = group.workers;
     if (result.truncated && !result.terminated) {
-      truncated.add(result.observation.values, offset, group.workers);
+      truncated.add(result.observation, offset, group.workers);
     }
     if (const std::optional<EpisodeEnd> end = advance(i, result)) {
       ++collected.episodes;
@@ -355,7 +366,7 @@ struct PpoTrainer::Impl {
     Bootstraps last;
     for (EnvironmentState& state : environments) {
       if (state.pending < 0) continue;
-      last.add(state.observation.values, state.pending, state.observation.workers);
+      last.add(state.observation, state.pending, state.pending_rows);
       state.pending = -1;
     }
     bootstrap(last, buffer);

@@ -17,7 +17,8 @@ workers. The spaces are known before reset: sized for the scenario's workers, or
 randomize=True (a cluster drawn per episode) for max_workers, smaller clusters padded with zero
 rows (and zero rewards) that info["workers"] (and the vector env's info["worker_mask"]) mark;
 actions for padded workers must be in range and are ignored. reset(seed=None, options=None):
-options None, {} or {"initial_batch": N} (the vector env: None or {}); other keys raise.
+options None, {} or {"initial_batch": N} (the vector env: every environment's episode starting
+now; its autoresets start at the initial_batch option); other keys raise.
 An environment serves one call at a time: another thread's call meanwhile raises RuntimeError
 (give each thread its own), as does any call after close(). Actions must be integer arrays in
 the action set, what Gymnasium's MultiDiscrete.contains accepts: float arrays (even of whole
@@ -88,6 +89,10 @@ def _reward_mode(reward):
     return reward
 
 
+# The keys reset(options=...) takes, the single and the vector env alike.
+_RESET_OPTIONS = ("initial_batch",)
+
+
 def _reset_options(options, known):
     if options is None:
         return {}
@@ -118,7 +123,7 @@ class BatchSizeEnv(_Env):
     def reset(self, *, seed=None, options=None):
         """Starts an episode (seed: this one, then seed + 1, ...); returns (obs, info).
         options: None, {} or {"initial_batch": N} (every worker's starting batch)."""
-        options = _reset_options(options, ("initial_batch",))
+        options = _reset_options(options, _RESET_OPTIONS)
         episode_seed = self._next_seed if seed is None else int(seed)
         obs, info = self._env.reset(episode_seed, int(options.get("initial_batch", 0)))
         self._next_seed = episode_seed + 1  # kept only if the reset was let through
@@ -167,13 +172,15 @@ class VectorEnv(_VectorEnv):
 
     def reset(self, *, seed=None, options=None):
         """Starts an episode in each environment (environment i: seed + i; without a seed, the
-        seeds after the last reset's); options: None or {}. Returns (obs, infos)."""
-        _reset_options(options, ())
+        seeds after the last reset's); options: None, {} or {"initial_batch": N} (every
+        environment's starting batch in these episodes; autoresets keep the initial_batch
+        option). Returns (obs, infos)."""
+        options = _reset_options(options, _RESET_OPTIONS)
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise TypeError(f"reset: seed: expected an int (environment i gets seed + i) or None, "
                             f"found {type(seed).__name__}")
         start = self._seed if seed is None else int(seed)
-        obs, infos = self._vector.reset(start)
+        obs, infos = self._vector.reset(start, int(options.get("initial_batch", 0)))
         self._seed = start + self.num_envs
         super().reset(seed=seed)
         return obs, infos

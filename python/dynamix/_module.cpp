@@ -166,10 +166,24 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   return d;
 }
 
+/// A new uninitialized array of `rows` (and `columns`, when not 0): numpy's constructor without
+/// pybind11's shape and stride vectors, which cost more than the array itself on the vector
+/// step, whose infos make 26 arrays.
+template <typename T>
+py::array_t<T> new_array(std::size_t rows, std::size_t columns = 0) {
+  const auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[2] = {static_cast<Py_intptr_t>(rows), static_cast<Py_intptr_t>(columns)};
+  PyObject* array =
+      api.PyArray_NewFromDescr_(api.PyArray_Type_, py::dtype::of<T>().release().ptr(),
+                                columns == 0 ? 1 : 2, dims, nullptr, nullptr, 0, nullptr);
+  if (array == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::array_t<T>>(array);
+}
+
 /// One column of the vector infos: a value per environment.
 template <typename T, typename Get>
 py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
-  py::array_t<T> column(static_cast<py::ssize_t>(steps.size()));
+  py::array_t<T> column = new_array<T>(steps.size());
   T* data = column.mutable_data();
   for (std::size_t i = 0; i < steps.size(); ++i) data[i] = static_cast<T>(get(steps[i].info));
   return column;
@@ -178,9 +192,9 @@ py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
 /// A per-worker column of the vector infos, [environments, padded]; padding is T{}.
 template <typename T, typename Get>
 py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t padded, Get get) {
-  py::array_t<T> column({static_cast<py::ssize_t>(steps.size()), static_cast<py::ssize_t>(padded)});
+  py::array_t<T> column = new_array<T>(steps.size(), padded);
   T* data = column.mutable_data();
-  std::fill(data, data + column.size(), T{});
+  std::fill(data, data + steps.size() * padded, T{});
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (std::size_t w = 0; w < steps[i].info.batches.size(); ++w) {
       data[i * padded + w] = static_cast<T>(get(steps[i].info, w));
@@ -189,44 +203,59 @@ py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t p
   return column;
 }
 
-/// Sets info[key] and Gymnasium's info["_" + key], the environments that report it.
-void set_info(py::dict& info, const char* key, const py::object& value,
-              const py::array_t<bool>& reported) {
-  info[key] = value;
-  info[(std::string("_") + key).c_str()] = reported;
-}
-
-py::array_t<bool> all_reported(std::size_t environments) {
-  py::array_t<bool> mask(static_cast<py::ssize_t>(environments));
-  std::fill(mask.mutable_data(), mask.mutable_data() + mask.size(), true);
-  return mask;
-}
-
 /// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
 /// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
-py::dict vector_info(const std::vector<StepResult>& s, std::size_t padded) {
-  using Info = const StepInfo&;
-  py::dict d;
-  auto set = [&](const char* key, const py::object& value) {
-    set_info(d, key, value, all_reported(s.size()));
-  };
-  set("batches",
-      worker_column<std::int64_t>(s, padded, [](Info i, auto w) { return i.batches[w]; }));
-  set("clamped", worker_column<bool>(s, padded, [](Info i, auto w) { return bool{i.clamped[w]}; }));
-  set("worker_mask", worker_column<bool>(s, padded, [](Info, auto) { return true; }));
-  set("workers", info_column<std::int64_t>(s, [](Info i) { return i.batches.size(); }));
-  set("decision", info_column<std::int64_t>(s, [](Info i) { return i.decision; }));
-  set("iteration", info_column<std::int64_t>(s, [](Info i) { return i.iteration; }));
-  set("time_s", info_column<double>(s, [](Info i) { return i.time_s; }));
-  set("window_s", info_column<double>(s, [](Info i) { return i.window_s; }));
-  set("epochs", info_column<double>(s, [](Info i) { return i.epochs; }));
-  set("validation_accuracy", info_column<double>(s, [](Info i) { return i.validation_accuracy; }));
-  set("autoreset", info_column<bool>(s, [](Info i) { return i.autoreset; }));
-  set_info(d, "time_to_target_s",
-           info_column<double>(s, [](Info i) { return i.time_to_target_s.value_or(std::nan("")); }),
-           info_column<bool>(s, [](Info i) { return i.time_to_target_s.has_value(); }));
-  return d;
-}
+/// The keys are made once per environment rather than once per step.
+class VectorInfo {
+ public:
+  py::dict make(const std::vector<StepResult>& s, std::size_t padded) const {
+    using Info = const StepInfo&;
+    py::dict d;
+    std::size_t k = 0;
+    auto set = [&](const py::object& value, const py::object& reported) {
+      set_item(d, keys_[k].first, value);
+      set_item(d, keys_[k].second, reported);
+      ++k;
+    };
+    auto all = [&] {
+      py::array_t<bool> mask = new_array<bool>(s.size());
+      std::fill(mask.mutable_data(), mask.mutable_data() + s.size(), true);
+      return mask;
+    };
+    set(worker_column<std::int64_t>(s, padded, [](Info i, auto w) { return i.batches[w]; }), all());
+    set(worker_column<bool>(s, padded, [](Info i, auto w) { return bool{i.clamped[w]}; }), all());
+    set(worker_column<bool>(s, padded, [](Info, auto) { return true; }), all());
+    set(info_column<std::int64_t>(s, [](Info i) { return i.batches.size(); }), all());
+    set(info_column<std::int64_t>(s, [](Info i) { return i.decision; }), all());
+    set(info_column<std::int64_t>(s, [](Info i) { return i.iteration; }), all());
+    set(info_column<double>(s, [](Info i) { return i.time_s; }), all());
+    set(info_column<double>(s, [](Info i) { return i.window_s; }), all());
+    set(info_column<double>(s, [](Info i) { return i.epochs; }), all());
+    set(info_column<double>(s, [](Info i) { return i.validation_accuracy; }), all());
+    set(info_column<bool>(s, [](Info i) { return i.autoreset; }), all());
+    set(info_column<double>(s, [](Info i) { return i.time_to_target_s.value_or(std::nan("")); }),
+        info_column<bool>(s, [](Info i) { return i.time_to_target_s.has_value(); }));
+    return d;
+  }
+
+ private:
+  static void set_item(py::dict& d, const py::str& key, const py::object& value) {
+    if (PyDict_SetItem(d.ptr(), key.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  }
+
+  static std::vector<std::pair<py::str, py::str>> make_keys() {
+    std::vector<std::pair<py::str, py::str>> keys;
+    for (const char* key :
+         {"batches", "clamped", "worker_mask", "workers", "decision", "iteration", "time_s",
+          "window_s", "epochs", "validation_accuracy", "autoreset", "time_to_target_s"}) {
+      keys.emplace_back(py::str(key), py::str(std::string("_") + key));
+    }
+    return keys;
+  }
+
+  /// Each key beside its mask's, in the order make() sets them.
+  std::vector<std::pair<py::str, py::str>> keys_ = make_keys();
+};
 
 /// Feature names and bounds of the observation schema, for observation_space.
 py::dict schema_dict(const BatchSizeEnv& env) {
@@ -432,19 +461,19 @@ class PyVectorEnv {
       : PyVectorEnv(scenario_source(scenario, o), environments, threads, o) {}
   std::size_t padded_workers() const { return padded_; }
 
-  py::tuple reset(std::uint64_t seed) {
+  py::tuple reset(std::uint64_t seed, int initial_batch) {
     Exclusive::Call call(exclusive_, "reset");
     std::vector<ResetResult> results;
     {
       py::gil_scoped_release release;
-      results = vector_->reset(seed);
+      results = vector_->reset(seed, {.initial_batch = initial_batch});
     }
     steps_.resize(results.size());
     for (std::size_t i = 0; i < results.size(); ++i) {
       steps_[i].observation = std::move(results[i].observation);
       steps_[i].info = std::move(results[i].info);
     }
-    return py::make_tuple(stacked_observations(), vector_info(steps_, padded_));
+    return py::make_tuple(stacked_observations(), info_.make(steps_, padded_));
   }
 
   py::tuple step(const py::handle& given) {
@@ -473,13 +502,13 @@ class PyVectorEnv {
     for (const StepResult& s : steps_) append_padded(rewards_scratch_, s.rewards, 1, padded_);
     py::array_t<float> rewards = rewards_.publish(
         rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(padded_)});
-    py::array_t<bool> terminated(static_cast<py::ssize_t>(m));
-    py::array_t<bool> truncated(static_cast<py::ssize_t>(m));
+    py::array_t<bool> terminated = new_array<bool>(m);
+    py::array_t<bool> truncated = new_array<bool>(m);
     for (std::size_t i = 0; i < m; ++i) {
       terminated.mutable_data()[i] = steps_[i].terminated;
       truncated.mutable_data()[i] = steps_[i].truncated;
     }
-    return py::make_tuple(obs, rewards, terminated, truncated, vector_info(steps_, padded_));
+    return py::make_tuple(obs, rewards, terminated, truncated, info_.make(steps_, padded_));
   }
 
   /// Stops the threads and frees the simulators; later calls raise.
@@ -532,6 +561,7 @@ class PyVectorEnv {
   }
 
   Exclusive exclusive_{"VectorEnv"};
+  VectorInfo info_;
   std::unique_ptr<VectorEnv> vector_;
   std::size_t padded_;
   std::vector<StepResult> steps_;
@@ -577,7 +607,7 @@ PYBIND11_MODULE(_dynamix, m) {
       .def("policy_files", &PyEnv::policy_files);
   py::class_<PyVectorEnv>(m, "VectorEnv")
       .def(py::init<const std::string&, std::size_t, std::size_t, const Options&>())
-      .def("reset", &PyVectorEnv::reset, py::arg("seed"))
+      .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("initial_batch") = 0)
       .def("step", &PyVectorEnv::step, py::arg("actions"))
       .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::size)

@@ -8,6 +8,7 @@
 
 #include "sim/cluster/collective.h"
 #include "sim/core/simulator.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/network/network.h"
 #include "sim/scenario/scenario.h"
@@ -26,7 +27,9 @@ Scenario scenario_for(const ClusterModel& model, int ranks, std::span<const std:
   overrides.insert(overrides.end(), std::begin(kNoVariability), std::end(kNoVariability));
   overrides.push_back(model.ranks_key + "=" + std::to_string(ranks));
   overrides.insert(overrides.end(), extra.begin(), extra.end());
-  Scenario scenario = load_scenario(model.scenario, overrides);
+  // Quiet: the commands check the model's own values once, and a fit's candidates are its own.
+  Diagnostics quiet;
+  Scenario scenario = load_scenario(model.scenario, overrides, quiet);
   if (scenario.worker_hosts.size() != static_cast<std::size_t>(ranks)) {
     throw InputError(model.scenario, 0, model.ranks_key,
                      "a key that sets the number of workers to " + std::to_string(ranks),
@@ -103,6 +106,10 @@ std::optional<std::string> device_time_points(std::span<const Measurement> rows,
     text << (it == points.begin() ? "" : ", ") << '[' << it->first << ", " << it->second << ']';
   text << ']';
   return text.str();
+}
+
+void check_model(const ClusterModel& model, Diagnostics& diagnostics) {
+  load_scenario(model.scenario, model.overrides, diagnostics);
 }
 
 std::vector<SimulatedTimes> simulate_configurations(const ClusterModel& model,

@@ -11,6 +11,8 @@
 
 namespace dynamix {
 
+class Diagnostics;
+
 /// The scenario that describes the measured cluster, and how a configuration maps onto it.
 struct ClusterModel {
   /// Scenario file (or "embedded:/..."); its topology holds the largest rank count measured.
@@ -30,11 +32,15 @@ struct SimulatedTimes {
 /// Simulates each measured configuration with `extra` overrides applied after the model's own
 /// (the knob values being fitted). Variability is switched off: measurements are medians and
 /// the comparison is with the noise-free model. Each distinct rank count loads the scenario
-/// once. An InputError when a configuration does not fit the scenario (a batch over a rank's
-/// memory, a rank count the topology cannot take).
+/// once, without plausibility warnings (check_model gives them). An InputError when a configuration
+/// does not fit the scenario (a batch over a rank's memory, a rank count the topology cannot take).
 std::vector<SimulatedTimes> simulate_configurations(const ClusterModel& model,
                                                     std::span<const Measurement> rows,
                                                     std::span<const std::string> extra = {});
+
+/// Loads the model's scenario with its overrides once, for `diagnostics` to hear of its
+/// implausible values (which simulate_configurations does not report).
+void check_model(const ClusterModel& model, Diagnostics& diagnostics);
 
 /// The measured single-rank compute sweep (kind compute, one rank) as the override
 /// "devices.DEVICE.time_points=[[batch, seconds], ...]", batches increasing; nullopt without such

@@ -214,6 +214,15 @@ constexpr double kMinExponent = 0.05;
 constexpr double kMaxExponent = 5.0;
 constexpr double kMinKnee = 1e-6;
 constexpr double kMaxKnee = 10.0;
+// The plateau term's bounds, as the workload keys accept them, and its start: half the way
+// closed by a phase whose scale is the longest run's epochs.
+constexpr double kMinPlateauProgress = 1e-4;
+constexpr double kMaxPlateauProgress = 100.0;
+constexpr double kMinPlateauShare = 1e-3;
+constexpr double kMaxPlateauShare = 0.999;
+constexpr double kPlateauShareStart = 0.5;
+/// The coordinates of decode and encode; the plateau's two follow when it is fitted.
+constexpr std::size_t kShapeCoordinates = 8;
 
 /// The search's coordinates: unconstrained logs (the accuracy's share of the way from chance to
 /// 1 as a logit); of each pair of losses and noise scales the larger is the initial loss and the
@@ -235,6 +244,11 @@ StatisticalModel decode(std::span<const double> x, StatisticalModel model, Optim
   model.final_loss = std::min(value(2), value(3));
   model.initial_noise_scale = std::min(value(4), value(5));
   model.final_noise_scale = std::max(value(4), value(5));
+  if (x.size() > kShapeCoordinates) {
+    model.plateau_share = std::clamp(1 / (1 + 1 / value(8)), kMinPlateauShare, kMaxPlateauShare);
+    model.plateau_progress =
+        std::clamp(value(9) / model.reference_epochs, kMinPlateauProgress, kMaxPlateauProgress);
+  }
   return model;
 }
 
@@ -252,21 +266,32 @@ StatisticalModel with_other_optimizer(StatisticalModel model, const StatisticalM
   return model;
 }
 
-std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer) {
+/// With `plateau_epochs`, the plateau term's share (as a logit) and scale in epochs follow: the
+/// base's, or kPlateauShareStart and `plateau_epochs`.
+std::vector<double> encode(const StatisticalModel& model, Optimizer optimizer,
+                           std::optional<double> plateau_epochs = std::nullopt) {
   const double chance = model.initial_accuracy;
   StatisticalModel copy = model;
   const double share = (fitted_accuracy(copy, optimizer) - chance) / (1 - chance);
   const DynamicsParameters shared;
   const double exponent = model.convergence_exponent.value_or(shared.convergence_exponent);
   const double knee = model.convergence_knee.value_or(shared.convergence_knee);
-  return {std::log(model.reference_epochs * knee),
-          std::log(share / (1 - share)),
-          std::log(model.initial_loss),
-          std::log(model.final_loss),
-          std::log(model.initial_noise_scale),
-          std::log(model.final_noise_scale),
-          std::log(exponent),
-          std::log(knee)};
+  std::vector<double> x = {std::log(model.reference_epochs * knee),
+                           std::log(share / (1 - share)),
+                           std::log(model.initial_loss),
+                           std::log(model.final_loss),
+                           std::log(model.initial_noise_scale),
+                           std::log(model.final_noise_scale),
+                           std::log(exponent),
+                           std::log(knee)};
+  if (plateau_epochs) {
+    const bool has = model.plateau_share > 0;
+    const double plateau = std::clamp(has ? model.plateau_share : kPlateauShareStart,
+                                      kMinPlateauShare, kMaxPlateauShare);
+    x.push_back(std::log(plateau / (1 - plateau)));
+    x.push_back(std::log(has ? *model.plateau_progress * model.reference_epochs : *plateau_epochs));
+  }
+  return x;
 }
 
 }  // namespace
@@ -282,7 +307,8 @@ class Fitter {
         options_(options),
         fitted_(std::move(fitted)),
         noise_scale_weight_(fit_options.noise_scale_weight),
-        estimate_ratio_(fit_options.noise_scale_estimate_ratio) {}
+        estimate_ratio_(fit_options.noise_scale_estimate_ratio),
+        fit_plateau_(fit_options.fit_plateau) {}
 
   double objective(std::span<const double> x) const {
     const Errors errors = fitted_errors(x);
@@ -323,6 +349,7 @@ class Fitter {
   std::vector<Measured> fitted_;
   double noise_scale_weight_;
   std::optional<double> estimate_ratio_;
+  bool fit_plateau_;
 };
 
 std::vector<std::vector<double>> Fitter::starts() const {
@@ -352,7 +379,9 @@ std::vector<std::vector<double>> Fitter::starts() const {
     model.final_noise_scale = std::max(highest_noise, lowest_noise * 1.5);
   }
   model.reference_epochs = epochs;
-  return scan(encode(model, options_.optimizer), epochs);
+  return scan(encode(model, options_.optimizer,
+                     fit_plateau_ ? std::optional<double>(epochs) : std::nullopt),
+              epochs);
 }
 
 std::vector<std::vector<double>> Fitter::scan(std::vector<double> x, double epochs) const {
@@ -539,6 +568,7 @@ DynamicsFit fit_dynamics(const RunsFile& runs, const Workload& base,
                                                  base.statistics, options.optimizer);
   fit.workload.statistics.noise_scale_estimate_ratio = fitter.estimate_ratio(best.x);
   fit.estimate_ratio_fitted = !options.noise_scale_estimate_ratio;
+  fit.plateau_fitted = options.fit_plateau;
   fit.objective = best.value;
   for (std::size_t r = 0; r < all.size(); ++r) {
     fit.runs.push_back(residual(all[r], fit.workload, training, fit.target_accuracy));

@@ -35,6 +35,9 @@ struct DynamicsFitOptions {
   /// least (the mean log residual of the pooled blocks), so that B_simple sets the noise scale's
   /// trend over the loss and the accuracy and loss curves its level.
   std::optional<double> noise_scale_estimate_ratio = std::nullopt;
+  /// Fit the plateau term (plateau_share w and plateau_progress τ) too; false holds them at the
+  /// base workload's (none unless it has them).
+  bool fit_plateau = false;
   /// Evaluations of each of the two Nelder–Mead searches (the second restarts from the first)
   /// from each of the scan's best two convergence shapes.
   int max_evaluations = 500;
@@ -71,8 +74,8 @@ std::optional<double> relative_error(const std::optional<double>& predicted,
 
 struct DynamicsFit {
   /// The base workload with the fitted statistics (reference_epochs, the convergence exponent
-  /// and knee, the final accuracy of the optimizer, initial and final loss and noise scale, and
-  /// noise_scale_estimate_ratio κ).
+  /// and knee, the final accuracy of the optimizer, initial and final loss and noise scale,
+  /// noise_scale_estimate_ratio κ, and with fit_plateau the plateau term).
   Workload workload;
   /// The optimizer whose final accuracy was fitted (the other keeps the base's gap to it).
   Optimizer optimizer = Optimizer::kSgd;
@@ -81,6 +84,8 @@ struct DynamicsFit {
   double target_accuracy = 0;
   /// Whether noise_scale_estimate_ratio was fitted (else held at DynamicsFitOptions's).
   bool estimate_ratio_fitted = true;
+  /// Whether the plateau term was fitted (DynamicsFitOptions::fit_plateau).
+  bool plateau_fitted = false;
   /// Every run, fitted or held out, in the file's order.
   std::vector<RunResidual> runs;
   /// The fit's objective: mean squared accuracy, log-loss and log-noise-scale errors, each over

@@ -93,6 +93,11 @@ std::vector<Entry> entries(const DynamicsFit& fit, const EstimatorNoiseFit& nois
            fit.estimate_ratio_fitted ? noise_scale : "held by --noise-scale-estimate-ratio"},
           {"target_accuracy", format_number(fit.target_accuracy), ""},
       });
+  if (m.plateau_share > 0) {
+    const std::string plateau = fit.plateau_fitted ? accuracy : as_base;
+    list.push_back({"plateau_share", fitted_number(m.plateau_share), plateau});
+    list.push_back({"plateau_progress", fitted_number(m.plateau_progress.value_or(0)), plateau});
+  }
   if (noise.noise) {
     const std::string spreads =
         fitted + "per-window B_simple log spread rms log error " +

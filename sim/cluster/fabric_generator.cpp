@@ -37,7 +37,7 @@ std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& 
 }
 
 FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
-                       const FabricShape& defaults) {
+                       const FabricShape& defaults, Diagnostics& diagnostics) {
   entry.reject_unknown(accepted_keys("topology.fabric.groups[]"));
   FabricGroup group;
   const ConfigNode gpu = entry.at("gpu");
@@ -65,7 +65,7 @@ FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
       entry.positive_or("host_bandwidth_gbps", defaults.host_bandwidth_gbps);
   group.host_latency_us = entry.at_least_or("host_latency_us", 0, defaults.host_latency_us);
   group.loss_rate = entry.fraction_or("loss_rate", defaults.loss_rate);
-  check_typical_values(entry, "topology.fabric.groups[]");
+  check_typical_values(entry, "topology.fabric.groups[]", diagnostics);
   return group;
 }
 
@@ -106,11 +106,12 @@ void check_shares(const ConfigNode& list, const std::vector<FabricGroup>& groups
 }
 
 std::vector<FabricGroup> read_groups(const ConfigNode& fabric, const GpuCatalog& catalog,
-                                     FabricShape& shape) {
+                                     FabricShape& shape, Diagnostics& diagnostics) {
   const ConfigNode list = fabric.at("groups");
   if (fabric.has("gpus")) fabric.at("gpus").fail("either gpus or groups, not both");
   std::vector<FabricGroup> groups;
-  for (const ConfigNode& entry : list.items()) groups.push_back(read_group(entry, catalog, shape));
+  for (const ConfigNode& entry : list.items())
+    groups.push_back(read_group(entry, catalog, shape, diagnostics));
   if (groups.empty()) list.fail("at least one group");
   const bool shared = std::any_of(groups.begin(), groups.end(),
                                   [](const FabricGroup& group) { return group.count == 0; });
@@ -169,7 +170,8 @@ void check_document_size(const ConfigNode& fabric, const FabricShape& shape) {
 
 }  // namespace
 
-FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) {
+FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus,
+                              Diagnostics& diagnostics) {
   fabric.reject_unknown(accepted_keys("topology.fabric"));
   FabricShape shape;
   const std::string kind = fabric.text("kind");
@@ -195,8 +197,8 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus) 
   shape.gpus_per_node = fabric.int_or("gpus_per_node", 1, 1024, 1);
   shape.cpu_cores = fabric.int_or("cpu_cores", 1, 1 << 16, 16);
   shape.loss_rate = fabric.fraction_or("loss_rate", 0);
-  check_typical_values(fabric, "topology.fabric");
-  if (fabric.has("groups")) shape.groups = read_groups(fabric, gpus, shape);
+  check_typical_values(fabric, "topology.fabric", diagnostics);
+  if (fabric.has("groups")) shape.groups = read_groups(fabric, gpus, shape, diagnostics);
   if (shape.kind == FabricKind::kFatTree) shape.k = fat_tree_radix(fabric, shape.nodes);
   check_document_size(fabric, shape);
   return shape;

@@ -13,6 +13,7 @@
 namespace dynamix {
 
 class ConfigNode;
+class Diagnostics;
 
 enum class FabricKind {
   /// Leaves (top-of-rack switches) of hosts_per_leaf hosts, every leaf linked to every spine.
@@ -76,8 +77,9 @@ struct FabricShape {
 
 /// The `fabric:` map of a topology document; InputError naming the key for a value out of
 /// range, an unknown kind or GPU, shares that do not sum to 1, or more nodes than a fat-tree
-/// of radix k holds.
-FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus);
+/// of radix k holds. Implausible values (the fabric's and its groups') go to `diagnostics`.
+FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus,
+                              Diagnostics& diagnostics);
 
 /// Hosts of each GPU type in host order: the shares of `nodes`, rounded by largest remainder.
 std::vector<std::size_t> gpu_counts(const std::vector<GpuShare>& gpus, std::size_t nodes);

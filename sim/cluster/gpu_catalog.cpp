@@ -6,8 +6,8 @@
 #include <initializer_list>
 
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 
 namespace dynamix {
@@ -62,22 +62,6 @@ std::vector<std::pair<double, double>> read_time_points(const ConfigNode& list) 
   return points;
 }
 
-/// A device's numbers a unit slip would put far outside any accelerator: peak FLOP/s given in
-/// FLOP/s (121e12 for 121), memory in bytes.
-void check_device_typical(const ConfigNode& entry, DeviceKind kind) {
-  // B200: 2.25 PFLOPS dense BF16, 4.5 PFLOPS FP8 (NVIDIA Blackwell datasheet).
-  check_typical(
-      entry, "peak_tflops", "TFLOPS",
-      {.high = 5000, .above = "above any accelerator we know", .slips = {1e3, 1e6, 1e9, 1e12}});
-  // B300: 288 GB of HBM3e; a CPU device's memory is its host's, a few TB at most.
-  const double memory_high = kind == DeviceKind::kGpu ? 288 : 8192;
-  check_typical(entry, "memory_gb", "GB",
-                {.high = memory_high,
-                 .above = kind == DeviceKind::kGpu ? "above any GPU's memory we know"
-                                                   : "above any host's memory we know",
-                 .slips = {1e3, 1e6, 1e9}});
-}
-
 GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
   entry.reject_unknown({"kind", "memory_gb", "time_points", "peak_tflops", "max_efficiency",
                         "half_efficiency_batch", "fixed_overhead_ms", "reserved_gb",
@@ -99,7 +83,6 @@ GpuSpec read_device(const std::string& name, const ConfigNode& entry) {
     read_model_parameters(entry, device);
   }
   device.sources.emplace("all", entry.text("source"));
-  check_device_typical(entry, device.kind);
   return device;
 }
 
@@ -110,6 +93,23 @@ std::vector<GpuSpec> GpuCatalog::read_devices(const ConfigNode& devices) {
   for (const std::string& name : devices.keys())
     result.push_back(read_device(name, devices.at(name)));
   return result;
+}
+
+void GpuCatalog::check_devices(const ConfigNode& devices, Diagnostics& diagnostics) {
+  for (const std::string& name : devices.keys()) {
+    const ConfigNode entry = devices.at(name);
+    const bool gpu = entry.text_or("kind", "gpu") != "cpu";
+    // B200: 2.25 PFLOPS dense BF16, 4.5 PFLOPS FP8 (NVIDIA Blackwell datasheet).
+    diagnostics.check_typical(
+        entry, "peak_tflops", "TFLOPS",
+        {.high = 5000, .above = "above any accelerator we know", .slips = {1e3, 1e6, 1e9, 1e12}});
+    // B300: 288 GB of HBM3e; a CPU device's memory is its host's, a few TB at most.
+    diagnostics.check_typical(
+        entry, "memory_gb", "GB",
+        {.high = gpu ? 288.0 : 8192.0,
+         .above = gpu ? "above any GPU's memory we know" : "above any host's memory we know",
+         .slips = {1e3, 1e6, 1e9}});
+  }
 }
 
 GpuCatalog GpuCatalog::with(const std::vector<GpuSpec>& devices) const {

@@ -13,6 +13,7 @@
 namespace dynamix {
 
 class ConfigNode;
+class Diagnostics;
 
 /// What computes a worker's batch: a GPU, or the CPU cores of a rank (as gloo CPU training runs).
 enum class DeviceKind { kGpu, kCpu };
@@ -65,6 +66,9 @@ class GpuCatalog {
   /// `time_points` or the model's four parameters, optional `reserved_gb`, and one `source`
   /// line for its numbers.
   static std::vector<GpuSpec> read_devices(const ConfigNode& devices);
+  /// Tells `diagnostics` of the devices' numbers a unit slip put far outside any accelerator:
+  /// peak FLOP/s given in FLOP/s (121e12 for 121), memory in bytes.
+  static void check_devices(const ConfigNode& devices, Diagnostics& diagnostics);
 
   /// This catalog with `devices` added, each replacing the entry of the same name.
   GpuCatalog with(const std::vector<GpuSpec>& devices) const;

@@ -16,6 +16,7 @@
 #include "sim/core/random.h"
 #include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 
@@ -96,9 +97,10 @@ struct ParsedTopology {
 /// Reads a topology document, resolving names as it goes.
 class TopologyReader {
  public:
-  /// `checked`: warn about implausible values (a generated document's were checked in its
-  /// fabric, and its switch links carry many hosts' bandwidth).
-  TopologyReader(const GpuCatalog& gpus, bool checked) : gpus_(gpus), checked_(checked) {}
+  /// `diagnostics`: where implausible values go; none for a generated document (its values were
+  /// checked in its fabric, and its switch links carry many hosts' bandwidth).
+  TopologyReader(const GpuCatalog& gpus, Diagnostics* diagnostics)
+      : gpus_(gpus), diagnostics_(diagnostics) {}
 
   ParsedTopology read(const ConfigNode& root) {
     std::vector<std::string> keys = accepted_keys("topology");
@@ -195,7 +197,7 @@ class TopologyReader {
       }
       uplink_switch = found->second.ref;
       uplink = read_link(*link);
-      if (checked_) check_typical_values(*link, "topology.nodes[]", "link");
+      if (diagnostics_) check_typical_values(*link, "topology.nodes[]", *diagnostics_, "link");
     }
 
     std::vector<std::size_t>& group = groups_[entry.text("name")];
@@ -233,7 +235,7 @@ class TopologyReader {
     const std::vector<std::size_t> from = endpoints(entry, "a");
     const std::vector<std::size_t> to = endpoints(entry, "b");
     const LinkSpec spec = read_link(entry);
-    if (checked_) check_typical_values(entry, "topology.links[]");
+    if (diagnostics_) check_typical_values(entry, "topology.links[]", *diagnostics_);
     for (std::size_t a : from) {
       for (std::size_t b : to) add_edge(entry, a, b, spec);
     }
@@ -266,7 +268,7 @@ class TopologyReader {
     int line;
   };
   const GpuCatalog& gpus_;
-  bool checked_;
+  Diagnostics* diagnostics_;
   std::vector<NodeSpec> hosts_;
   std::vector<std::string> switches_;
   std::vector<ConfigNode> host_entries_;
@@ -306,20 +308,21 @@ NodeSpec worker_node(std::string name, const GpuSpec& gpu, int gpus, int cpu_cor
 
 Topology::Topology() : graph_(std::make_shared<const Graph>()) {}
 
-Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus) {
+Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus, Diagnostics& diagnostics) {
   if (root.has("fabric")) {
     root.reject_unknown({"name", "fabric"});
     const ConfigNode fabric = root.at("fabric");
-    const std::string document =
-        fabric_document(root.text_or("name", "fabric"), read_fabric_shape(fabric, gpus));
-    return load_checked(ConfigNode::parse(document, root.source() + " (generated from fabric)"),
-                        gpus, false);
+    const std::string document = fabric_document(root.text_or("name", "fabric"),
+                                                 read_fabric_shape(fabric, gpus, diagnostics));
+    return load_explicit(ConfigNode::parse(document, root.source() + " (generated from fabric)"),
+                         gpus, nullptr);
   }
-  return load_checked(root, gpus, true);
+  return load_explicit(root, gpus, &diagnostics);
 }
 
-Topology Topology::load_checked(const ConfigNode& root, const GpuCatalog& gpus, bool checked) {
-  ParsedTopology parsed = TopologyReader(gpus, checked).read(root);
+Topology Topology::load_explicit(const ConfigNode& root, const GpuCatalog& gpus,
+                                 Diagnostics* diagnostics) {
+  ParsedTopology parsed = TopologyReader(gpus, diagnostics).read(root);
   std::vector<Edge> edges;
   edges.reserve(parsed.links.size());
   for (const auto& [a, b, spec] : parsed.links) edges.push_back({a, b, spec});
@@ -333,8 +336,18 @@ Topology Topology::load_checked(const ConfigNode& root, const GpuCatalog& gpus, 
   return topology;
 }
 
+Topology Topology::load(const std::string& path, const GpuCatalog& gpus, Diagnostics& diagnostics) {
+  return load(ConfigNode::parse(read_text(path), path), gpus, diagnostics);
+}
+
+Topology Topology::load(const ConfigNode& root, const GpuCatalog& gpus) {
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  return load(root, gpus, diagnostics);
+}
+
 Topology Topology::load(const std::string& path, const GpuCatalog& gpus) {
-  return load(ConfigNode::parse(read_text(path), path), gpus);
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  return load(path, gpus, diagnostics);
 }
 
 Topology Topology::star(std::vector<NodeSpec> hosts, const LinkSpec& host_link) {

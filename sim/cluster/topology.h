@@ -20,6 +20,7 @@
 namespace dynamix {
 
 class ConfigNode;
+class Diagnostics;
 
 /// Workers train; servers only hold parameter-server shards and may have no GPU.
 enum class NodeRole { kWorker, kServer };
@@ -76,8 +77,12 @@ class Topology {
   /// key: unknown GPU type, unknown name in a link, bandwidth <= 0, loss outside [0, 1),
   /// duplicate names or links, a disconnected graph, unknown or missing keys. A document with
   /// a `fabric:` map instead of nodes describes the cluster by shape (fabric_generator.h).
-  static Topology load(const ConfigNode& root, const GpuCatalog& gpus);
+  /// Implausible values go to `diagnostics`.
+  static Topology load(const ConfigNode& root, const GpuCatalog& gpus, Diagnostics& diagnostics);
   /// From a YAML file (or "embedded:/topologies/....yaml").
+  static Topology load(const std::string& path, const GpuCatalog& gpus, Diagnostics& diagnostics);
+  /// The same outside a run: implausible values are warned about on stderr.
+  static Topology load(const ConfigNode& root, const GpuCatalog& gpus);
   static Topology load(const std::string& path, const GpuCatalog& gpus);
   /// Every host linked to one switch named "switch".
   static Topology star(std::vector<NodeSpec> hosts, const LinkSpec& host_link);
@@ -118,8 +123,9 @@ class Topology {
     LinkSpec spec;
   };
 
-  /// An explicit document; `checked`: warn about implausible values (not in a generated one).
-  static Topology load_checked(const ConfigNode& root, const GpuCatalog& gpus, bool checked);
+  /// An explicit document; implausible values go to `diagnostics` (none: a generated document).
+  static Topology load_explicit(const ConfigNode& root, const GpuCatalog& gpus,
+                                Diagnostics* diagnostics);
   static Topology assemble(std::string name, std::vector<NodeSpec> hosts,
                            std::vector<std::string> switches, const std::vector<Edge>& edges);
   /// A vertex that vertex 0 cannot reach, if any.

@@ -6,7 +6,7 @@
 
 #include "sim/core/check.h"
 #include "sim/io/config_node.h"
-#include "sim/io/plausibility.h"
+#include "sim/io/diagnostics.h"
 
 namespace dynamix {
 namespace {
@@ -305,14 +305,15 @@ std::vector<std::string> accepted_keys(std::string_view section, std::string_vie
   return keys;
 }
 
-void check_typical_values(const ConfigNode& map, std::string_view section,
+void check_typical_values(const ConfigNode& map, std::string_view section, Diagnostics& diagnostics,
                           std::string_view prefix) {
   const std::string head =
       std::string(section) + "." + (prefix.empty() ? std::string() : std::string(prefix) + ".");
   for (const TopologyKnob& knob : topology_table(section).knobs) {
     if (!knob.typical || !knob.key.starts_with(head)) continue;
     const std::string key = knob.key.substr(head.size());
-    if (key.find('.') == std::string::npos) check_typical(map, key, knob.unit, *knob.typical);
+    if (key.find('.') == std::string::npos)
+      diagnostics.check_typical(map, key, knob.unit, *knob.typical);
   }
 }
 

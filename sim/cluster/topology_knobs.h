@@ -13,6 +13,7 @@
 namespace dynamix {
 
 class ConfigNode;
+class Diagnostics;
 
 /// The rows describe keys only: the topology readers keep the values (a Topology, a FabricShape).
 struct TopologyKeys {};
@@ -31,9 +32,9 @@ const TopologyKnobTable& topology_table(std::string_view section);
 /// node's link map): "link.to" gives "link" at the top and "to" below "link".
 std::vector<std::string> accepted_keys(std::string_view section, std::string_view prefix = {});
 
-/// Warns (or, under --strict, fails) for each key of `map` whose row in `section` (below
-/// `prefix`) has a typical range its value lies outside.
-void check_typical_values(const ConfigNode& map, std::string_view section,
+/// Tells `diagnostics` of each key of `map` whose row in `section` (below `prefix`) has a
+/// typical range its value lies outside.
+void check_typical_values(const ConfigNode& map, std::string_view section, Diagnostics& diagnostics,
                           std::string_view prefix = {});
 
 }  // namespace dynamix

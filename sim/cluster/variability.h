@@ -26,13 +26,45 @@ struct VariabilityOptions {
   double straggler_rate_per_hour = 0.2;
   /// Slowdown during a straggler episode (assumed).
   double straggler_slowdown = 2.0;
-  /// Mean length of an episode, exponentially distributed (assumed).
+  /// Mean length of an episode at full slowdown, exponentially distributed (assumed).
   double straggler_mean_duration_s = 120;
+  /// Precursor: the slowdown grows linearly from 1 to straggler_slowdown over this many seconds
+  /// before the full episode (thermal throttling or contention building up); 0 is a step.
+  double straggler_onset_s = 0;
+  /// Recovery: the slowdown falls linearly back to 1 over this many seconds after the episode;
+  /// 0 is a step.
+  double straggler_recovery_s = 0;
   /// Lower bound of the combined factor: jitter never makes a GPU twice as fast (assumed).
   double minimum_factor = 0.5;
 
   /// No variability at all.
   static VariabilityOptions none();
+};
+
+/// One straggler episode: the slowdown ramps up from `start` to `full_start`, holds until
+/// `full_end`, and ramps down until `end`.
+struct StragglerEpisode {
+  TimePoint start = kTimeInfinity;
+  TimePoint full_start = kTimeInfinity;
+  TimePoint full_end = kTimeZero;
+  TimePoint end = kTimeZero;
+};
+
+/// The straggler episodes a run with these options and seed sees, replayed from the seed up to
+/// a horizon: what a hindsight bound may know of the event timeline (a run's episodes depend on
+/// simulated time only, not on what the job does).
+class StragglerTimeline {
+ public:
+  StragglerTimeline(const VariabilityOptions& options, std::size_t workers, std::uint64_t seed,
+                    TimePoint horizon);
+  /// The straggler slowdown of `worker` at `at` (1 outside episodes and beyond the horizon).
+  double slowdown(std::size_t worker, TimePoint at) const;
+  /// The mean slowdown of `worker` over [from, to), sampled at 16 evenly spaced instants.
+  double mean_slowdown(std::size_t worker, TimePoint from, TimePoint to) const;
+
+ private:
+  VariabilityOptions options_;
+  std::vector<std::vector<StragglerEpisode>> episodes_;
 };
 
 /// Per-worker compute-time multipliers, deterministic per (seed, worker).
@@ -46,8 +78,12 @@ class Variability {
   /// minimum_factor. Draws jitter, so call once per worker per iteration; `now` must not go
   /// backwards for a worker.
   double compute_factor(std::size_t worker, TimePoint now);
-  /// Whether a straggler episode covers `now` (advances the worker's episode cursor).
+  /// Whether a straggler episode covers `now`, its onset and recovery ramps included (advances
+  /// the worker's episode cursor).
   bool in_straggler_episode(std::size_t worker, TimePoint now);
+  /// The straggler slowdown of `worker` at `now`: 1 outside episodes, straggler_slowdown at
+  /// full strength, in between on the ramps (advances the worker's episode cursor).
+  double straggler_factor(std::size_t worker, TimePoint now);
   /// The GPU's static factor: spread × outlier slowdown.
   double static_factor(std::size_t worker) const;
   bool is_outlier(std::size_t worker) const;
@@ -58,11 +94,10 @@ class Variability {
     Rng episode_rng;
     double static_factor = 1;
     bool outlier = false;
-    TimePoint episode_start = kTimeInfinity;
-    TimePoint episode_end = kTimeZero;
+    StragglerEpisode episode{};
     TimePoint last_query = kTimeZero;
   };
-  void advance_episodes(Worker& worker, TimePoint now) const;
+  Worker& query(std::size_t worker, TimePoint now);
 
   VariabilityOptions options_;
   std::vector<Worker> workers_;

@@ -393,6 +393,17 @@ TransferId Network::start_transfer(std::vector<Route> members, double bytes_per_
   return impl_->start_transfer(std::move(members), bytes_per_member, std::move(on_done));
 }
 
+TransferId Network::start_transfer(std::vector<Route> members, double bytes_per_member,
+                                   std::function<void(const TransferStats&)> on_done,
+                                   double rate_limit_bytes_per_s) {
+  DYNAMIX_CHECK(rate_limit_bytes_per_s > 0, "rate limit of " << rate_limit_bytes_per_s << " B/s");
+  const TransferId id =
+      impl_->start_transfer(std::move(members), bytes_per_member, std::move(on_done));
+  Transfer& transfer = impl_->live.back();
+  transfer.bound_bytes_per_s = std::min(transfer.bound_bytes_per_s, rate_limit_bytes_per_s);
+  return id;
+}
+
 void Network::set_background_gbps(LinkId link, double gbps) {
   impl_->set_background_gbps(link, gbps);
 }

@@ -83,6 +83,11 @@ class Network {
   /// when the payload has arrived. Propagation latency is NOT included (callers add it).
   TransferId start_transfer(std::vector<Route> members, double bytes_per_member,
                             std::function<void(const TransferStats&)> on_done);
+  /// As above, with the common rate also capped at `rate_limit_bytes_per_s` (an application
+  /// that sends at most that fast, as a co-located job's flow does).
+  TransferId start_transfer(std::vector<Route> members, double bytes_per_member,
+                            std::function<void(const TransferStats&)> on_done,
+                            double rate_limit_bytes_per_s);
   /// Background cross-traffic on a link from now on (available = capacity - background).
   void set_background_gbps(LinkId link, double gbps);
   /// Replays a trace of background traffic on a link from now, scheduling its change points.

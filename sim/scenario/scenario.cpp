@@ -2,14 +2,15 @@
 // knob tables.
 #include "sim/scenario/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_knobs.h"
 
@@ -36,6 +37,26 @@ void check_traces(const ScenarioSpec& spec) {
   }
 }
 
+void check_colocated_jobs(const ScenarioSpec& spec) {
+  for (std::size_t i = 0; i < spec.colocated_jobs.size(); ++i) {
+    const ColocatedJob& job = spec.colocated_jobs[i];
+    const std::string key = "colocated_jobs." + std::to_string(i);
+    const bool on_links =
+        !job.route.empty() && std::all_of(job.route.begin(), job.route.end(), [&](LinkId link) {
+          return link < spec.topology.links().size();
+        });
+    if (!on_links) {
+      throw InputError(spec.source, 0, key, "a route over links of the topology",
+                       job.from + " -> " + job.to);
+    }
+    if (!(job.rate_gbps > 0 && job.mean_on_s > 0 && job.mean_off_s > 0)) {
+      throw InputError(spec.source, 0, key, "rate_gbps, mean_on_s and mean_off_s above 0",
+                       format_number(job.rate_gbps) + ", " + format_number(job.mean_on_s) + ", " +
+                           format_number(job.mean_off_s));
+    }
+  }
+}
+
 void check_buckets(const ScenarioSpec& spec) {
   const ModelCost& cost = spec.workload.cost;
   const double gradient_bytes = cost.parameters * cost.bytes_per_parameter;
@@ -45,6 +66,15 @@ void check_buckets(const ScenarioSpec& spec) {
                      "at least " + format_number(gradient_bytes / kMaxGradientBuckets / 1048576) +
                          " MiB (at most 4096 buckets of the " + spec.workload.name + " gradient)",
                      format_number(bucket / 1048576));
+  }
+}
+
+void check_preemption(const ScenarioSpec& spec) {
+  const PreemptionOptions& options = spec.preemption;
+  if (options.enabled() && options.mode == PreemptionMode::kPause && !options.rejoin) {
+    throw InputError(spec.source, 0, "preemption.rejoin",
+                     "true when preemption.mode is pause (a paused job waits for every worker)",
+                     "false");
   }
 }
 
@@ -83,7 +113,9 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> checked_hosts(
     const ScenarioSpec& spec) {
   check_knobs(spec);
   check_traces(spec);
+  check_colocated_jobs(spec);
   check_buckets(spec);
+  check_preemption(spec);
   std::vector<std::size_t> workers = spec.topology.workers();
   if (workers.empty()) {
     throw InputError(spec.source, 0, "topology.nodes", "at least one node with a GPU", "none");
@@ -159,7 +191,7 @@ std::vector<std::string> top_level_keys() {
   return keys;
 }
 
-void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
+void read_tables(const ConfigNode& root, ScenarioSpec& spec, Diagnostics& diagnostics) {
   root.reject_unknown(top_level_keys());
   for (const ScenarioKnobTable& table : scenario_knobs()) {
     std::optional<ConfigNode> section = root;
@@ -178,11 +210,12 @@ void read_tables(const ConfigNode& root, ScenarioSpec& spec) {
       if (section && knob.read) knob.read(*section, spec);
       if (section && knob.typical) {
         const std::string key = table.section.empty() ? knob.key : knob.key.substr(prefix_size);
-        check_typical(*section, key, knob.unit, *knob.typical);
+        diagnostics.check_typical(*section, key, knob.unit, *knob.typical);
       }
     }
     if (table.complete) table.complete(section ? &*section : nullptr, spec);
   }
+  if (const auto devices = root.find("devices")) GpuCatalog::check_devices(*devices, diagnostics);
 }
 
 std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology& topology,
@@ -204,14 +237,50 @@ std::vector<TraceAttachment> read_traces(const ConfigNode& root, const Topology&
   return attachments;
 }
 
+/// The route between a co-located job's endpoints: the link they name, or the fewest-hop route
+/// between two hosts.
+Route colocated_route(const ConfigNode& item, Topology& topology, const std::string& from,
+                      const std::string& to) {
+  if (const auto link = topology.find_link(from, to)) return {*link};
+  const auto source = topology.find_host(from);
+  const auto target = topology.find_host(to);
+  if (!source || !target || *source == *target) {
+    item.fail("'from' and 'to' naming a link or two different hosts of the topology",
+              from + " -> " + to);
+  }
+  const std::pair<std::size_t, std::size_t> pair{*source, *target};
+  topology.precompute_routes({&pair, 1});
+  return topology.route(*source, *target);
+}
+
+std::vector<ColocatedJob> read_colocated_jobs(const ConfigNode& root, Topology& topology) {
+  std::vector<ColocatedJob> jobs;
+  const auto list = root.find("colocated_jobs");
+  if (!list) return jobs;
+  for (const ConfigNode& item : list->items()) {
+    item.reject_unknown({"from", "to", "rate_gbps", "mean_on_s", "mean_off_s"});
+    ColocatedJob job;
+    job.from = item.text("from");
+    job.to = item.text("to");
+    job.route = colocated_route(item, topology, job.from, job.to);
+    job.rate_gbps = item.positive("rate_gbps");
+    job.mean_on_s = item.positive("mean_on_s");
+    job.mean_off_s = item.positive("mean_off_s");
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 /// The devices and workloads of the file a scenario's `catalog:` names.
 void read_catalog_file(const ConfigNode& reference, const std::string& scenario_path,
-                       ScenarioSpec& spec) {
+                       ScenarioSpec& spec, Diagnostics& diagnostics) {
   const std::string file = resolve_path(scenario_path, reference.as_text());
   const ConfigNode catalog = ConfigNode::parse(read_text(file), file);
   catalog.reject_unknown({"devices", "workloads"});
-  if (const auto devices = catalog.find("devices"))
+  if (const auto devices = catalog.find("devices")) {
     spec.devices = GpuCatalog::read_devices(*devices);
+    GpuCatalog::check_devices(*devices, diagnostics);
+  }
   if (const auto workloads = catalog.find("workloads"))
     spec.workloads = WorkloadCatalog::read_workloads(*workloads);
 }
@@ -244,10 +313,12 @@ Scenario::Scenario(ScenarioSpec&& spec, Hosts hosts)
       network(spec.network),
       sync(spec.sync),
       variability(spec.variability),
+      preemption(spec.preemption),
       workload(std::move(spec.workload)),
       cost(make_training_setup(workload, spec.training).cost),
       training(spec.training),
       traces(std::move(spec.traces)),
+      colocated_jobs(std::move(spec.colocated_jobs)),
       batch_size(spec.batch_size),
       max_iterations(spec.max_iterations),
       seed(spec.seed),
@@ -260,29 +331,34 @@ ScenarioSpec Scenario::spec() const {
           .network = network,
           .sync = sync,
           .variability = variability,
+          .preemption = preemption,
           .workload = workload,
           .training = training,
           // The devices and workloads are in the topology and the workload already.
           .devices = {},
           .workloads = {},
           .traces = traces,
+          .colocated_jobs = colocated_jobs,
           .batch_size = batch_size,
           .max_iterations = max_iterations,
           .seed = seed,
           .resolved = resolved};
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       Diagnostics& diagnostics) {
   const Documents documents = read_documents(path, overrides);
   const ConfigNode& root = documents.root;
   ScenarioSpec spec;
   spec.source = path;
   spec.name = std::filesystem::path(path).stem().string();
-  if (const auto catalog = root.find("catalog")) read_catalog_file(*catalog, path, spec);
-  read_tables(root, spec);
+  if (const auto catalog = root.find("catalog"))
+    read_catalog_file(*catalog, path, spec, diagnostics);
+  read_tables(root, spec, diagnostics);
   spec.topology = Topology::load(documents.topology ? *documents.topology : root.at("topology"),
-                                 GpuCatalog::builtin().with(spec.devices));
+                                 GpuCatalog::builtin().with(spec.devices), diagnostics);
   spec.traces = read_traces(root, spec.topology, path);
+  spec.colocated_jobs = read_colocated_jobs(root, spec.topology);
   spec.resolved = root.tree();
   if (documents.topology)
     spec.resolved = spec.resolved.with("topology", documents.topology->tree());
@@ -291,6 +367,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   } catch (const InputError& error) {
     blame_documents(error, documents);
   }
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  Diagnostics diagnostics = Diagnostics::on_stderr(false);
+  return load_scenario(path, overrides, diagnostics);
 }
 
 }  // namespace dynamix

@@ -10,15 +10,19 @@
 #include <vector>
 
 #include "sim/cluster/collective.h"
+#include "sim/cluster/preemption.h"
 #include "sim/cluster/topology.h"
 #include "sim/cluster/variability.h"
 #include "sim/io/config_tree.h"
 #include "sim/network/bandwidth_trace.h"
+#include "sim/network/colocated_traffic.h"
 #include "sim/network/network.h"
 #include "sim/training/training_options.h"
 #include "sim/training/workload.h"
 
 namespace dynamix {
+
+class Diagnostics;
 
 /// The scenario compiled into the binary, used when no --scenario is given.
 inline constexpr const char* kDefaultScenario = "embedded:/scenarios/quickstart.yaml";
@@ -40,6 +44,7 @@ struct ScenarioSpec {
   NetworkOptions network;
   SyncOptions sync;
   VariabilityOptions variability;
+  PreemptionOptions preemption;
   Workload workload;
   TrainingOptions training;
   /// Devices and workloads the scenario declares (its catalog file's, then its own), beside
@@ -47,6 +52,8 @@ struct ScenarioSpec {
   std::vector<GpuSpec> devices;
   std::vector<Workload> workloads;
   std::vector<TraceAttachment> traces;
+  /// Other jobs' flows on the fabric, each switching on and off.
+  std::vector<ColocatedJob> colocated_jobs;
   /// Per-worker batch used when the command line gives none.
   int batch_size = 128;
   /// Stop after this many iterations even if the training budget is not spent.
@@ -80,11 +87,13 @@ class Scenario {
   const NetworkOptions network;
   const SyncOptions sync;
   const VariabilityOptions variability;
+  const PreemptionOptions preemption;
   const Workload workload;
   /// The workload's cost with the optimizer's state.
   const ModelCost cost;
   const TrainingOptions training;
   const std::vector<TraceAttachment> traces;
+  const std::vector<ColocatedJob> colocated_jobs;
   const int batch_size;
   const std::optional<std::int64_t> max_iterations;
   const std::uint64_t seed;
@@ -99,7 +108,12 @@ class Scenario {
 /// Loads a scenario file (a path, or an "embedded:/" one) and applies `overrides`, each
 /// "dotted.key=value"; keys under "topology." go to the topology file when the scenario
 /// references one, and a declared key may add the section a file omits. Bad input throws
-/// InputError naming the file (or --set), key and line.
+/// InputError naming the file (or --set), key and line. Implausible values go to `diagnostics`,
+/// the run's.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       Diagnostics& diagnostics);
+/// The same outside a run (tests, tools that run nothing): implausible values are warned about
+/// on stderr, never refused.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
 }  // namespace dynamix

@@ -149,6 +149,31 @@ std::vector<ScenarioKnob> catalog_knobs() {
               WorkloadCatalog::read_workloads, [](auto& spec) -> auto& { return spec.workloads; })};
 }
 
+/// Other jobs' flows on the fabric; the loader reads the list itself (it names the topology's
+/// links and hosts).
+ScenarioKnob colocated_jobs_knob() {
+  return structured(
+      {.key = "colocated_jobs",
+       .meaning = "other jobs' traffic on the fabric, as flows sharing links max-min fairly: a "
+                  "list of {from, to, rate_gbps, mean_on_s, mean_off_s}; from/to name a link or "
+                  "two hosts; each job alternates exponential off and on periods (deterministic "
+                  "per seed) and while on sends rate_gbps x its period's length, at most at "
+                  "rate_gbps",
+       .source = "on/off traffic as measured in data centres (Benson et al., IMC'10: ON/OFF "
+                 "flows with heavy-tailed periods); rates and periods are the scenario's own, "
+                 "assumed",
+       .default_value = "none"},
+      "list", "links or host pairs of the topology; rates and periods above 0",
+      [](const ScenarioSpec& spec) {
+        std::string jobs;
+        for (const ColocatedJob& job : spec.colocated_jobs) {
+          jobs += (jobs.empty() ? "" : ", ") + job.from + "->" + job.to + "@" +
+                  format_number(job.rate_gbps) + "Gb/s";
+        }
+        return jobs.empty() ? std::string("none") : jobs;
+      });
+}
+
 ScenarioKnobTable top_level() {
   return Rows::table(
       "", "the scenario itself",
@@ -180,7 +205,8 @@ ScenarioKnobTable top_level() {
                            files += (files.empty() ? "" : ", ") + trace.file;
                          }
                          return files.empty() ? std::string("none") : files;
-                       })},
+                       }),
+            colocated_jobs_knob()},
            catalog_knobs(),
            {Rows::quantity(
                 {.key = "batch_size",
@@ -441,62 +467,145 @@ ScenarioKnobTable network() {
                 Range{.low = 0, .low_open = true, .high = 1})}}));
 }
 
+/// The spec's variability field `member`.
+template <typename Member>
+auto variability_field(Member member) {
+  return [member](auto& spec) -> auto& { return spec.variability.*member; };
+}
+
+/// Straggler episodes: how often, how slow, how long, and how they build up and fade.
+std::vector<ScenarioKnob> straggler_knobs() {
+  const auto field = [](auto member) { return variability_field(member); };
+  const Range seconds{.low = 0, .high = 1e6};
+  return {
+      Rows::quantity({.key = "straggler_rate_per_hour",
+                      .unit = "1/h",
+                      .meaning = "straggler episodes per worker per simulated hour (Poisson)",
+                      .source = "assumed; the Alibaba PAI trace shows stragglers mid-run"},
+                     field(&VariabilityOptions::straggler_rate_per_hour),
+                     Range{.low = 0, .high = 3600}),
+      Rows::quantity({.key = "straggler_slowdown",
+                      .unit = "x",
+                      .meaning = "slowdown during a straggler episode",
+                      .source = "assumed"},
+                     field(&VariabilityOptions::straggler_slowdown), Range{.low = 1, .high = 1000}),
+      Rows::quantity({.key = "straggler_mean_duration_s",
+                      .unit = "s",
+                      .meaning = "mean length of an episode at full slowdown, exponentially "
+                                 "distributed",
+                      .source = "assumed"},
+                     field(&VariabilityOptions::straggler_mean_duration_s),
+                     Range{.low = 0, .low_open = true, .high = 1e6}),
+      Rows::quantity({.key = "straggler_onset_s",
+                      .unit = "s",
+                      .meaning = "precursor of an episode: the slowdown grows linearly from 1 to "
+                                 "straggler_slowdown over this long before it (0: a step)",
+                      .source = "assumed; GPU clocks fall in steps as the die heats towards "
+                                "its slowdown temperature, over tens of seconds to minutes "
+                                "(NVIDIA nvidia-smi clocks_throttle_reasons.hw_thermal_slowdown)"},
+                     field(&VariabilityOptions::straggler_onset_s), seconds),
+      Rows::quantity({.key = "straggler_recovery_s",
+                      .unit = "s",
+                      .meaning = "the slowdown falls linearly back to 1 over this long after an "
+                                 "episode (0: a step)",
+                      .source = "assumed, as straggler_onset_s"},
+                     field(&VariabilityOptions::straggler_recovery_s), seconds)};
+}
+
 ScenarioKnobTable variability() {
-  const auto field = [](auto member) {
-    return [member](auto& spec) -> auto& { return spec.variability.*member; };
-  };
+  const auto field = [](auto member) { return variability_field(member); };
   const Range sigma{.low = 0, .high = 3};
   const Range slowdown{.low = 1, .high = 1000};
   return Rows::table(
       "variability", "why identical GPUs do not run at identical speed",
-      {Rows::quantity({.key = "gpu_spread",
-                       .meaning = "log-space standard deviation of each GPU's static speed factor",
-                       .source = "Sinha et al., Not All GPUs Are Created Equal, SC'22"},
-                      field(&VariabilityOptions::gpu_spread), sigma),
-       Rows::quantity({.key = "outlier_probability",
-                       .meaning = "probability that a GPU is a slow outlier",
-                       .source = "assumed; Sinha et al. report rare outliers"},
-                      field(&VariabilityOptions::outlier_probability), kFraction),
-       Rows::quantity({.key = "outlier_slowdown",
-                       .unit = "x",
-                       .meaning = "slowdown of an outlier GPU",
-                       .source = "Sinha et al., SC'22"},
-                      field(&VariabilityOptions::outlier_slowdown), slowdown),
-       Rows::quantity({.key = "jitter_sigma",
-                       .meaning = "log-space standard deviation of the per-iteration jitter",
-                       .source = "assumed"},
-                      field(&VariabilityOptions::jitter_sigma), sigma),
-       Rows::quantity({.key = "straggler_rate_per_hour",
-                       .unit = "1/h",
-                       .meaning = "straggler episodes per worker per simulated hour (Poisson)",
-                       .source = "assumed; the Alibaba PAI trace shows stragglers mid-run"},
-                      field(&VariabilityOptions::straggler_rate_per_hour),
-                      Range{.low = 0, .high = 3600}),
-       Rows::quantity({.key = "straggler_slowdown",
-                       .unit = "x",
-                       .meaning = "slowdown during a straggler episode",
-                       .source = "assumed"},
-                      field(&VariabilityOptions::straggler_slowdown), slowdown),
-       Rows::quantity({.key = "straggler_mean_duration_s",
-                       .unit = "s",
-                       .meaning = "mean length of an episode, exponentially distributed",
-                       .source = "assumed"},
-                      field(&VariabilityOptions::straggler_mean_duration_s),
-                      Range{.low = 0, .low_open = true, .high = 1e6}),
-       Rows::quantity({.key = "minimum_factor",
-                       .meaning = "lower bound of the combined factor: jitter never makes a GPU "
-                                  "twice as fast",
-                       .source = "assumed"},
-                      field(&VariabilityOptions::minimum_factor),
-                      Range{.low = 0, .low_open = true, .high = 1})});
+      joined(
+          {{Rows::quantity(
+                {.key = "gpu_spread",
+                 .meaning = "log-space standard deviation of each GPU's static speed factor",
+                 .source = "Sinha et al., Not All GPUs Are Created Equal, SC'22"},
+                field(&VariabilityOptions::gpu_spread), sigma),
+            Rows::quantity({.key = "outlier_probability",
+                            .meaning = "probability that a GPU is a slow outlier",
+                            .source = "assumed; Sinha et al. report rare outliers"},
+                           field(&VariabilityOptions::outlier_probability), kFraction),
+            Rows::quantity({.key = "outlier_slowdown",
+                            .unit = "x",
+                            .meaning = "slowdown of an outlier GPU",
+                            .source = "Sinha et al., SC'22"},
+                           field(&VariabilityOptions::outlier_slowdown), slowdown),
+            Rows::quantity({.key = "jitter_sigma",
+                            .meaning = "log-space standard deviation of the per-iteration jitter",
+                            .source = "assumed"},
+                           field(&VariabilityOptions::jitter_sigma), sigma)},
+           straggler_knobs(),
+           {Rows::quantity({.key = "minimum_factor",
+                            .meaning = "lower bound of the combined factor: jitter never makes a "
+                                       "GPU twice as fast",
+                            .source = "assumed"},
+                           field(&VariabilityOptions::minimum_factor),
+                           Range{.low = 0, .low_open = true, .high = 1})}}));
+}
+
+/// Preemption's timing: when a notice comes, how long before the worker leaves and returns.
+std::vector<ScenarioKnob> preemption_timing_knobs() {
+  const auto field = [](auto member) {
+    return [member](auto& spec) -> auto& { return spec.preemption.*member; };
+  };
+  return {Rows::quantity({.key = "rate_per_hour",
+                          .unit = "1/h",
+                          .meaning = "preemption notices per worker per simulated hour (Poisson); "
+                                     "0 preempts nobody",
+                          .source = "assumed per scenario (spot interruption frequencies vary "
+                                    "by region and instance type)"},
+                         field(&PreemptionOptions::rate_per_hour), Range{.low = 0, .high = 3600}),
+          Rows::quantity({.key = "notice_s",
+                          .unit = "s",
+                          .meaning = "time between a worker's notice and its departure",
+                          .source = "AWS EC2 spot interruption notice: 2 minutes; GCP "
+                                    "preemptible/spot VMs: 30 s (provider documentation)"},
+                         field(&PreemptionOptions::notice_s), Range{.low = 0, .high = 86400}),
+          Rows::flag({.key = "rejoin",
+                      .meaning = "whether a preempted worker comes back after its absence"},
+                     field(&PreemptionOptions::rejoin)),
+          Rows::quantity({.key = "mean_absence_s",
+                          .unit = "s",
+                          .meaning = "mean time a preempted worker is away before it returns, "
+                                     "exponentially distributed",
+                          .source = "assumed"},
+                         field(&PreemptionOptions::mean_absence_s),
+                         Range{.low = 0, .low_open = true, .high = 1e6})};
+}
+
+ScenarioKnobTable preemption() {
+  ScenarioKnob mode = Rows::choice<PreemptionMode>(
+      {.key = "mode",
+       .meaning = "elastic: the job continues on the survivors, data re-sharded (the global "
+                  "batch is what their batches sum to); pause: it waits until every worker is "
+                  "back"},
+      [](auto& spec) -> auto& { return spec.preemption.mode; },
+      {{"elastic", PreemptionMode::kElastic}, {"pause", PreemptionMode::kPause}},
+      "preemption mode");
+  return Rows::table(
+      "preemption", "workers a cloud provider takes back, with notice, and their return",
+      joined({preemption_timing_knobs(),
+              {Rows::quantity(
+                   {.key = "reconfiguration_s",
+                    .unit = "s",
+                    .meaning = "time the job stands still each time its membership changes "
+                               "(rendezvous, process-group rebuild, state reload); in pause "
+                               "mode once when it resumes",
+                    .source = "assumed (docs/simulator.md)"},
+                   [](auto& spec) -> auto& { return spec.preemption.reconfiguration_s; },
+                   Range{.low = 0, .high = 86400}),
+               std::move(mode)}}));
 }
 
 }  // namespace
 
 const std::vector<ScenarioKnobTable>& scenario_knobs() {
   // Built once: the rows are immutable and hold no state.
-  static const std::vector<ScenarioKnobTable> tables = {top_level(), training(), sync(), network(),
-                                                        variability()};
+  static const std::vector<ScenarioKnobTable> tables = {top_level(), training(),    sync(),
+                                                        network(),   variability(), preemption()};
   return tables;
 }
 

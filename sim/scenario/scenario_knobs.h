@@ -18,7 +18,8 @@ using ScenarioKnob = Knob<ScenarioSpec>;
 /// the target and budget follow the workload).
 using ScenarioKnobTable = KnobTable<ScenarioSpec>;
 
-/// The tables of the scenario file: top level, training, sync, network, variability.
+/// The tables of the scenario file: top level, training, sync, network, variability,
+/// preemption.
 const std::vector<ScenarioKnobTable>& scenario_knobs();
 
 }  // namespace dynamix

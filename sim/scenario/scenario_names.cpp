@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::string_view kScenarioFolder = "scenarios/";
 constexpr std::string_view kValidationFolder = "scenarios/validation/";
+constexpr std::string_view kDynamicFolder = "scenarios/dynamic/";
+constexpr std::string_view kDynamicValidationFolder = "scenarios/dynamic/validation/";
 constexpr std::string_view kScenarioExtension = ".yaml";
 constexpr std::string_view kTopologyExtension = ".topology.yaml";
 
@@ -55,6 +57,19 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
+/// The embedded paths of the scenarios directly inside `folder`, smallest first.
+std::vector<std::string> embedded_paths_in(std::string_view folder) {
+  std::vector<std::string> names = scenario_names_in(folder);
+  std::sort(names.begin(), names.end(), natural_less);
+  std::vector<std::string> paths;
+  paths.reserve(names.size());
+  for (const std::string& name : names) {
+    paths.push_back(std::string(kEmbeddedPrefix) + std::string(folder) + name +
+                    std::string(kScenarioExtension));
+  }
+  return paths;
+}
+
 }  // namespace
 
 std::vector<std::string> builtin_scenario_names() { return scenario_names_in(kScenarioFolder); }
@@ -65,15 +80,13 @@ std::string builtin_scenario_path(const std::string& name) {
 }
 
 std::vector<std::string> validation_scenario_paths() {
-  std::vector<std::string> names = scenario_names_in(kValidationFolder);
-  std::sort(names.begin(), names.end(), natural_less);
-  std::vector<std::string> paths;
-  paths.reserve(names.size());
-  for (const std::string& name : names) {
-    paths.push_back(std::string(kEmbeddedPrefix) + std::string(kValidationFolder) + name +
-                    std::string(kScenarioExtension));
-  }
-  return paths;
+  return embedded_paths_in(kValidationFolder);
+}
+
+std::vector<std::string> dynamic_scenario_paths() { return embedded_paths_in(kDynamicFolder); }
+
+std::vector<std::string> dynamic_validation_scenario_paths() {
+  return embedded_paths_in(kDynamicValidationFolder);
 }
 
 std::string resolve_scenario(const std::string& name_or_path, const std::string& option) {

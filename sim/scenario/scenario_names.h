@@ -18,6 +18,14 @@ std::string builtin_scenario_path(const std::string& name);
 /// topologies left out), smallest first: numbers inside names compare by value (v4 < v16).
 std::vector<std::string> validation_scenario_paths();
 
+/// The embedded paths of the dynamic clusters (scenarios/dynamic/*.yaml: stragglers with
+/// precursors, co-located jobs), smallest first.
+std::vector<std::string> dynamic_scenario_paths();
+
+/// The embedded paths of the held-out dynamic clusters (scenarios/dynamic/validation/*.yaml),
+/// smallest first: for selecting and checking policies, never for training.
+std::vector<std::string> dynamic_validation_scenario_paths();
+
 /// What --scenario names: an existing file or an "embedded:/" path as given, a shipped
 /// scenario's short name as its embedded path. Any other bare name is an InputError on `option`
 /// listing the shipped names; other paths are left for the loader to report.

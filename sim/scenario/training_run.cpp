@@ -11,7 +11,13 @@ namespace dynamix {
 TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
     : topology_(scenario.topology),
       network_(sim_, topology_.links(), scenario.network),
+      sync_options_(scenario.sync),
+      worker_hosts_(scenario.worker_hosts),
+      server_hosts_(scenario.server_hosts),
       variability_(scenario.variability, scenario.worker_hosts.size(), seed),
+      variability_options_(scenario.variability),
+      seed_(seed),
+      preemption_(scenario.preemption, scenario.worker_hosts.size(), seed),
       workload_(scenario.workload),
       cost_(scenario.cost),
       training_(scenario.training),
@@ -25,6 +31,9 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
                                                  scenario.worker_hosts, scenario.server_hosts);
   for (const auto& attachment : scenario.traces)
     network_.add_trace(attachment.link, attachment.trace);
+  if (!scenario.colocated_jobs.empty()) {
+    colocated_ = std::make_unique<ColocatedTraffic>(sim_, network_, scenario.colocated_jobs, seed);
+  }
   for (std::size_t host : scenario.worker_hosts) {
     nodes_.push_back(topology_.hosts()[host]);
     max_batches_.push_back(dynamix::max_batch(nodes_.back(), cost_));
@@ -38,6 +47,82 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
   grad_std_.resize(p);
   grad_var_.resize(p);
   sync_stats_.resize(p);
+  present_.assign(p, true);
+  departures_.assign(p, kTimeInfinity);
+  for (std::size_t w = 0; w < p; ++w) members_.push_back(w);
+  update_membership();
+  membership_changed_ = false;
+}
+
+std::vector<bool> TrainingRun::members_at(TimePoint now) {
+  std::vector<bool> present(nodes_.size());
+  for (std::size_t w = 0; w < present.size(); ++w) {
+    const Preemption& absence = preemption_.current(w, now);
+    present[w] = absence.departure > now + last_iteration_;
+    departures_[w] = absence.notice <= now ? absence.departure : kTimeInfinity;
+  }
+  return present;
+}
+
+void TrainingRun::stand_still(Duration stall) {
+  last_stall_ += stall;
+  if (stall <= Duration{}) return;
+  sim_.schedule_at(sim_.now() + stall, [this] { sim_.stop(); });
+  sim_.run();
+}
+
+void TrainingRun::rebuild_synchronizer() {
+  std::vector<std::size_t> hosts;
+  for (std::size_t w : members_) hosts.push_back(worker_hosts_[w]);
+  // Parameter servers are not preempted (assumed: they run on on-demand machines).
+  synchronizer_ = std::make_unique<Synchronizer>(sim_, network_, topology_, sync_options_,
+                                                 std::move(hosts), server_hosts_);
+  bucket_overhead_ = members_.size() > 1 ? sync_options_.bucket_overhead : Duration{};
+}
+
+bool TrainingRun::wait_for_return(const std::vector<bool>& present) {
+  TimePoint next = kTimeInfinity;
+  for (std::size_t w = 0; w < present.size(); ++w) {
+    if (!present[w]) next = std::min(next, preemption_.current(w, sim_.now()).comeback);
+  }
+  if (next == kTimeInfinity) return false;
+  stand_still(std::max(next - sim_.now(), Duration{1}));
+  return true;
+}
+
+void TrainingRun::update_membership() {
+  membership_changed_ = false;
+  last_stall_ = Duration{};
+  const PreemptionOptions& options = preemption_.options();
+  if (!options.enabled()) return;
+  const bool pause = options.mode == PreemptionMode::kPause;
+  bool resumed = false;
+  // Until the members stand still: every stall is time in which others may leave or return.
+  // A run whose time budget ran out meanwhile ends (no step follows).
+  while (!(training_.budget_time_s && to_seconds(sim_.now()) >= *training_.budget_time_s)) {
+    const std::vector<bool> present = members_at(sim_.now());
+    const auto count = std::count(present.begin(), present.end(), true);
+    if (pause ? count < static_cast<std::ptrdiff_t>(present.size()) : count == 0) {
+      if (!wait_for_return(present)) {
+        present_.assign(present_.size(), false);
+        members_.clear();
+        return;
+      }
+      resumed = true;
+      continue;
+    }
+    if (present == present_ && !resumed) return;
+    resumed = false;
+    stand_still(ceil_seconds(options.reconfiguration_s));
+    if (present == present_) continue;
+    present_ = present;
+    members_.clear();
+    for (std::size_t w = 0; w < present_.size(); ++w) {
+      if (present_[w]) members_.push_back(w);
+    }
+    membership_changed_ = true;
+    rebuild_synchronizer();
+  }
 }
 
 void TrainingRun::plan_buckets(TimePoint start) {
@@ -47,7 +132,7 @@ void TrainingRun::plan_buckets(TimePoint start) {
   for (std::size_t j = 0; j < buckets; ++j) {
     const double left = 1.0 - static_cast<double>(j + 1) / static_cast<double>(buckets);
     double ready_s = 0;
-    for (std::size_t w = 0; w < nodes_.size(); ++w) {
+    for (const std::size_t w : members_) {
       const double backward_s = backward_fraction_ * record_.workers[w].compute_s;
       ready_s = std::max(ready_s, ready_s_[w] - left * backward_s);
     }
@@ -58,14 +143,15 @@ void TrainingRun::plan_buckets(TimePoint start) {
 void TrainingRun::start_bucket(std::size_t bucket) {
   synchronizer_->start(
       bucket_bytes_[bucket], [this, bucket](std::span<const WorkerSyncStats> stats) {
-        for (std::size_t w = 0; w < stats.size(); ++w) {
+        for (std::size_t m = 0; m < stats.size(); ++m) {
+          const std::size_t w = members_[m];
           WorkerSyncStats& total = sync_stats_[w];
           // The hook sees DDP's bucket work as communication.
-          total.duration += stats[w].duration + bucket_overhead_;
-          total.bytes_sent += stats[w].bytes_sent;
-          total.bytes_received += stats[w].bytes_received;
-          total.retransmitted_segments += stats[w].retransmitted_segments;
-          total.timeouts += stats[w].timeouts;
+          total.duration += stats[m].duration + bucket_overhead_;
+          total.bytes_sent += stats[m].bytes_sent;
+          total.bytes_received += stats[m].bytes_received;
+          total.retransmitted_segments += stats[m].retransmitted_segments;
+          total.timeouts += stats[m].timeouts;
         }
         if (bucket + 1 == bucket_bytes_.size()) {
           sim_.stop();
@@ -80,21 +166,33 @@ bool TrainingRun::budget_exhausted() const {
   if (max_iterations_ && iteration_ >= *max_iterations_) return true;
   if (training_.budget_epochs && dynamics_.epochs() >= *training_.budget_epochs) return true;
   if (training_.budget_time_s && to_seconds(sim_.now()) >= *training_.budget_time_s) return true;
-  return false;
+  return members_.empty();
+}
+
+StragglerTimeline TrainingRun::straggler_timeline() const {
+  constexpr double kHorizonWithoutBudgetS = 1e6;
+  const double horizon_s = training_.budget_time_s.value_or(kHorizonWithoutBudgetS);
+  return StragglerTimeline(variability_options_, nodes_.size(), seed_,
+                           kTimeZero + ceil_seconds(horizon_s));
 }
 
 const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   const std::size_t p = nodes_.size();
   DYNAMIX_CHECK(batches.size() == p,
                 "got " << batches.size() << " batches for " << p << " workers");
+  DYNAMIX_CHECK(!members_.empty(), "step with no worker left");
   const TimePoint start = sim_.now();
   double slowest_s = 0;
   for (std::size_t w = 0; w < p; ++w) {
+    if (!present_[w]) record_.workers[w] = WorkerIteration{.present = false};
+  }
+  for (const std::size_t w : members_) {
     const int batch = batches[w];
     DYNAMIX_CHECK(batch >= 1 && batch <= max_batches_[w], "worker " << w << " batch " << batch
                                                                     << " outside [1, "
                                                                     << max_batches_[w] << "]");
     WorkerIteration& row = record_.workers[w];
+    row.present = true;
     row.batch_size = batch;
     row.load_s = load_seconds(nodes_[w], cost_, batch);
     row.compute_s =
@@ -116,7 +214,7 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
   record_.iteration = iteration_++;
   record_.start = start;
   record_.end = end;
-  record_.training = dynamics_.step(batches, grad_std_, grad_var_);
+  record_.training = train(batches);
   record_.validation_accuracy.reset();
   if (record_.training.validation_due) {
     validation_accuracy_ = dynamics_.validate();
@@ -124,10 +222,17 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
     if (!time_to_target_ && *validation_accuracy_ >= training_.target_accuracy)
       time_to_target_ = end;
   }
-  for (std::size_t w = 0; w < p; ++w) {
+  fill_sync_rows(to_seconds(barrier - start), iteration_s);
+  last_iteration_ = end - start;
+  update_membership();
+  return record_;
+}
+
+void TrainingRun::fill_sync_rows(double barrier_s, double iteration_s) {
+  for (const std::size_t w : members_) {
     WorkerIteration& row = record_.workers[w];
     const WorkerSyncStats& sync = sync_stats_[w];
-    row.wait_s = to_seconds(barrier - start) - ready_s_[w];
+    row.wait_s = barrier_s - ready_s_[w];
     row.comm_s = to_seconds(sync.duration);
     row.bytes_sent = sync.bytes_sent;
     row.bytes_received = sync.bytes_received;
@@ -138,7 +243,21 @@ const IterationRecord& TrainingRun::step(std::span<const int> batches) {
     row.grad_std_norm = grad_std_[w];
     row.grad_var_norm = grad_var_[w];
   }
-  return record_;
+}
+
+IterationStats TrainingRun::train(std::span<const int> batches) {
+  if (members_.size() == nodes_.size()) return dynamics_.step(batches, grad_std_, grad_var_);
+  const std::size_t m = members_.size();
+  member_batches_.resize(m);
+  member_std_.resize(m);
+  member_var_.resize(m);
+  for (std::size_t i = 0; i < m; ++i) member_batches_[i] = batches[members_[i]];
+  const IterationStats stats = dynamics_.step(member_batches_, member_std_, member_var_);
+  for (std::size_t i = 0; i < m; ++i) {
+    grad_std_[members_[i]] = member_std_[i];
+    grad_var_[members_[i]] = member_var_[i];
+  }
+  return stats;
 }
 
 }  // namespace dynamix

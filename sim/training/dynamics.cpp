@@ -1,4 +1,5 @@
-// Training dynamics: progress in reference-batch steps, power-law convergence, noise scale.
+// Training dynamics: progress in reference-batch steps, power-law convergence (with an optional
+// exponential plateau phase), noise scale.
 #include "sim/training/dynamics.h"
 
 #include <algorithm>
@@ -19,6 +20,17 @@ double validation_final_accuracy(const StatisticalModel& model, Optimizer optimi
   return optimizer == Optimizer::kAdam ? model.final_accuracy_adam : model.final_accuracy;
 }
 
+/// e^(-1/τ), where the plateau phase's normalized remainder reaches 0 at progress 1.
+double plateau_floor(const Workload& workload) {
+  const StatisticalModel& model = workload.statistics;
+  if (model.plateau_share == 0) return 0.0;
+  DYNAMIX_CHECK(model.plateau_share > 0 && model.plateau_share <= 1 && model.plateau_progress &&
+                    *model.plateau_progress > 0,
+                "workload '" << workload.name << "' has plateau_share " << model.plateau_share
+                             << " without a positive plateau_progress");
+  return std::exp(-1.0 / *model.plateau_progress);
+}
+
 }  // namespace
 
 double statistical_efficiency(double batch, double reference_batch, double noise_scale) {
@@ -29,21 +41,27 @@ double adascale_gain(double batch, double reference_batch, double noise_scale) {
   return batch / reference_batch * statistical_efficiency(batch, reference_batch, noise_scale);
 }
 
-double effective_lr_scale(LrRule rule, Optimizer optimizer, double scale, double gain) {
-  double lr = 1.0;
+double rule_lr_factor(LrRule rule, double scale, double gain) {
   switch (rule) {
     case LrRule::kNone:
       return 1.0;
     case LrRule::kAdaScale:
       return gain;
     case LrRule::kLinear:
-      lr = scale;
-      break;
+      return scale;
     case LrRule::kSqrt:
-      lr = std::sqrt(scale);
-      break;
+      return std::sqrt(scale);
   }
-  return optimizer == Optimizer::kAdam ? lr * lr : lr;
+  return 1.0;
+}
+
+double sgd_lr_scale(LrRule rule, Optimizer optimizer, double factor) {
+  const bool squared = optimizer == Optimizer::kAdam && rule != LrRule::kAdaScale;
+  return squared ? factor * factor : factor;
+}
+
+double effective_lr_scale(LrRule rule, Optimizer optimizer, double scale, double gain) {
+  return sgd_lr_scale(rule, optimizer, rule_lr_factor(rule, scale, gain));
 }
 
 double progress_gain(double lr_scale, double gain) {
@@ -78,6 +96,7 @@ TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptio
       knee_(model_.convergence_knee.value_or(parameters.convergence_knee) *
             (options.optimizer == Optimizer::kAdam ? parameters.adam_knee_factor : 1.0)),
       knee_floor_(std::pow(1.0 + 1.0 / knee_, -exponent_)),
+      plateau_floor_(plateau_floor(workload)),
       final_accuracy_(validation_final_accuracy(model_, options.optimizer)),
       noise_scale_exponent_(std::log(model_.final_noise_scale / model_.initial_noise_scale) /
                             std::log(model_.initial_loss / model_.final_loss)),
@@ -91,7 +110,11 @@ TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptio
 
 double TrainingDynamics::remaining_fraction(double progress) const {
   const double power = std::pow(1.0 + progress / knee_, -exponent_);
-  return std::max(0.0, (power - knee_floor_) / (1.0 - knee_floor_));
+  const double fast = std::max(0.0, (power - knee_floor_) / (1.0 - knee_floor_));
+  if (model_.plateau_share == 0) return fast;
+  const double decay = std::exp(-progress / *model_.plateau_progress);
+  const double slow = std::max(0.0, (decay - plateau_floor_) / (1.0 - plateau_floor_));
+  return (1.0 - model_.plateau_share) * fast + model_.plateau_share * slow;
 }
 
 double TrainingDynamics::train_loss() const {
@@ -125,9 +148,10 @@ void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
 
 IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
                                       std::span<double> grad_var_norm) {
-  DYNAMIX_CHECK(batches.size() == workers_ && grad_std_norm.size() == workers_ &&
-                    grad_var_norm.size() == workers_,
-                "step needs one batch and two statistics per worker ("
+  DYNAMIX_CHECK(!batches.empty() && batches.size() <= workers_ &&
+                    grad_std_norm.size() == batches.size() &&
+                    grad_var_norm.size() == batches.size(),
+                "step needs one batch and two statistics per present worker (at most "
                     << workers_ << "), got " << batches.size() << ", " << grad_std_norm.size()
                     << ", " << grad_var_norm.size());
   double batch = 0;
@@ -141,7 +165,8 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
   const double scale = batch / model_.reference_batch;
   stats.efficiency = statistical_efficiency(batch, model_.reference_batch, stats.noise_scale);
   const double attainable = scale * stats.efficiency;
-  stats.lr_scale = effective_lr_scale(options_.lr_rule, options_.optimizer, scale, attainable);
+  lr_factor_ = std::clamp(rule_lr_factor(options_.lr_rule, scale, attainable), lr_low_, lr_high_);
+  stats.lr_scale = sgd_lr_scale(options_.lr_rule, options_.optimizer, lr_factor_);
   stats.gain = progress_gain(stats.lr_scale, attainable);
 
   const double before = progress_;
@@ -170,7 +195,7 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
 
   // B_simple = tr(Σ)/|G|² ≈ κ·B_noise; a mean over b samples has normalized variance B_simple/b.
   const double estimated_noise_scale = stats.noise_scale * model_.noise_scale_estimate_ratio;
-  for (std::size_t i = 0; i < workers_; ++i) {
+  for (std::size_t i = 0; i < batches.size(); ++i) {
     const double variance = estimated_noise_scale / batches[i] *
                             std::exp(gradient_statistic_noise_at(model_, batches[i]) *
                                      approximate_normal(gradient_rng_));
@@ -178,6 +203,12 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
     grad_std_norm[i] = std::sqrt(variance);
   }
   return stats;
+}
+
+void TrainingDynamics::bound_lr_factor(double low, double high) {
+  DYNAMIX_CHECK(low >= 0 && low <= high, "LR factor bounds [" << low << ", " << high << "]");
+  lr_low_ = low;
+  lr_high_ = high;
 }
 
 double TrainingDynamics::validate() {

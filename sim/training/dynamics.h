@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "sim/core/random.h"
@@ -57,8 +58,13 @@ double statistical_efficiency(double batch, double reference_batch, double noise
 /// AdaScale gain r = S·efficiency, S = B/M0 (Johnson et al. 2020): the most reference steps one
 /// step of batch B can be worth.
 double adascale_gain(double batch, double reference_batch, double noise_scale);
-/// The LR multiplier of `rule` at scale S and gain r, in SGD terms: Adam's update with LR η
-/// behaves as SGD's with η², so the square-root rule is Adam's linear rule (Malladi et al. 2022).
+/// The LR factor `rule` gives at scale S and gain r, the multiplier of the base LR a job applies:
+/// 1, S, √S or r.
+double rule_lr_factor(LrRule rule, double scale, double gain);
+/// LR factor `factor` of `rule` in SGD terms: Adam's update with LR η behaves as SGD's with η²,
+/// so the square-root rule is Adam's linear rule (Malladi et al. 2022); AdaScale's gain is SGD's.
+double sgd_lr_scale(LrRule rule, Optimizer optimizer, double factor);
+/// The LR multiplier of `rule` at scale S and gain r, in SGD terms (the two above).
 double effective_lr_scale(LrRule rule, Optimizer optimizer, double scale, double gain);
 /// Reference steps made by one step with effective LR multiplier η when r is attainable: the
 /// quadratic model η(2 - η/r) for η <= r (McCandlish et al. 2018, eq. 2.6), r above.
@@ -78,13 +84,20 @@ class TrainingDynamics {
                    std::uint64_t seed, const DynamicsParameters& parameters = {});
 
   /// One BSP iteration with per-worker batches (global batch = sum; each worker's gradient
-  /// weighted b_i/B, so only the sum matters for progress). Writes per-worker σ_norm and
-  /// σ²_norm. O(workers), no allocation.
+  /// weighted b_i/B, so only the sum matters for progress): one per worker present, at most
+  /// workers() (preempted workers take no part). Writes per-worker σ_norm and σ²_norm.
+  /// O(workers), no allocation.
   IterationStats step(std::span<const int> batches, std::span<double> grad_std_norm,
                       std::span<double> grad_var_norm);
   /// Validation accuracy now, with the sampling noise of a finite validation set. The
   /// simulator calls it at epoch ends.
   double validate();
+  /// From the next step on, holds the rule's LR factor (rule_lr_factor) within [low, high]:
+  /// dynamix serve's guard rail on the LR factor's change, which the environment sets each
+  /// window (EnvOptions::max_lr_change). Unbounded (0, infinity) until called.
+  void bound_lr_factor(double low, double high);
+  /// The LR factor the last step applied (1 before the first).
+  double lr_factor() const { return lr_factor_; }
 
   double epochs() const { return samples_ / dataset_size_; }
   double progress() const { return progress_; }
@@ -113,11 +126,16 @@ class TrainingDynamics {
   double exponent_;
   double knee_;
   double knee_floor_;
+  /// e^(-1/τ) of the plateau phase (0 without one).
+  double plateau_floor_;
   double final_accuracy_;
   double noise_scale_exponent_;
   double progress_ = 0;
   double samples_ = 0;
   double penalty_ = 0;
+  double lr_low_ = 0;
+  double lr_high_ = std::numeric_limits<double>::infinity();
+  double lr_factor_ = 1;
   Rng batch_rng_;
   Rng gradient_rng_;
   Rng validation_rng_;

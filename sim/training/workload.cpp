@@ -33,8 +33,10 @@ constexpr double kMinConvergenceKnee = 1e-6;
 constexpr double kMaxConvergenceKnee = 10.0;
 constexpr double kMinNoiseScaleEstimateRatio = 1e-3;
 constexpr double kMaxNoiseScaleEstimateRatio = 1e3;
+constexpr double kMinPlateauProgress = 1e-4;
+constexpr double kMaxPlateauProgress = 100.0;
 
-constexpr std::array<std::string_view, 27> kWorkloadKeys = {"model",
+constexpr std::array<std::string_view, 29> kWorkloadKeys = {"model",
                                                             "dataset",
                                                             "source",
                                                             "parameters",
@@ -60,7 +62,9 @@ constexpr std::array<std::string_view, 27> kWorkloadKeys = {"model",
                                                             "gradient_statistic_noise_floor",
                                                             "convergence_exponent",
                                                             "convergence_knee",
-                                                            "noise_scale_estimate_ratio"};
+                                                            "noise_scale_estimate_ratio",
+                                                            "plateau_share",
+                                                            "plateau_progress"};
 
 ModelCost read_cost(const ConfigNode& entry) {
   ModelCost cost;
@@ -111,6 +115,18 @@ void read_convergence(const ConfigNode& entry, StatisticalModel& model) {
                         kMaxConvergenceExponent, "an exponent in [0.05, 5]");
   model.convergence_knee = optional_in_range(entry, "convergence_knee", kMinConvergenceKnee,
                                              kMaxConvergenceKnee, "a knee in [1e-06, 10]");
+  model.plateau_share =
+      optional_in_range(entry, "plateau_share", 0.0, 1.0, "a share in [0, 1]").value_or(0.0);
+  model.plateau_progress = optional_in_range(entry, "plateau_progress", kMinPlateauProgress,
+                                             kMaxPlateauProgress, "a progress in [0.0001, 100]");
+  if (model.plateau_share > 0 && !model.plateau_progress) {
+    entry.at("plateau_share")
+        .fail("plateau_progress beside it (the plateau phase's scale)", "a share without it");
+  }
+  if (model.plateau_progress && !entry.has("plateau_share")) {
+    entry.at("plateau_progress")
+        .fail("plateau_share beside it (the share the plateau phase closes)", "a scale without it");
+  }
 }
 
 StatisticalModel read_statistics(const ConfigNode& entry) {

@@ -65,6 +65,13 @@ struct StatisticalModel {
   /// values shared by every workload (DynamicsParameters).
   std::optional<double> convergence_exponent;
   std::optional<double> convergence_knee;
+  /// The plateau term: the share w of the way from the initial to the final values (accuracy,
+  /// loss) that a second phase closes, approaching them exponentially in progress,
+  /// (e^(-p/τ) - e^(-1/τ)) / (1 - e^(-1/τ)); the power law closes the rest. Real curves that
+  /// jump, then creep up to a plateau, need it (docs/sim_to_real.md). 0: one power law.
+  double plateau_share = 0;
+  /// τ of that phase, in progress (the fraction of reference_epochs); required with a share.
+  std::optional<double> plateau_progress;
 };
 
 struct Workload {

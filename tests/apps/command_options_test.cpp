@@ -124,7 +124,7 @@ TEST_CASE("The PPO and environment options the commands take are rows of those t
   };
   check_rows(train_knobs());
   // evaluate's own --decision-interval and --initial-batch differ from the environment's.
-  for (const char* key : {"decision-lag", "max-batch-change"}) {
+  for (const char* key : {"decision-lag", "max-batch-change", "max-lr-change"}) {
     CAPTURE(key);
     CHECK(find_knob(evaluate_knobs(), key)->range == find_knob(env_knobs(), key)->range);
     CHECK(find_knob(simulate_knobs(), key)->range == find_knob(env_knobs(), key)->range);

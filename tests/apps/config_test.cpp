@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -122,7 +123,7 @@ TEST_CASE("An implausible value warns once on stderr and --strict makes it exit 
   CHECK(swept.stderr_text.find("dynamix: warning: ") ==
         swept.stderr_text.rfind("dynamix: warning: "));
   CHECK(swept.stderr_text.find("25000 is above any NIC we know") != std::string::npos);
-  for (const std::string command : {"simulate", "evaluate", "sweep"}) {
+  for (const std::string command : {"simulate", "evaluate", "sweep", "train"}) {
     CAPTURE(command);
     const testing::Outcome strict =
         dynamix(command + " --strict" + (command == "sweep" ? grid : slip) + " --out " +
@@ -130,6 +131,7 @@ TEST_CASE("An implausible value warns once on stderr and --strict makes it exit 
     CHECK(strict.status == 2);
     CHECK(strict.stderr_text.find("expected a typical value (--strict), found 25000") !=
           std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(work.path() / ("strict-" + command)));
   }
 }
 

@@ -372,6 +372,20 @@ TEST_CASE("dynamix scenarios --validation prints the validation clusters' paths,
   CHECK(std::count(outcome.stdout_text.begin(), outcome.stdout_text.end(), '\n') == 6);
 }
 
+TEST_CASE(
+    "dynamix scenarios --dynamic prints the dynamic clusters, --validation their held-out set") {
+  const Outcome training = dynamix("scenarios --dynamic");
+  REQUIRE(training.status == 0);
+  CHECK(training.stdout_text.starts_with("embedded:/scenarios/dynamic/d8_"));
+  CHECK(std::count(training.stdout_text.begin(), training.stdout_text.end(), '\n') >= 6);
+  CHECK(training.stdout_text.find("/validation/") == std::string::npos);
+  const Outcome held_out = dynamix("scenarios --dynamic --validation");
+  REQUIRE(held_out.status == 0);
+  CHECK(held_out.stdout_text.starts_with(
+      "embedded:/scenarios/dynamic/validation/v8_dyn_lossy.yaml\n"));
+  CHECK(std::count(held_out.stdout_text.begin(), held_out.stdout_text.end(), '\n') >= 4);
+}
+
 TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and workload") {
   const Outcome outcome = dynamix("scenarios");
   REQUIRE(outcome.status == 0);

@@ -1,8 +1,7 @@
 // Golden outputs: `dynamix simulate` on every shipped scenario, under a baseline policy and with
 // the per-iteration record, `dynamix workloads`, and the statistics of a short seeded training
-// run, compared with the files under tests/apps/golden/: text exactly, numbers within a relative
-// tolerance (tight for the simulator; looser for what goes through LibTorch, whose BLAS kernels
-// round differently from one CPU to another). After a change meant to alter these outputs:
+// run, compared with the files under tests/apps/golden/: text exactly, numbers within a tight
+// relative tolerance. After a change meant to alter these outputs:
 //   DYNAMIX_UPDATE_GOLDEN=1 meson test -C build golden
 // rewrites the files (review the diff, commit it).
 #include <doctest/doctest.h>
@@ -23,11 +22,9 @@ using namespace testing;
 const fs::path kGoldenDir = kSourceDir / "tests" / "apps" / "golden";
 
 /// The simulator's arithmetic is the same on every x86-64 CPU; only libm may differ in the last
-/// bits. LibTorch's does not: measured across OpenBLAS kernels (OPENBLAS_CORETYPE=Sandybridge,
-/// Prescott, SkylakeX, Zen and ATEN_CPU_CAPABILITY=default) the training statistics moved by
-/// at most 2e-5 relative; the regressions this must catch move them by 2% or more.
+/// bits. So is training's, whose kernels dynamix pins (apps/portable_kernels.h): policy_hash
+/// checks its bytes.
 constexpr double kSimulatorTolerance = 1e-9;
-constexpr double kTrainingTolerance = 1e-3;
 
 /// One command and the files of its run directory (or "stdout.txt", its output) kept as golden.
 struct GoldenCase {
@@ -64,7 +61,7 @@ std::vector<GoldenCase> golden_cases() {
                    "train --steps 4096 --envs 8 --rollout-steps 64 --eval-every 8 --eval-seeds 1 "
                    "--checkpoint-every 1000 --seed 1 --quiet --out ",
                    {"train_curve.csv"},
-                   kTrainingTolerance,
+                   kSimulatorTolerance,
                    {"wall_s"}});
   return cases;
 }

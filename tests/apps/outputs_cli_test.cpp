@@ -232,6 +232,10 @@ TEST_CASE("train's run.json records every option from the tables, and the random
   CHECK(run["environment"]["actions"][2].as<int>() == 100);
   CHECK_FALSE(run["randomize"].as<bool>());
   CHECK_FALSE(run["randomization"].IsDefined());
+  CHECK(run["kernels"]["pinned"].as<bool>());
+  CHECK(run["kernels"]["blas_core"].as<std::string>() == "Prescott");
+  CHECK(run["kernels"]["aten_cpu_capability"].as<std::string>() == "NO AVX");
+  CHECK(run["kernels"]["torch_threads"].as<int>() == 1);
 
   const Outcome randomized =
       dynamix(kTinyTrain + " --randomize --family-budget 3 --coordinated-exploration --out " +
@@ -280,6 +284,25 @@ TEST_CASE("A resume of a randomized run must repeat its --family-budget") {
   CHECK(other.stderr_text.find("--family-budget: expected '2'") != std::string::npos);
   const Outcome same = dynamix(randomized + " --resume --out " + quoted(work / "train"));
   CHECK_MESSAGE(same.status == 0, same.stderr_text);
+}
+
+TEST_CASE(
+    "With DYNAMIX_KERNELS=native training runs the kernels the libraries choose, as run.json "
+    "says") {
+  TempDirectory work;
+  const Outcome native =
+      run_shell("DYNAMIX_KERNELS=native OPENBLAS_CORETYPE=Core2 " + quoted(DYNAMIX_BINARY) + " " +
+                kTinyTrain + " --out " + quoted(work / "native"));
+  REQUIRE_MESSAGE(native.status == 0, native.stderr_text);
+  const YAML::Node kernels = YAML::LoadFile(work / "native/run.json")["kernels"];
+  CHECK_FALSE(kernels["pinned"].as<bool>());
+  CHECK(kernels["blas_core"].as<std::string>() == "Core2");
+
+  const Outcome bad = run_shell("DYNAMIX_KERNELS=fast " + quoted(DYNAMIX_BINARY) + " " +
+                                kTinyTrain + " --out " + quoted(work / "bad"));
+  CHECK(bad.status == 2);
+  CHECK(bad.stderr_text.find("DYNAMIX_KERNELS: expected portable (the default) or native") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -30,6 +30,18 @@ TEST_CASE("train under a file-size limit stops with one line and keeps its stagi
   CHECK(fs::exists(work.path() / "run.partial"));
 }
 
+TEST_CASE("train warns once about an implausible value its run loads twice (scenario, family)") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "train --randomize --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 --set "
+      "training.budget_epochs=1 --set sync.intra_node_gbps=200e9 --quiet --out " +
+      quoted(work / "run"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  CHECK(run.stderr_text ==
+        "dynamix: warning: --set sync.intra_node_gbps=200e9: sync.intra_node_gbps 200000000000 is "
+        "above any NVLink we know (\u2264 14400 Gb/s); did you mean 200?\n");
+}
+
 TEST_CASE("A seeded short training run passes the repository's reward band" *
           doctest::timeout(300)) {
   TempDirectory work;

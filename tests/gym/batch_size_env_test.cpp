@@ -118,6 +118,51 @@ TEST_CASE("With serve's guard rail a decision's global batch moves at most c-fol
         "max_batch_change: expected 0 (none) or a finite factor >= 1, found 0.500000");
 }
 
+TEST_CASE("With serve's LR guard rail the LR factor moves at most c-fold a window") {
+  EnvOptions options = evaluation_env_options();
+  options.max_lr_change = 2;
+  BatchSizeEnv env(quickstart(), options);
+  env.reset(1, {.initial_batch = 64});
+  REQUIRE(env.run().training_options().lr_rule == LrRule::kLinear);
+  const double reference = env.run().workload().statistics.reference_batch;
+  // The linear rule's factor for the global batch that ran in the last window.
+  const auto rule = [reference](const BatchSizeEnv& e) {
+    double global = 0;
+    for (const WorkerWindow& worker : e.window().workers) global += worker.batch_size;
+    return global / reference;
+  };
+  const double first = rule(env);
+  CHECK(env.run().lr_factor() == doctest::Approx(first));
+  const std::vector<int> eightfold(env.workers(), 512);
+  env.step_batches(eightfold);
+  CHECK(env.window().workers[0].batch_size == 512);  // the batch is not bounded, the LR is
+  CHECK(rule(env) > 4 * first);
+  CHECK(env.run().lr_factor() == doctest::Approx(2 * first));
+  env.step_batches(eightfold);
+  CHECK(env.run().lr_factor() == doctest::Approx(4 * first));
+  env.step_batches(eightfold);
+  CHECK(env.run().lr_factor() == doctest::Approx(rule(env)));  // caught up with the rule
+
+  // One window of lag: a decision's bound is the factor in force when it was decided.
+  options.decision_lag = 1;
+  BatchSizeEnv lagged(quickstart(), options);
+  lagged.reset(1, {.initial_batch = 64});
+  for (const double times : {1, 2, 2, 4}) {
+    lagged.step_batches(eightfold);
+    CHECK(lagged.run().lr_factor() == doctest::Approx(times * first));
+  }
+
+  options.max_lr_change = 0;  // none: the LR follows the rule at once
+  options.decision_lag = 0;
+  BatchSizeEnv free(quickstart(), options);
+  free.reset(1, {.initial_batch = 64});
+  free.step_batches(eightfold);
+  CHECK(free.run().lr_factor() == doctest::Approx(rule(free)));
+  options.max_lr_change = 0.5;
+  CHECK(env_error([&] { BatchSizeEnv(quickstart(), options); }) ==
+        "max_lr_change: expected 0 (none) or a finite factor >= 1, found 0.500000");
+}
+
 TEST_CASE("Batches are clamped to the bounds and to memory, and the clamping is reported") {
   BatchSizeEnv env(quickstart(), {.decision_interval = 10, .action_base = ActionBase::kCurrent});
   env.reset(1, {.initial_batch = 50});
@@ -266,6 +311,65 @@ TEST_CASE("A discounted shaping pays gamma^n times the new accuracy less the old
             doctest::Approx((1 - std::pow(0.9, n)) * expected).epsilon(1e-4));
     }
   }
+}
+
+}  // namespace
+}  // namespace dynamix
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const ScenarioSource> spot_instances() {
+  const std::string path =
+      std::string(DYNAMIX_SOURCE_DIR) + "/scenarios/dynamic/spot16_elastic.yaml";
+  return std::make_shared<FixedScenario>(std::make_shared<const Scenario>(
+      load_scenario(path, {"preemption.rate_per_hour=60", "training.budget_time_s=300"})));
+}
+
+TEST_CASE("The environment follows preempted workers: rows, actions and rewards per member") {
+  BatchSizeEnv env(spot_instances(), evaluation_env_options());
+  const ResetResult reset = env.reset(2);
+  CHECK(reset.observation.workers == 16);
+  bool shrank = false, noticed = false;
+  std::size_t deciding = env.workers();
+  while (!env.episode_over()) {
+    const DecisionContext context = env.decision_context();
+    REQUIRE(context.leaving_in_s.size() == env.workers());
+    for (double seconds : context.leaving_in_s) noticed = noticed || std::isfinite(seconds);
+    const StepResult result = env.step(std::vector<int>(env.workers(), 2));
+    // The rewards and batches are the deciding workers'; the observation is the next decision's.
+    CHECK(result.rewards.size() == deciding);
+    CHECK(result.info.batches.size() == deciding);
+    CHECK(result.observation.workers == env.workers());
+    CHECK(env.batches().size() == env.workers());
+    if (env.workers() != deciding && !env.episode_over()) {
+      shrank = shrank || env.workers() < deciding;
+      CHECK(env_error([&] {
+              env.step(std::vector<int>(deciding, 2));
+            }).starts_with("step: expected " + std::to_string(env.workers())));
+    }
+    deciding = env.workers();
+  }
+  CHECK(shrank);
+  CHECK(noticed);
+}
+
+TEST_CASE("Through preemptions the same seed gives the same episode, byte for byte") {
+  const auto episode = [](std::uint64_t seed) {
+    BatchSizeEnv env(spot_instances(), evaluation_env_options());
+    std::vector<float> values = env.reset(seed).observation.values;
+    while (!env.episode_over()) {
+      const StepResult result = env.step(std::vector<int>(env.workers(), 3));
+      values.insert(values.end(), result.observation.values.begin(),
+                    result.observation.values.end());
+      values.insert(values.end(), result.rewards.begin(), result.rewards.end());
+      values.push_back(static_cast<float>(result.info.time_s));
+    }
+    return values;
+  };
+  const std::vector<float> first = episode(9);
+  CHECK(first == episode(9));
+  CHECK(first != episode(10));
 }
 
 }  // namespace

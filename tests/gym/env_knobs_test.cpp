@@ -12,14 +12,9 @@ TEST_CASE(
     "The environment's table shows EnvOptions{}'s defaults, train's goodput base and k = 20") {
   const KnobTable<EnvOptions>& table = env_knobs();
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"decision-interval", "20"},
-      {"decision-lag", "0"},
-      {"max-batch-change", "0"},
-      {"action-base", "goodput"},
-      {"actions", "the action base's"},
-      {"min-batch", "32"},
-      {"max-batch", "1024"},
-      {"initial-batch", "0"},
+      {"decision-interval", "20"}, {"decision-lag", "0"},      {"max-batch-change", "0"},
+      {"max-lr-change", "0"},      {"action-base", "goodput"}, {"actions", "the action base's"},
+      {"min-batch", "32"},         {"max-batch", "1024"},      {"initial-batch", "0"},
       {"stop-at-target", "true"}};
   REQUIRE(table.knobs.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {

@@ -3,10 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
 #include <set>
 
 #include "gym/batch_size_env.h"
 #include "gym/env_knobs.h"
+#include "sim/io/diagnostics.h"
 #include "sim/scenario/training_run.h"
 
 namespace dynamix {
@@ -140,6 +143,29 @@ TEST_CASE("A family sample's target and time budget come from a reference job th
 TEST_CASE("The sampler applies overrides to its base scenario") {
   const ScenarioSampler sampler({.overrides = {"training.budget_epochs=3"}});
   CHECK(sampler.scenario_for(1)->training.budget_epochs == 3);
+}
+
+TEST_CASE("A strict run trains on sampled fabrics whose spine links carry many NICs' bandwidth") {
+  Diagnostics strict({.strict = true});
+  const ScenarioSampler sampler({.min_workers = 64,
+                                 .max_workers = 64,
+                                 .min_bandwidth_gbps = 200,
+                                 .max_bandwidth_gbps = 200,
+                                 .tiers = {2},
+                                 .max_oversubscription = 1},
+                                strict);
+  double widest_gbps = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    CAPTURE(seed);
+    std::shared_ptr<const Scenario> scenario;
+    REQUIRE_NOTHROW(scenario = sampler.scenario_for(seed));
+    for (const LinkSpec& link : scenario->topology.links())
+      widest_gbps = std::max(widest_gbps, link.bandwidth_gbps);
+  }
+  // 32 hosts a leaf x 200 Gb/s over 2 spines: above any single NIC, which a user's own link
+  // may not be.
+  CHECK(widest_gbps > 1600);
+  CHECK(strict.warnings().empty());
 }
 
 TEST_CASE("Sampler options out of range are an EnvError") {

@@ -217,11 +217,24 @@ class VectorEnvContract(unittest.TestCase):
         self.assertEqual(a.np_random.bit_generator.state, rng)
         self.assertFalse(equal(following, b.reset(seed=5)[0]))
         np.testing.assert_array_equal(following, self.vector().reset(seed=8)[0])
-        for bad in ({"bogus": 1}, {"initial_batch": 64}):
-            with self.assertRaisesRegex(ValueError, "unknown options"):
-                a.reset(options=bad)
         with self.assertRaisesRegex(TypeError, "seed"):
             a.reset(seed=[1, 2, 3])
+
+    def test_reset_options_are_the_single_envs(self):
+        vector = self.vector()
+        obs, infos = vector.reset(seed=1, options={"initial_batch": 64})
+        np.testing.assert_array_equal(infos["batches"], np.full((3, 8), 64))
+        single = dynamix.make_env("quickstart", overrides=SHORT)
+        for i in range(3):
+            np.testing.assert_array_equal(
+                obs[i], single.reset(seed=1 + i, options={"initial_batch": 64})[0])
+        _, infos = vector.reset(seed=1, options={})
+        self.assertFalse(np.all(infos["batches"] == 64))
+        with self.assertRaisesRegex(ValueError,
+                                    r"unknown options \['bogus'\]; known: \['initial_batch'\]"):
+            vector.reset(options={"bogus": 1, "initial_batch": 64})
+        with self.assertRaisesRegex(TypeError, "expected None or a dict"):
+            vector.reset(options=[1])
 
     def test_next_step_autoreset_reports_the_reset_and_ignores_actions(self):
         vector = self.vector(num_envs=2, seed=30, overrides=TINY)

@@ -233,7 +233,31 @@ class ReportStyleTest(unittest.TestCase):
         self.assertEqual(style.axis_label("batch_size", {}), "Batch size")
         self.assertEqual(style.knob_table(os.path.join(ROOT, "no-such-dynamix")), {})
         table = "| Key | Unit | Meaning |\n|---|---|---|\n| `a.b` | s | one \\| two; three |\n"
-        self.assertEqual(style.parse_knob_table(table), {"a.b": {"unit": "s", "meaning": "one | two; three"}})
+        self.assertEqual(style.parse_knob_table(table),
+                         {"a.b": {"type": "", "unit": "s", "meaning": "one | two; three"}})
+
+    def test_every_swept_key_is_labelled_by_what_it_names_not_by_its_values(self):
+        knobs = style.knob_table(DYNAMIX)
+        # A choice's meaning describes its values ("leaf-spine, or a k-ary fat-tree"): its key
+        # names it.
+        self.assertEqual(style.axis_label("topology.fabric.kind", knobs), "Fabric kind")
+        self.assertEqual(style.axis_label("training.precision", knobs), "Precision")
+        self.assertEqual(style.axis_label("sync.ring_model", knobs), "Ring model")
+        # "leaf-spine: nodes under each leaf switch" says where the key applies, then what it is.
+        self.assertEqual(style.axis_label("topology.fabric.hosts_per_leaf", knobs),
+                         "Nodes under each leaf switch")
+        self.assertEqual(style.axis_label("topology.fabric.k", knobs), "Switch radix")
+        # A list element's key finds its list's row; a meaning too long for an axis gives way to
+        # the key, with the table's unit.
+        self.assertEqual(style.axis_label("topology.nodes.0.link.bandwidth_gbps", knobs),
+                         "Line rate of the node's uplink (Gb/s)")
+        self.assertEqual(style.axis_label("network.max_window_kb", knobs), "Max window (KiB)")
+        self.assertEqual(style.axis_label("variability.gpu_spread", knobs), "GPU spread")
+        for key in knobs:
+            with self.subTest(key=key):
+                label = style.axis_label(key, knobs)
+                self.assertTrue(label[:1].isupper() and "…" not in label and "[]" not in label,
+                                label)
 
     def test_formats_are_a_comma_separated_subset_of_png_pdf_svg(self):
         self.assertEqual(style.parse_formats("pdf, PNG,pdf"), ["pdf", "png"])

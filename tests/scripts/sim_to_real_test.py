@@ -1,6 +1,8 @@
 """scripts/sim_to_real.py --smoke runs every stage end to end (2 ranks, tiny budgets): the fit
 runs, both calibrations, training, the prediction, every policy measured through dynamix serve
-and replayed, and writes well-formed outputs. It checks the pipeline, not the study's targets.
+and replayed, and writes well-formed outputs; run again from those real runs (--fit-logs,
+--cluster-calibration, --measured-logs, --policy) it reproduces them. It checks the pipeline,
+not the study's targets.
 
 usage: sim_to_real_test.py DYNAMIX PROTO_DIR SOURCE_DIR"""
 import csv
@@ -18,6 +20,27 @@ def check(condition, message):
     if not condition:
         print(f"FAIL: {message}", flush=True)
         sys.exit(1)
+
+
+def check_reuse(dynamix, proto, source, study, rows):
+    """The study again from the first one's real runs and calibration, nothing run on the
+    machine: the measured rows are the first study's, and so are the predicted ones (the same
+    logs, the same fit, the same seeds)."""
+    again = study.with_name("reused")
+    done = subprocess.run(
+        [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", "--out", str(again),
+         "--dynamix", str(dynamix), "--proto", str(proto), "--fit-logs", str(study / "fit"),
+         "--cluster-calibration", str(study / "cluster/calibrated.yaml"),
+         "--measured-logs", str(study / "measure"), "--policy", str(study / "train/policy.pt")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    check(done.returncode == 0, f"reuse: exit {done.returncode}:\n{done.stdout[-3000:]}")
+    check("reused the measured runs of" in done.stdout, "reuse: the measurement stage ran jobs")
+    check(not (again / "measure" / "static32_s10.serve").exists(), "reuse: a serve log was made")
+    with open(again / "results.csv", newline="") as results:
+        check(list(csv.DictReader(results)) == rows,
+              "reuse: results.csv differs from the study whose runs it reused")
+    check("Reused, not run again: fit runs" in (again / "summary.md").read_text(),
+          "reuse: summary.md does not say what was reused")
 
 
 def main():
@@ -63,6 +86,7 @@ def main():
         for policy in POLICIES:
             check(summary.count(f"| {policy} |") == len(TARGETS),
                   f"summary.md lacks a row for {policy}")
+        check_reuse(dynamix, proto, source, out, rows)
         # The scenario the study predicted with is one dynamix accepts as it is.
         simulated = subprocess.run([str(dynamix), "simulate", "--scenario",
                                     str(out / "scenario.yaml"), "--iterations", "5", "--out",

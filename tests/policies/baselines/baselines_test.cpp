@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "gym/env_knobs.h"
@@ -29,13 +30,15 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
   for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional",
-                           "gns", "noise:400", "goodput:100"}) {
+                           "goodput+straggler", "gns", "noise:400", "goodput:100",
+                           "goodput-notice:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(
       make_baseline("pollux", 1, "--policies"),
       "--policies: expected one of static:B, random, proportional, goodput, "
-      "goodput+proportional, gns, schedule:B/E:B/..., noise:R, goodput:R, ppo:PATH, "
+      "goodput+proportional, goodput+straggler, gns, schedule:B/E:B/..., hindsight:B/E:B/..., "
+      "noise:R, goodput:R, goodput-notice:R, ppo:PATH, "
       "found "
       "'pollux'",
       InputError);
@@ -93,6 +96,59 @@ TEST_CASE("Goodput moves the batch away from a poor starting point and beats it 
   CHECK(time_to_target(goodput) < time_to_target(tiny));
 }
 
+/// Two workers at 0.1 s per 100 samples for `steady` windows, then worker 0 at three times that
+/// for `slowed` windows.
+ThroughputModel fitted(double memory, int steady, int slowed) {
+  ThroughputModel model(memory);
+  WindowMetrics window;
+  window.workers.resize(2);
+  for (int i = 0; i < steady + slowed; ++i) {
+    for (WorkerWindow& worker : window.workers) {
+      worker.batch_size = 100;
+      worker.compute_s = 0.1;
+    }
+    if (i >= steady) window.workers[0].compute_s = 0.3;
+    model.observe(window);
+  }
+  return model;
+}
+
+TEST_CASE("goodput+straggler's speeds follow a worker that slows down; the full-memory fit lags") {
+  const ThroughputModel recent = fitted(0.5, 30, 2);
+  const ThroughputModel everything = fitted(1, 30, 2);
+  // 1000 samples/s before, 333 after: two windows bring the recent fit within 30% of it.
+  CHECK(recent.speed(0) < 1.3 * 1000.0 / 3);
+  CHECK(everything.speed(0) > 0.8 * 1000.0);
+  CHECK(recent.speed(1) == doctest::Approx(1000));
+  const std::vector<int> split = recent.proportional_split(400, 32, {1024, 1024});
+  CHECK(split[0] < split[1] / 2);
+}
+
+/// Quick start with frequent long stragglers that ramp up over 30 s: one is nearly always on.
+std::shared_ptr<const ScenarioSource> straggling(const std::string& rate_per_hour) {
+  return quickstart(
+      {"training.budget_epochs=200", "training.target_accuracy=0.88",
+       "variability.straggler_rate_per_hour=" + rate_per_hour, "variability.straggler_slowdown=3",
+       "variability.straggler_mean_duration_s=120", "variability.straggler_onset_s=30"});
+}
+
+double time_to_target(const std::shared_ptr<const ScenarioSource>& scenario,
+                      const std::string& policy) {
+  BatchSizeEnv env(scenario, evaluation_env_options());
+  return run_episode(env, *make_baseline(policy, 1), 3).time_to_target_s.value_or(1e9);
+}
+
+TEST_CASE("A hindsight schedule that knows the straggler timeline beats the measured split") {
+  const auto scenario = straggling("12");
+  CHECK(time_to_target(scenario, "hindsight:64") < time_to_target(scenario, "schedule:64"));
+  CHECK(make_baseline("hindsight:64/10:128", 1)->name() == "hindsight:64/10:128");
+}
+
+TEST_CASE("Without stragglers a hindsight schedule runs exactly as its plain schedule") {
+  const auto scenario = straggling("0");
+  CHECK(time_to_target(scenario, "hindsight:64") == time_to_target(scenario, "schedule:64"));
+}
+
 TEST_CASE("The gradient-noise-scale policy starts small and grows as the noise scale grows") {
   BatchSizeEnv env(quickstart({"training.budget_epochs=60"}), evaluation_env_options());
   GnsPolicy policy;
@@ -142,6 +198,65 @@ TEST_CASE("goodput:R holds the global batch at R% of the goodput-optimal one, sp
   }
   CHECK_THROWS_WITH(make_baseline("goodput:0", 1, "--policies"),
                     doctest::Contains("goodput:R with an integer percentage R >= 1"));
+}
+
+/// A window of four workers of equal speed, with a measured noise scale and overhead.
+WindowMetrics four_equal_workers() {
+  WindowMetrics window;
+  window.iteration_s = 0.5;
+  for (int w = 0; w < 4; ++w) {
+    window.workers.push_back(
+        {.batch_size = 128, .compute_s = 0.2, .samples_per_s = 640, .grad_var_norm = 8.0});
+  }
+  return window;
+}
+
+TEST_CASE(
+    "goodput-notice gives a worker leaving within the next window the smallest batch and "
+    "the survivors the rest") {
+  const EnvOptions options = evaluation_env_options();
+  const WindowMetrics window = four_equal_workers();
+  const std::vector<int> batches(4, 128);
+  const std::vector<int> limits(4, 4096);
+  const double inf = std::numeric_limits<double>::infinity();
+  // Windows of k = 10 iterations of 0.5 s: the worker leaves 4 s into the next one.
+  const std::vector<double> leaving = {inf, 4.0, inf, inf};
+  const Observation observation;
+  const DecisionContext noticed{.options = options,
+                                .window = window,
+                                .batches = batches,
+                                .max_batches = limits,
+                                .reference_batch = 128,
+                                .leaving_in_s = leaving};
+  const std::vector<int> chosen = NoticeGoodputPolicy(100).decide(noticed, observation);
+  REQUIRE(chosen.size() == 4);
+  CHECK(chosen[1] == options.min_batch);
+
+  // The survivors' global batch is goodput:100's for a cluster of the three of them.
+  WindowMetrics survivors = window;
+  survivors.workers.pop_back();
+  const std::vector<int> three(3, 128);
+  const DecisionContext after{.options = options,
+                              .window = survivors,
+                              .batches = three,
+                              .max_batches = limits,
+                              .reference_batch = 128};
+  const std::vector<int> anchored = make_baseline("goodput:100", 1)->decide(after, observation);
+  CHECK(chosen[0] + chosen[2] + chosen[3] == std::accumulate(anchored.begin(), anchored.end(), 0));
+  CHECK(chosen[0] > 128);
+
+  // Without notices, or with a departure after the next window, it is goodput:100.
+  const DecisionContext calm{.options = options,
+                             .window = window,
+                             .batches = batches,
+                             .max_batches = limits,
+                             .reference_batch = 128};
+  const std::vector<int> goodput = make_baseline("goodput:100", 1)->decide(calm, observation);
+  CHECK(NoticeGoodputPolicy(100).decide(calm, observation) == goodput);
+  const std::vector<double> later = {inf, 30.0, inf, inf};
+  DecisionContext distant = calm;
+  distant.leaving_in_s = later;
+  CHECK(NoticeGoodputPolicy(100).decide(distant, observation) == goodput);
 }
 
 }  // namespace

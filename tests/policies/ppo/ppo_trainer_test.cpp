@@ -377,4 +377,24 @@ TEST_CASE("PpoTrainer learns from environments with different worker counts") {
   CHECK(samples >= 2 * 3 * 3 * 2);
 }
 
+TEST_CASE("PpoTrainer learns through preemptions, whose steps change the worker count") {
+  const std::string path =
+      std::string(DYNAMIX_SOURCE_DIR) + "/scenarios/dynamic/spot16_elastic.yaml";
+  // Many notices and a short budget: episodes end, and rollouts are cut, across changes.
+  const auto scenario = std::make_shared<const Scenario>(
+      load_scenario(path, {"preemption.rate_per_hour=120", "preemption.reconfiguration_s=1",
+                           "training.budget_time_s=40"}));
+  VectorEnv envs(std::make_shared<FixedScenario>(scenario), evaluation_env_options(), 2, 1);
+  PpoTrainer trainer(envs, {.seed = 3, .rollout_steps = 8, .epochs = 1, .minibatches = 2});
+  std::int64_t episodes = 0;
+  trainer.train(std::int64_t{6} * 2 * 8, [&](const UpdateStats& stats) {
+    episodes += stats.episodes;
+    CHECK(std::isfinite(stats.losses.value_loss));
+    CHECK(std::isfinite(stats.losses.policy_loss));
+    return true;
+  });
+  CHECK(trainer.updates() == 6);
+  CHECK(episodes > 0);
+}
+
 }  // namespace dynamix

@@ -123,6 +123,49 @@ TEST_CASE("The fit recovers a convergence shape other than the shared one") {
   }
 }
 
+TEST_CASE("The fit recovers a plateau term the runs were generated with") {
+  testing::TempDirectory dir;
+  // As on the reference job: a fast power law, then a slow approach to the final accuracy.
+  Workload truth = testing::synthetic_workload();
+  truth.statistics.convergence_exponent = 1.5;
+  truth.statistics.convergence_knee = 0.002;
+  truth.statistics.plateau_share = 0.3;
+  truth.statistics.plateau_progress = 0.3;
+  const RunsFile runs =
+      read_runs(dir.write("runs.csv", testing::synthetic_runs_csv(truth, five_batches(), {})));
+  Workload start = testing::synthetic_workload();
+  start.statistics.reference_epochs *= 2;
+  const DynamicsFitOptions options{.target_accuracy = 0.78, .fit_plateau = true};
+  const DynamicsFit fit = fit_dynamics(runs, start, options);
+  const StatisticalModel& got = fit.workload.statistics;
+  MESSAGE("plateau_share " << got.plateau_share << " plateau_progress "
+                           << got.plateau_progress.value_or(0) << " convergence_exponent "
+                           << got.convergence_exponent.value_or(0) << " knee "
+                           << got.convergence_knee.value_or(0) << " reference_epochs "
+                           << got.reference_epochs << " final_accuracy " << got.final_accuracy
+                           << " (objective " << fit.objective << ")");
+  CHECK(fit.plateau_fitted);
+  CHECK(got.plateau_share == doctest::Approx(0.3).epsilon(0.1));
+  CHECK(got.plateau_progress.value() == doctest::Approx(0.3).epsilon(0.1));
+  CHECK(got.final_accuracy == doctest::Approx(0.85).epsilon(0.005));
+  int reached = 0;
+  for (const RunResidual& run : fit.runs) {
+    CAPTURE(run.label);
+    CHECK(run.accuracy_rmse < 0.006);
+    if (!run.measured_samples) continue;  // the largest batch's 8 epochs end before 0.78
+    ++reached;
+    REQUIRE(run.predicted_samples.has_value());
+    CHECK(std::abs(*run.predicted_samples - *run.measured_samples) <= 2.0 * 10 * run.first_batch);
+  }
+  CHECK(reached >= 4);
+  // One power law cannot follow the plateau: its fit is worse, and held at the base's none.
+  const DynamicsFit without = fit_dynamics(runs, start, {.target_accuracy = 0.78});
+  MESSAGE("without the plateau term: objective " << without.objective);
+  CHECK_FALSE(without.plateau_fitted);
+  CHECK(without.workload.statistics.plateau_share == 0);
+  CHECK(without.objective > 1.5 * fit.objective);
+}
+
 TEST_CASE("With a biased B_simple the curves set the noise scale's level and B_simple fits κ") {
   const Fixture fixture({.estimate_ratio = 0.25});
   Workload start = fixture.truth;
@@ -189,6 +232,28 @@ TEST_CASE("The LR rule is read from lr_factor; a factor no rule explains names i
         dir / "lr.csv" +
             ":2: lr_factor: expected the linear, square-root or no LR rule of global_batch / 64 "
             "(the workload's reference_batch) within 5%, found 3.000000");
+}
+
+TEST_CASE("A fitted plateau term is written with its residual and reads back") {
+  const Fixture fixture;
+  const DynamicsFit fit =
+      fit_dynamics(fixture.runs, fixture.truth, {.fit_plateau = true, .max_evaluations = 60});
+  const StatisticalModel& m = fit.workload.statistics;
+  REQUIRE(m.plateau_share > 0);
+  const std::string yaml =
+      fitted_workload_yaml(fit, {}, fixture.runs, "synthetic", CatalogLayout::kList);
+  CAPTURE(yaml);
+  for (const char* key : {"plateau_share", "plateau_progress"}) {
+    const auto line = yaml.find(std::string("    ") + key + ": ");
+    REQUIRE(line != std::string::npos);
+    CHECK(yaml.substr(line, yaml.find('\n', line) - line).find("# fitted: runs.csv, residual: ") !=
+          std::string::npos);
+  }
+  const Workload loaded =
+      WorkloadCatalog::load(fixture.dir.write("workload.yaml", yaml)).at("synthetic");
+  CHECK(loaded.statistics.plateau_share == doctest::Approx(m.plateau_share).epsilon(1e-5));
+  CHECK(loaded.statistics.plateau_progress.value() ==
+        doctest::Approx(m.plateau_progress.value()).epsilon(1e-5));
 }
 
 TEST_CASE("The fitted workload reads back as a catalog entry with each fitted number's residual") {

@@ -11,7 +11,7 @@
 #include "sim/cluster/fabric_generator.h"
 #include "sim/cluster/topology.h"
 #include "sim/io/config_node.h"
-#include "sim/io/plausibility.h"
+#include "sim/io/diagnostics.h"
 #include "tests/fixtures.h"
 
 namespace dynamix {
@@ -24,8 +24,14 @@ const GpuCatalog& catalog() {
   return gpus;
 }
 
+std::string load_error(const std::string& text, Diagnostics& diagnostics) {
+  return error_of(
+      [&] { Topology::load(ConfigNode::parse(text, "t.yaml"), catalog(), diagnostics); });
+}
+
 std::string load_error(const std::string& text) {
-  return error_of([&] { Topology::load(ConfigNode::parse(text, "t.yaml"), catalog()); });
+  Diagnostics diagnostics;
+  return load_error(text, diagnostics);
 }
 
 /// "name, count, role": the list an unknown-key error gives.
@@ -84,11 +90,11 @@ TEST_CASE("A node uplink of 25000 Gb/s warns once, naming key, bound and the lik
       "switches: [s]\nnodes: [{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: "
       "25000, "
       "latency_us: 2}}]\n";
-  const std::size_t before = printed_warnings().size();
+  Diagnostics diagnostics;
   for (int load = 0; load < 3; ++load)
-    Topology::load(ConfigNode::parse(text, "slip.yaml"), catalog());
-  const std::vector<std::string> after = printed_warnings();
-  REQUIRE(after.size() == before + 1);
+    Topology::load(ConfigNode::parse(text, "slip.yaml"), catalog(), diagnostics);
+  const std::vector<std::string> after = diagnostics.warnings();
+  REQUIRE(after.size() == 1);
   CHECK(after.back() ==
         "slip.yaml:2: nodes.0.link.bandwidth_gbps 25000 is above any NIC we know (\u2264 1600 "
         "Gb/s); did you mean 25?");
@@ -98,35 +104,35 @@ TEST_CASE("A fabric's lossy group warns about its loss_rate, but not the links i
   const std::string text =
       "fabric: {kind: leaf-spine, nodes: 64, hosts_per_leaf: 32, spines: 1, host_bandwidth_gbps: "
       "400,\n  groups: [{gpu: A100, share: 1, loss_rate: 0.1}]}\n";
-  const std::size_t before = printed_warnings().size();
+  Diagnostics diagnostics;
   // The generated leaf-spine uplink carries 32 x 400 Gb/s: plausible, as a sum of NICs.
-  Topology::load(ConfigNode::parse(text, "fabric.yaml"), catalog());
-  const std::vector<std::string> after = printed_warnings();
-  REQUIRE(after.size() == before + 1);
-  CHECK(after.back().find("fabric.groups.0.loss_rate 0.1 is above any loss") != std::string::npos);
-  CHECK(after.back().find("did you mean 0.001?") != std::string::npos);
+  Topology::load(ConfigNode::parse(text, "fabric.yaml"), catalog(), diagnostics);
+  const std::vector<std::string> warnings = diagnostics.warnings();
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings.back().find("fabric.groups.0.loss_rate 0.1 is above any loss") !=
+        std::string::npos);
+  CHECK(warnings.back().find("did you mean 0.001?") != std::string::npos);
 }
 
 TEST_CASE("--strict refuses an implausible topology value with the warning's reason") {
-  set_strict_plausibility(true);
+  Diagnostics strict({.strict = true});
   const std::string error = load_error(
       "switches: [s]\nnodes: [{name: n, gpu: A100, cpu_cores: 1, link: {to: s, bandwidth_gbps: 25, "
-      "latency_us: 2000}}]\n");
-  set_strict_plausibility(false);
+      "latency_us: 2000}}]\n",
+      strict);
   CHECK(error ==
         "t.yaml:2: nodes.0.link.latency_us: expected a typical value (--strict), found 2000 is "
         "above any latency inside a data center (\u2264 1000 us); did you mean 2?");
 }
 
 TEST_CASE("The shipped topologies hold no implausible value") {
-  set_strict_plausibility(true);
+  Diagnostics strict({.strict = true});
   for (const auto& entry : std::filesystem::directory_iterator(
            std::filesystem::path(DYNAMIX_SOURCE_DIR) / "topologies")) {
     if (entry.path().extension() != ".yaml") continue;
     CAPTURE(entry.path());
-    CHECK_NOTHROW(Topology::load(entry.path().string(), catalog()));
+    CHECK_NOTHROW(Topology::load(entry.path().string(), catalog(), strict));
   }
-  set_strict_plausibility(false);
 }
 
 }  // namespace

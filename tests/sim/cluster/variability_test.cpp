@@ -111,6 +111,84 @@ TEST_CASE("Straggler episodes start mid-run and cover the expected share of time
         doctest::Approx(10 * 3600 / 1860.0).epsilon(0.2));
 }
 
+TEST_CASE("A straggler with precursors slows gradually, stays at full slowdown, then recovers") {
+  VariabilityOptions options = VariabilityOptions::none();
+  options.straggler_rate_per_hour = 2;
+  options.straggler_mean_duration_s = 60;
+  options.straggler_slowdown = 3;
+  options.straggler_onset_s = 40;
+  options.straggler_recovery_s = 20;
+  Variability ramped(options, 1, 9);
+  std::vector<double> episode;
+  for (int second = 0; second < 20 * 3600; ++second) {
+    const double factor = ramped.compute_factor(0, kTimeZero + std::chrono::seconds(second));
+    if (factor > 1) {
+      episode.push_back(factor);
+    } else if (!episode.empty()) {
+      break;
+    }
+  }
+  REQUIRE(episode.size() > 60);
+  // The onset climbs by 2/40 a second, never jumping to the full slowdown.
+  CHECK(episode.front() <= 1 + 2.0 / 40 + 1e-9);
+  for (std::size_t i = 1; i < 40; ++i) {
+    CHECK(episode[i] > episode[i - 1]);
+    CHECK(episode[i] - episode[i - 1] == doctest::Approx(2.0 / 40));
+  }
+  CHECK(episode[40] == 3.0);
+  CHECK(episode[episode.size() - 21] == 3.0);
+  for (std::size_t i = episode.size() - 19; i < episode.size(); ++i) {
+    CHECK(episode[i] < episode[i - 1]);
+  }
+  CHECK(episode.back() <= 1 + 2.0 / 20 + 1e-9);
+}
+
+TEST_CASE("Precursor ramps leave the episodes' timing of a step straggler in place") {
+  VariabilityOptions step = VariabilityOptions::none();
+  step.straggler_rate_per_hour = 2;
+  step.straggler_mean_duration_s = 60;
+  step.straggler_slowdown = 2;
+  VariabilityOptions ramped = step;
+  ramped.straggler_onset_s = 30;
+  Variability plain(step, 4, 3), precursors(ramped, 4, 3);
+  for (std::size_t w = 0; w < 4; ++w) {
+    for (int second = 0; second < 3600; ++second) {
+      const TimePoint now = kTimeZero + std::chrono::seconds(second);
+      // The first episode starts at the same moment with or without its onset ramp.
+      const bool started = plain.in_straggler_episode(w, now);
+      CHECK(started == precursors.in_straggler_episode(w, now));
+      if (started) break;
+    }
+  }
+}
+
+TEST_CASE("A straggler timeline replayed from the seed gives the slowdowns the run will see") {
+  VariabilityOptions options = VariabilityOptions::none();
+  options.straggler_rate_per_hour = 6;
+  options.straggler_mean_duration_s = 60;
+  options.straggler_slowdown = 3;
+  options.straggler_onset_s = 30;
+  options.straggler_recovery_s = 10;
+  const std::size_t workers = 4;
+  const StragglerTimeline timeline(options, workers, 11, kTimeZero + std::chrono::hours(2));
+  Variability run(options, workers, 11);
+  int slowed = 0;
+  for (int second = 0; second < 2 * 3600; second += 3) {
+    const TimePoint now = kTimeZero + std::chrono::seconds(second);
+    for (std::size_t w = 0; w < workers; ++w) {
+      const double expected = run.compute_factor(w, now);
+      CHECK(timeline.slowdown(w, now) == expected);
+      slowed += expected > 1 ? 1 : 0;
+    }
+  }
+  CHECK(slowed > 0);
+  // Its mean over a span lies between the span's extremes.
+  const TimePoint from = kTimeZero + std::chrono::minutes(10);
+  const double mean = timeline.mean_slowdown(0, from, from + std::chrono::minutes(30));
+  CHECK(mean >= 1);
+  CHECK(mean <= 3);
+}
+
 /// The message of loading the default scenario with `variability.ASSIGNMENT`, or "no error".
 std::string error_of_set(const std::string& assignments) {
   std::vector<std::string> overrides;
@@ -151,6 +229,8 @@ TEST_CASE("Variability options above their upper bounds are refused, not simulat
   CHECK(error_of_set("straggler_slowdown=1e6") ==
         expected("straggler_slowdown", "a number in [1, 1000]", "1e6"));
   CHECK(error_of_set("minimum_factor=2") == expected("minimum_factor", "a number in (0, 1]", "2"));
+  CHECK(error_of_set("straggler_onset_s=-1") ==
+        expected("straggler_onset_s", "a number in [0, 1e+06]", "-1"));
   CHECK(error_of_set("straggler_mean_duration_s=1e300") ==
         expected("straggler_mean_duration_s", "a number in (0, 1e+06]", "1e300"));
   CHECK(error_of_set("gpu_spread=3\njitter_sigma=3\nminimum_factor=1") == "no error");

@@ -13,9 +13,10 @@
 
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/io/config_node.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
-#include "sim/io/plausibility.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario_names.h"
 #include "tests/fixtures.h"
 
 namespace dynamix {
@@ -125,7 +126,7 @@ void check_rejected(ScenarioFiles& files, const ExpectedError& expected,
 }
 
 TEST_CASE("No shipped scenario or topology holds a value --strict would refuse") {
-  set_strict_plausibility(true);
+  Diagnostics strict({.strict = true});
   std::size_t loaded = 0;
   for (const auto& entry : fs::recursive_directory_iterator(kSourceDir / "scenarios")) {
     if (entry.path().extension() != ".yaml") continue;
@@ -133,22 +134,21 @@ TEST_CASE("No shipped scenario or topology holds a value --strict would refuse")
     // Some files are parts of studies (grids, bands) and fail for other reasons: only a
     // plausibility refusal counts here.
     try {
-      load_scenario(entry.path().string());
+      load_scenario(entry.path().string(), {}, strict);
       ++loaded;
     } catch (const InputError& error) {
       CHECK(std::string(error.what()).find("(--strict)") == std::string::npos);
     }
   }
-  set_strict_plausibility(false);
   CHECK(loaded >= 5);
 }
 
 TEST_CASE("Unit slips in intra_node_gbps and a user device warn with the value meant") {
-  const std::size_t before = printed_warnings().size();
+  Diagnostics diagnostics;
   load_scenario((kSourceDir / "scenarios" / "quickstart.yaml").string(),
-                {"sync.intra_node_gbps=200e9"});
-  const std::vector<std::string> after = printed_warnings();
-  REQUIRE(after.size() == before + 1);
+                {"sync.intra_node_gbps=200e9"}, diagnostics);
+  const std::vector<std::string> after = diagnostics.warnings();
+  REQUIRE(after.size() == 1);
   CHECK(after.back().find("sync.intra_node_gbps 200000000000 is above any NVLink we know "
                           "(\u2264 14400 Gb/s); did you mean 200?") != std::string::npos);
   CHECK(after.back().starts_with("--set sync.intra_node_gbps=200e9: "));
@@ -157,15 +157,15 @@ TEST_CASE("Unit slips in intra_node_gbps and a user device warn with the value m
       "l4x: {memory_gb: 24e9, peak_tflops: 121e12, max_efficiency: 0.5, "
       "half_efficiency_batch: 8, fixed_overhead_ms: 1, source: spec sheet}\n",
       "devices.yaml");
-  GpuCatalog::read_devices(devices);
-  const std::vector<std::string> warned = printed_warnings();
-  REQUIRE(warned.size() == before + 3);
+  GpuCatalog::check_devices(devices, diagnostics);
+  const std::vector<std::string> warned = diagnostics.warnings();
+  REQUIRE(warned.size() == 3);
   CHECK(
-      warned[before + 1].ends_with("l4x.peak_tflops 1.21e+14 is above any accelerator "
-                                   "we know (\u2264 5000 TFLOPS); did you mean 121?"));
+      warned[1].ends_with("l4x.peak_tflops 1.21e+14 is above any accelerator "
+                          "we know (\u2264 5000 TFLOPS); did you mean 121?"));
   CHECK(
-      warned[before + 2].ends_with("l4x.memory_gb 24000000000 is above any GPU's memory we "
-                                   "know (\u2264 288 GB); did you mean 24?"));
+      warned[2].ends_with("l4x.memory_gb 24000000000 is above any GPU's memory we "
+                          "know (\u2264 288 GB); did you mean 24?"));
 }
 
 TEST_CASE("every shipped scenario loads") {
@@ -202,6 +202,30 @@ TEST_CASE("every shipped scenario loads") {
   }
 }
 
+TEST_CASE("Every dynamic scenario loads with preemptions, stragglers that ramp up, co-located jobs or a mix") {
+  const std::vector<std::string> training = dynamic_scenario_paths();
+  const std::vector<std::string> held_out = dynamic_validation_scenario_paths();
+  CHECK(training.size() >= 6);
+  CHECK(held_out.size() >= 4);
+  std::vector<std::string> all = training;
+  all.insert(all.end(), held_out.begin(), held_out.end());
+  for (const std::string& path : all) {
+    CAPTURE(path);
+    const Scenario scenario = load_scenario(path);
+    CHECK(scenario.worker_hosts.size() >= 8);
+    CHECK(scenario.worker_hosts.size() <= 256);
+    const VariabilityOptions& variability = scenario.variability;
+    const bool precursors =
+        variability.straggler_rate_per_hour > 0 && variability.straggler_onset_s > 0;
+    CHECK((precursors || !scenario.colocated_jobs.empty() || scenario.preemption.enabled()));
+    CHECK(scenario.training.budget_time_s.has_value());
+    // The copy beside the sources is the same scenario.
+    const std::string file = path.substr(kEmbeddedPrefix.size());
+    CHECK(load_scenario((kSourceDir / file).string()).colocated_jobs.size() ==
+          scenario.colocated_jobs.size());
+  }
+}
+
 TEST_CASE("the embedded default scenario loads as the quick-start cluster") {
   const Scenario scenario = load_scenario(kDefaultScenario);
   CHECK(scenario.name == "quickstart");
@@ -223,6 +247,41 @@ TEST_CASE("a scenario file references its topology and traces relative to itself
   CHECK(scenario.traces[0].file == files.trace_path);
   CHECK(scenario.traces[0].link == scenario.topology.find_link("w-0", "tor"));
   CHECK(scenario.traces[0].trace.steps.size() == 3);
+}
+
+TEST_CASE("Co-located jobs load on a link or between two hosts, with their rates and periods") {
+  ScenarioFiles files;
+  files.scenario +=
+      "colocated_jobs:\n"
+      "  - {from: w-0, to: tor, rate_gbps: 10, mean_on_s: 20, mean_off_s: 40}\n"
+      "  - {from: w-0, to: w-1, rate_gbps: 5, mean_on_s: 1, mean_off_s: 2}\n";
+  const Scenario scenario = files.load();
+  REQUIRE(scenario.colocated_jobs.size() == 2);
+  const ColocatedJob& link = scenario.colocated_jobs[0];
+  CHECK(link.route == Route{*scenario.topology.find_link("w-0", "tor")});
+  CHECK(link.rate_gbps == 10);
+  CHECK(link.mean_on_s == 20);
+  CHECK(link.mean_off_s == 40);
+  const ColocatedJob& hosts = scenario.colocated_jobs[1];
+  CHECK(hosts.route == Route{*scenario.topology.find_link("w-0", "tor"),
+                             *scenario.topology.find_link("tor", "w-1")});
+  CHECK(load_scenario(kDefaultScenario).colocated_jobs.empty());
+}
+
+TEST_CASE("A co-located job with unknown endpoints or a zero rate is refused at its line") {
+  ScenarioFiles unknown;
+  unknown.scenario +=
+      "colocated_jobs:\n"                                                          // 16
+      "  - {from: w-0, to: w-9, rate_gbps: 10, mean_on_s: 20, mean_off_s: 40}\n";  // 17
+  unknown.write();
+  check_rejected(unknown,
+                 {unknown.scenario_path, 17, "colocated_jobs.0", {"two different hosts", "w-9"}});
+  ScenarioFiles zero;
+  zero.scenario +=
+      "colocated_jobs:\n"
+      "  - {from: w-0, to: tor, rate_gbps: 0, mean_on_s: 20, mean_off_s: 40}\n";
+  zero.write();
+  check_rejected(zero, {zero.scenario_path, 17, "colocated_jobs.0.rate_gbps", {"0"}});
 }
 
 TEST_CASE("--set overrides reach the topology file the scenario references") {

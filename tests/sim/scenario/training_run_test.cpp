@@ -154,6 +154,32 @@ TEST_CASE("a slower GPU raises the other workers' barrier wait") {
   }
 }
 
+double mean_comm(const std::vector<IterationRecord>& records) {
+  double sum = 0;
+  for (const IterationRecord& record : records) sum += record.workers[0].comm_s;
+  return sum / static_cast<double>(records.size());
+}
+
+TEST_CASE("a co-located job's flow on a worker's link slows synchronization while it is on") {
+  ScenarioSpec spec = quickstart().spec();
+  const Route uplink = {*spec.topology.find_link("a100-0", "tor")};
+  // Nearly always on, asking for more than its fair share of the 25 Gb/s link.
+  spec.colocated_jobs = {{.from = "a100-0",
+                          .to = "tor",
+                          .route = uplink,
+                          .rate_gbps = 20,
+                          .mean_on_s = 1e4,
+                          .mean_off_s = 1e-3}};
+  const Scenario shared(spec);
+  const auto alone = run_records(quickstart(), 3, 20, 128);
+  const auto crowded = run_records(shared, 3, 20, 128);
+  // Max-min sharing leaves the ring half of the link.
+  CHECK(mean_comm(crowded) > 1.5 * mean_comm(alone));
+  // Compute is the job's own: the co-located job only takes link capacity.
+  CHECK(crowded[5].workers[0].compute_s == alone[5].workers[0].compute_s);
+  CHECK(flatten(run_records(shared, 3, 20, 128)) == flatten(crowded));
+}
+
 TEST_CASE("bigger batches raise iteration time and memory utilization") {
   const Scenario scenario = quickstart();
   {

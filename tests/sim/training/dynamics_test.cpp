@@ -154,6 +154,60 @@ TEST_CASE("A workload's convergence shape replaces the shared one; absent, the s
   CHECK(accuracy_at(own, 100) < accuracy_at(resnet18(), 100));
 }
 
+TEST_CASE("A plateau share of 0 leaves the power law as it was, whatever its scale") {
+  Workload off = resnet18();
+  off.statistics.plateau_share = 0;
+  off.statistics.plateau_progress = 0.05;
+  CHECK(trace_of(off) == trace_of(resnet18()));
+}
+
+TEST_CASE("With a plateau term a share of the gap to the final accuracy closes exponentially") {
+  // α 5 with a tiny knee: the power law's share is closed within the first steps, so what is
+  // left is the plateau phase alone, (e^(-p/τ) - e^(-1/τ)) / (1 - e^(-1/τ)) of share w.
+  Workload plateau = resnet18();
+  StatisticalModel& m = plateau.statistics;
+  m.convergence_exponent = 5;
+  m.convergence_knee = 1e-6;
+  m.plateau_share = 0.3;
+  m.plateau_progress = 0.2;
+  TrainingDynamics dynamics(plateau, options_with(Optimizer::kSgd, LrRule::kLinear), 1, 1);
+  REQUIRE(m.reference_batch == 128);  // no large-batch penalty moves the final accuracy
+  std::vector<double> std_norm(1), var_norm(1);
+  const double floor = std::exp(-1 / 0.2);
+  for (const double progress : {0.05, 0.2, 0.5, 0.9}) {
+    while (dynamics.progress() < progress) {
+      dynamics.step(std::vector<int>{128}, std_norm, var_norm);
+    }
+    const double p = dynamics.progress();
+    const double gap = (m.final_accuracy - dynamics.validation_accuracy()) /
+                       (m.final_accuracy - m.initial_accuracy);
+    CAPTURE(p);
+    CHECK(gap == doctest::Approx(0.3 * (std::exp(-p / 0.2) - floor) / (1 - floor)).epsilon(1e-3));
+  }
+  while (dynamics.progress() < 1) dynamics.step(std::vector<int>{128}, std_norm, var_norm);
+  CHECK(dynamics.validation_accuracy() == doctest::Approx(m.final_accuracy));
+  CHECK(dynamics.train_loss() == doctest::Approx(m.final_loss));
+}
+
+TEST_CASE("Bounds on the LR factor hold the rule's factor within them, as serve's guard rail") {
+  TrainingDynamics dynamics(resnet18(), options_with(Optimizer::kAdam, LrRule::kLinear), 1, 1);
+  std::vector<double> std_norm(1), var_norm(1);
+  const std::vector<int> eightfold{1024};
+  CHECK(dynamics.lr_factor() == 1);
+  IterationStats stats = dynamics.step(eightfold, std_norm, var_norm);
+  CHECK(dynamics.lr_factor() == 8);  // linear: S = 1024 / 128, unbounded
+  CHECK(stats.lr_scale == 64);       // Adam's factor in SGD terms, squared
+  dynamics.bound_lr_factor(0.5, 2);
+  stats = dynamics.step(eightfold, std_norm, var_norm);
+  CHECK(dynamics.lr_factor() == 2);
+  CHECK(stats.lr_scale == 4);
+  stats = dynamics.step(std::vector<int>{32}, std_norm, var_norm);
+  CHECK(dynamics.lr_factor() == 0.5);
+  dynamics.bound_lr_factor(0.1, 2);
+  dynamics.step(std::vector<int>{32}, std_norm, var_norm);
+  CHECK(dynamics.lr_factor() == 0.25);  // within the bounds: the rule's own
+}
+
 TEST_CASE("noise_scale_estimate_ratio scales the reported gradient statistics, nothing else") {
   Workload unbiased = resnet18();
   unbiased.statistics.noise_scale_estimate_ratio = 1.0;

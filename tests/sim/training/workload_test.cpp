@@ -134,8 +134,8 @@ TEST_CASE("A catalog file with an unknown key or a bad value is rejected with it
         "final_accuracy, final_accuracy_adam, final_train_accuracy, initial_loss, final_loss, "
         "initial_noise_scale, final_noise_scale, target_accuracy, gradient_statistic_noise, "
         "gradient_statistic_noise_samples, gradient_statistic_noise_floor, convergence_exponent, "
-        "convergence_knee, noise_scale_estimate_ratio), found unknown key 'modle'; did you mean "
-        "'model'?");
+        "convergence_knee, noise_scale_estimate_ratio, plateau_share, plateau_progress), found "
+        "unknown key 'modle'; did you mean 'model'?");
   CHECK(load_error("    model: m\n    dataset: d\n    parameters: -1\n") ==
         ":5: workloads.0.parameters: expected a number > 0, found '-1'");
   const std::string complete =
@@ -195,6 +195,16 @@ TEST_CASE(
         "[0.001, 1000], found '2000'");
   CHECK(error("    noise_scale_estimate_ratio: .inf\n")
             .starts_with(":22: workloads.0.noise_scale_estimate_ratio: expected "));
+  CHECK(error("    plateau_share: 1.5\n    plateau_progress: 0.1\n") ==
+        ":22: workloads.0.plateau_share: expected a share in [0, 1], found '1.5'");
+  CHECK(error("    plateau_share: 0.3\n    plateau_progress: 0\n") ==
+        ":23: workloads.0.plateau_progress: expected a progress in [0.0001, 100], found '0'");
+  CHECK(error("    plateau_share: 0.3\n") ==
+        ":22: workloads.0.plateau_share: expected plateau_progress beside it (the plateau phase's "
+        "scale), found a share without it");
+  CHECK(error("    plateau_progress: 0.1\n") ==
+        ":22: workloads.0.plateau_progress: expected plateau_share beside it (the share the "
+        "plateau phase closes), found a scale without it");
 
   const testing::TempDirectory dir;
   const std::string path = dir.write(
@@ -202,13 +212,16 @@ TEST_CASE(
                             "    convergence_exponent: 0.4\n    convergence_knee: 0.0005\n"
                             "    gradient_statistic_noise_samples: 64\n"
                             "    gradient_statistic_noise_floor: 1.2\n"
-                            "    noise_scale_estimate_ratio: 0.25\n");
+                            "    noise_scale_estimate_ratio: 0.25\n"
+                            "    plateau_share: 0.3\n    plateau_progress: 0.2\n");
   const StatisticalModel given = WorkloadCatalog::load(path).at("tiny").statistics;
   CHECK(given.convergence_exponent == 0.4);
   CHECK(given.convergence_knee == 0.0005);
   CHECK(given.gradient_statistic_noise_samples == 64);
   CHECK(given.gradient_statistic_noise_floor == 1.2);
   CHECK(given.noise_scale_estimate_ratio == 0.25);
+  CHECK(given.plateau_share == 0.3);
+  CHECK(given.plateau_progress == 0.2);
   const std::string plain = dir.write("plain.yaml", "workloads:\n  - name: tiny\n" + complete);
   CHECK(WorkloadCatalog::load(plain).at("tiny").statistics.noise_scale_estimate_ratio == 1.0);
   const WorkloadCatalog catalog = WorkloadCatalog::builtin();
@@ -218,6 +231,7 @@ TEST_CASE(
     CHECK_FALSE(shipped.statistics.convergence_knee.has_value());
     CHECK_FALSE(shipped.statistics.gradient_statistic_noise_samples.has_value());
     CHECK(shipped.statistics.noise_scale_estimate_ratio == 1.0);
+    CHECK(shipped.statistics.plateau_share == 0);
   }
 }
 
