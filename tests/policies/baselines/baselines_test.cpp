@@ -29,9 +29,9 @@ std::vector<int> last_batches(const DecisionLog& log, std::size_t workers) {
 }
 
 TEST_CASE("make_baseline knows every baseline and lists them for an unknown name") {
-  for (const char* name : {"static:64", "random", "proportional", "goodput", "goodput+proportional",
-                           "goodput+straggler", "gns", "noise:400", "goodput:100",
-                           "goodput-notice:100"}) {
+  for (const char* name :
+       {"static:64", "random", "proportional", "goodput", "goodput+proportional",
+        "goodput+straggler", "gns", "noise:400", "goodput:100", "goodput-notice:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(

@@ -202,7 +202,9 @@ TEST_CASE("every shipped scenario loads") {
   }
 }
 
-TEST_CASE("Every dynamic scenario loads with preemptions, stragglers that ramp up, co-located jobs or a mix") {
+TEST_CASE(
+    "Every dynamic scenario loads with preemptions, stragglers that ramp up, co-located jobs or a "
+    "mix") {
   const std::vector<std::string> training = dynamic_scenario_paths();
   const std::vector<std::string> held_out = dynamic_validation_scenario_paths();
   CHECK(training.size() >= 6);
