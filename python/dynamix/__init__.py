@@ -61,17 +61,34 @@ REWARDS = ("per_worker", "sum", "mean")
 
 # The environment's options table (gym/env_knobs.cpp), the one the command line reads.
 ENV_OPTIONS = tuple(_dynamix.env_knobs())
-__doc__ += "".join(f"\n    {row['name']} ({row['default']}): {row['meaning']}" for row in ENV_OPTIONS
-                   if hasattr(_dynamix.Options(), row["name"]))
+__doc__ += "".join(f"\n    {row['name']} ({row['default']}): {row['meaning']}" for row in ENV_OPTIONS)
+_ENV_NAMES = frozenset(row["name"] for row in ENV_OPTIONS)
+# make_env's options beside the environment's: the scenario's overrides and its family.
+_SCENARIO_NAMES = ("overrides", "randomize", "min_workers", "max_workers")
+
+
+def _option_texts(name, value):
+    """An environment option's value as the command line writes it: one text, or one per element
+    of a list. Booleans as true/false; a float where an integer belongs is refused by the row."""
+    if isinstance(value, (bool, np.bool_)):
+        return ["true" if value else "false"]
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(element) for element in value]
+    if not isinstance(value, (str, int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number, text, flag or list, found {type(value).__name__}")
+    return [str(value)]
 
 
 def _options(options):
     native = _dynamix.Options()
     for key, value in options.items():
-        if not hasattr(native, key):
+        if key in _ENV_NAMES:
+            native.set_env(key, _option_texts(key, value))
+        elif key in _SCENARIO_NAMES:
+            setattr(native, key, list(value) if key == "overrides" else value)
+        else:
             raise TypeError(f"unknown option {key!r}; known: "
-                            f"{', '.join(k for k in dir(native) if not k.startswith('_'))}")
-        setattr(native, key, list(value) if key == "overrides" else value)
+                            f"{', '.join(sorted(_ENV_NAMES) + list(_SCENARIO_NAMES))}")
     return native
 
 

@@ -45,34 +45,46 @@ class Published {
   std::shared_ptr<std::vector<float>> current_ = std::make_shared<std::vector<float>>();
 };
 
-/// What make_env and make_vector_env take beside the scenario; the environment's defaults are
-/// EnvOptions{}'s, those of env_knobs() and of `dynamix train`.
+/// What make_env and make_vector_env take beside the scenario. The environment's options start
+/// at EnvOptions{} (those of `dynamix train`) and are set by name through their table rows
+/// (set_env_option), so Python takes every row of env_knobs() with its range checks.
 struct Options {
   std::vector<std::string> overrides;
-  int decision_interval = EnvOptions{}.decision_interval;
-  std::string action_base{action_base_name(EnvOptions{}.action_base)};
-  int min_batch = EnvOptions{}.min_batch;
-  int max_batch = EnvOptions{}.max_batch;
-  int initial_batch = EnvOptions{}.initial_batch;
-  bool stop_at_target = EnvOptions{}.stop_at_target;
+  EnvOptions env;
   bool randomize = false;
   int min_workers = SamplerOptions{}.min_workers;
   int max_workers = SamplerOptions{}.max_workers;
 };
 
-EnvOptions env_options(const Options& o) {
-  EnvOptions options;
-  options.decision_interval = o.decision_interval;
-  const auto base = parse_action_base(o.action_base);
-  if (!base)
-    throw EnvError("action_base: expected one of " + action_base_names() + ", found '" +
-                   o.action_base + "'");
-  options.action_base = *base;
-  options.min_batch = o.min_batch;
-  options.max_batch = o.max_batch;
-  options.initial_batch = o.initial_batch;
-  options.stop_at_target = o.stop_at_target;
-  return options;
+/// The row of env_knobs() that Python names `name` (decision_interval for --decision-interval).
+const Knob<EnvOptions>* env_knob(const std::string& name) {
+  for (const Knob<EnvOptions>& knob : env_knobs().knobs) {
+    if (snake_case(knob.key) == name) return &knob;
+  }
+  return nullptr;
+}
+
+/// Stores `texts` (one text for a value, one per element for a list, which the row appends to
+/// its default, empty) into the environment option `name`, checked by its row.
+void set_env_option(Options& o, const std::string& name, const std::vector<std::string>& texts) {
+  const Knob<EnvOptions>* knob = env_knob(name);
+  if (knob == nullptr) throw py::type_error("unknown environment option '" + name + "'");
+  if (knob->type != "list" && texts.size() != 1)
+    throw EnvError(name + ": expected one value (" + knob->range + "), found a list");
+  for (const std::string& text : texts) {
+    const KnobParse parse = knob->parse(text, o.env);
+    if (parse.outcome == KnobParse::Outcome::kMalformed)
+      throw EnvError(name + ": expected " + knob->range + ", found '" + text + "'");
+    if (parse.outcome == KnobParse::Outcome::kOutOfRange)
+      throw EnvError(name + ": expected " + knob->range + ", found " + parse.found);
+  }
+}
+
+/// The environment option `name`'s value as the command line would give it.
+std::string env_option_value(const Options& o, const std::string& name) {
+  const Knob<EnvOptions>* knob = env_knob(name);
+  if (knob == nullptr) throw py::type_error("unknown environment option '" + name + "'");
+  return knob->show(o.env);
 }
 
 std::shared_ptr<const ScenarioSource> scenario_source(const std::string& scenario,
@@ -374,7 +386,7 @@ class PyEnv {
  public:
   PyEnv(const std::string& scenario, const Options& o)
       : source_(scenario_source(scenario, o)),
-        env_(std::in_place, source_, env_options(o)),
+        env_(std::in_place, source_, o.env),
         padded_(dynamix::padded_workers(*source_, o)) {}
   std::size_t padded_workers() const { return padded_; }
 
@@ -542,7 +554,7 @@ class PyVectorEnv {
  private:
   PyVectorEnv(const std::shared_ptr<const ScenarioSource>& source, std::size_t environments,
               std::size_t threads, const Options& o)
-      : vector_(std::make_unique<VectorEnv>(source, env_options(o), environments, threads)),
+      : vector_(std::make_unique<VectorEnv>(source, o.env, environments, threads)),
         padded_(dynamix::padded_workers(*source, o)) {}
 
   py::array_t<float> stacked_observations() {
@@ -585,12 +597,10 @@ PYBIND11_MODULE(_dynamix, m) {
   py::class_<Options>(m, "Options")
       .def(py::init<>())
       .def_readwrite("overrides", &Options::overrides)
-      .def_readwrite("decision_interval", &Options::decision_interval)
-      .def_readwrite("action_base", &Options::action_base)
-      .def_readwrite("min_batch", &Options::min_batch)
-      .def_readwrite("max_batch", &Options::max_batch)
-      .def_readwrite("initial_batch", &Options::initial_batch)
-      .def_readwrite("stop_at_target", &Options::stop_at_target)
+      .def("set_env", &set_env_option, py::arg("name"), py::arg("texts"),
+           "Sets an environment option (a row of env_knobs()) from its text(s), checked")
+      .def("env_value", &env_option_value, py::arg("name"),
+           "An environment option's value as the command line would give it")
       .def_readwrite("randomize", &Options::randomize)
       .def_readwrite("min_workers", &Options::min_workers)
       .def_readwrite("max_workers", &Options::max_workers);

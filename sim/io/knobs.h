@@ -519,6 +519,16 @@ struct KnobRows {
       }
       return std::nullopt;
     };
+    knob.parse = [access, range](const std::string& text, Target& target) -> KnobParse {
+      const std::optional<long long> value = parse_integer(text);
+      if (!value) return {KnobParse::Outcome::kMalformed};
+      if (!range.contains(static_cast<double>(*value))) {
+        return {KnobParse::Outcome::kOutOfRange, std::to_string(*value)};
+      }
+      auto& values = access(target);
+      values.push_back(static_cast<typename std::decay_t<decltype(values)>::value_type>(*value));
+      return {};
+    };
     knob.show = [access](const Target& target) {
       std::string joined;
       for (const auto value : access(target)) {

@@ -89,19 +89,33 @@ class EnvChecker(unittest.TestCase):
             env.step(np.full(8, 2))
 
     def test_keyword_defaults_are_the_environment_table_defaults(self):
-        # One definition: the table dynamix train reads (gym/env_knobs.cpp) gives the defaults.
+        # One definition: the table dynamix train reads (gym/env_knobs.cpp) gives the defaults,
+        # and every row of it is a keyword argument.
         table = {row["name"]: row["default"] for row in dynamix.ENV_OPTIONS}
         self.assertEqual(table["decision_interval"], "20")
         self.assertEqual(table["action_base"], "goodput")
         native = dynamix._dynamix.Options()
-        shown = {True: "true", False: "false"}
-        for name in ("decision_interval", "action_base", "min_batch", "max_batch",
-                     "initial_batch", "stop_at_target"):
-            value = getattr(native, name)
-            self.assertEqual(shown.get(value, str(value)) if isinstance(value, bool) else str(value),
-                             table[name], name)
+        for name, default in table.items():
+            # A list's default may be described rather than given: actions' is "the action
+            # base's" (gym/action_base.cpp), an empty list here.
+            shown = native.env_value(name)
+            self.assertEqual(shown, "" if name == "actions" else default, name)
         self.assertEqual(dynamix.make_env("quickstart", overrides=SHORT).batch_changes,
                          [50, 71, 100, 141, 200])
+
+    def test_every_environment_option_is_a_keyword_argument_checked_by_its_row(self):
+        env = dynamix.make_env("quickstart", overrides=SHORT, actions=[-20, 0, 20],
+                               action_base="global", decision_lag=1, max_batch_change=2,
+                               stop_at_target=False)
+        self.assertEqual(env.batch_changes, [-20, 0, 20])
+        native = dynamix._options({"decision_lag": 1, "max_batch_change": 2.5,
+                                   "stop_at_target": False})
+        self.assertEqual([native.env_value(n) for n in ("decision_lag", "max_batch_change",
+                                                        "stop_at_target")], ["1", "2.5", "false"])
+        with self.assertRaisesRegex(dynamix.EnvError, "decision_lag: expected an integer in"):
+            dynamix.make_env("quickstart", decision_lag=5)
+        with self.assertRaisesRegex(dynamix.EnvError, "decision_interval: .*found '1.7'"):
+            dynamix.make_env("quickstart", decision_interval=1.7)
 
     def test_bad_input_is_a_clear_error(self):
         env = dynamix.make_env("quickstart", overrides=SHORT)
