@@ -18,6 +18,7 @@
 #include "apps/serve.h"
 #include "apps/simulate.h"
 #include "apps/sweep.h"
+#include "apps/export.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
 #include "dynamix_config.h"

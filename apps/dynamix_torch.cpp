@@ -7,6 +7,7 @@
 #include "apps/commands.h"
 #include "apps/replay.h"
 #include "apps/serve.h"
+#include "apps/export.h"
 #include "apps/train.h"
 #include "dynamix_config.h"
 #include "policies/export/torch_threads.h"

@@ -1,5 +1,5 @@
 // `dynamix train`: PPO on a VectorEnv over one scenario or its randomized family, with a
-// progress line, train_curve.csv, checkpoints that resume, and policy.pt; `dynamix export`.
+// progress line, train_curve.csv, checkpoints that resume, and policy.pt.
 #include "apps/train.h"
 
 #include <algorithm>
@@ -20,7 +20,6 @@
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/export/torch_kernels.h"
-#include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
@@ -48,6 +47,10 @@ struct Evaluation {
   std::optional<double> selection_score;
 };
 
+/// The first of the seeds training's evaluations run on: apart from the evaluation seeds of
+/// `dynamix evaluate` (1000 on), so that a run's curve is not the evaluation it will face.
+constexpr std::uint64_t kTrainingEvaluationSeed = 9000;
+
 /// The greedy policy on the evaluation scenario over a few seeds: mean time to target (runs
 /// that miss count with their total time) and mean final accuracy.
 Evaluation evaluate_policy(const std::filesystem::path& policy_file,
@@ -61,7 +64,7 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
   double time_sum = 0;
   bool all_reached = true;
   for (int i = 0; i < seeds; ++i) {
-    const EpisodeResult result = run_episode(env, policy, 9000 + static_cast<std::uint64_t>(i));
+    const EpisodeResult result = run_episode(env, policy, kTrainingEvaluationSeed + static_cast<std::uint64_t>(i));
     time_sum += result.time_to_target_s.value_or(result.total_time_s);
     all_reached = all_reached && result.time_to_target_s.has_value();
     evaluation.final_accuracy += result.final_accuracy / seeds;
@@ -452,30 +455,6 @@ int run_train(const std::vector<std::string>& args) {
     std::cout << "selected the policy that scored " << format_rounded(*selection->best())
               << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n";
   }
-  return 0;
-}
-
-int run_export(const std::vector<std::string>& args) {
-  std::string checkpoint, out;
-  po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
-      ("out", po::value(&out)->required(), "policy file to write");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  check_output_file(out, "--out", [](const std::filesystem::path& file) {
-    try {
-      const TorchScriptPolicy existing(file);
-      return true;
-    } catch (const InputError&) {
-      return false;
-    }
-  });
-  export_checkpoint(checkpoint, out);
-  std::cout << "wrote " << out << '\n';
   return 0;
 }
 

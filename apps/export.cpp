@@ -1,0 +1,42 @@
+// `dynamix export`: a training checkpoint's policy as TorchScript policy.pt.
+#include "apps/export.h"
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/command_line.h"
+#include "policies/export/torchscript_policy.h"
+#include "policies/ppo/checkpoint.h"
+#include "sim/io/input_error.h"
+#include "studies/run_directory.h"
+
+namespace dynamix {
+
+namespace po = boost::program_options;
+
+int run_export(const std::vector<std::string>& args) {
+  std::string checkpoint, out;
+  po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
+      ("out", po::value(&out)->required(), "policy file to write");
+  // clang-format on
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  check_output_file(out, "--out", [](const std::filesystem::path& file) {
+    try {
+      const TorchScriptPolicy existing(file);
+      return true;
+    } catch (const InputError&) {
+      return false;
+    }
+  });
+  export_checkpoint(checkpoint, out);
+  std::cout << "wrote " << out << '\n';
+  return 0;
+}
+
+}  // namespace dynamix
