@@ -5,9 +5,9 @@
 
 #include "apps/band.h"
 #include "apps/commands.h"
+#include "apps/export.h"
 #include "apps/replay.h"
 #include "apps/serve.h"
-#include "apps/export.h"
 #include "apps/train.h"
 #include "dynamix_config.h"
 #include "policies/export/torch_threads.h"

@@ -64,7 +64,8 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
   double time_sum = 0;
   bool all_reached = true;
   for (int i = 0; i < seeds; ++i) {
-    const EpisodeResult result = run_episode(env, policy, kTrainingEvaluationSeed + static_cast<std::uint64_t>(i));
+    const EpisodeResult result =
+        run_episode(env, policy, kTrainingEvaluationSeed + static_cast<std::uint64_t>(i));
     time_sum += result.time_to_target_s.value_or(result.total_time_s);
     all_reached = all_reached && result.time_to_target_s.has_value();
     evaluation.final_accuracy += result.final_accuracy / seeds;
