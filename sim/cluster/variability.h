@@ -87,6 +87,7 @@ class Variability {
   /// The GPU's static factor: spread × outlier slowdown.
   double static_factor(std::size_t worker) const;
   bool is_outlier(std::size_t worker) const;
+  const VariabilityOptions& options() const { return options_; }
 
  private:
   struct Worker {

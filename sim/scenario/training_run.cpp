@@ -15,7 +15,6 @@ TrainingRun::TrainingRun(const Scenario& scenario, std::uint64_t seed)
       worker_hosts_(scenario.worker_hosts),
       server_hosts_(scenario.server_hosts),
       variability_(scenario.variability, scenario.worker_hosts.size(), seed),
-      variability_options_(scenario.variability),
       seed_(seed),
       preemption_(scenario.preemption, scenario.worker_hosts.size(), seed),
       workload_(scenario.workload),
@@ -172,7 +171,7 @@ bool TrainingRun::budget_exhausted() const {
 StragglerTimeline TrainingRun::straggler_timeline() const {
   constexpr double kHorizonWithoutBudgetS = 1e6;
   const double horizon_s = training_.budget_time_s.value_or(kHorizonWithoutBudgetS);
-  return StragglerTimeline(variability_options_, nodes_.size(), seed_,
+  return StragglerTimeline(variability_.options(), nodes_.size(), seed_,
                            kTimeZero + ceil_seconds(horizon_s));
 }
 

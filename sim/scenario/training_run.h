@@ -130,7 +130,7 @@ class TrainingRun {
   std::vector<std::size_t> worker_hosts_;
   std::vector<std::size_t> server_hosts_;
   Variability variability_;
-  VariabilityOptions variability_options_;
+  /// The run's seed, from which straggler_timeline() replays variability_'s episodes.
   std::uint64_t seed_;
   PreemptionSchedule preemption_;
   Workload workload_;
