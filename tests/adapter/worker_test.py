@@ -346,9 +346,13 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
     arbitrator.stop()
     secure.stop()
     guarded, wrong, over_tls = results[0]
-    check(over_tls["applied"] and len(secure.reports) == 4 and
+    # Windows 0-2's reports (iterations 2, 4, 6) arrive long before the job ends; window 3's,
+    # sent at the last iteration, may be cancelled by close() before it reaches the server.
+    windows = sorted(r.window_index for _, r, _ in secure.reports)
+    check(over_tls["applied"] and windows[:3] == [0, 1, 2] and
           all(auth == f"Bearer {TOKEN}" for *_, auth in secure.reports),
-          f"over TLS: applied {over_tls['applied']}, refusals {over_tls['refusals']}")
+          f"over TLS: applied {over_tls['applied']}, refusals {over_tls['refusals']}, "
+          f"reports for windows {windows}")
     reasons = "\n".join(guarded["refusals"])
     for expected in ("global batch 80 outside [16/2, 16*2]", "lr_factor 2.5 outside [1/2, 1*2]",
                      "batches [1, 0], expected 2 sizes >= 1", "above its max_batch 20"):
