@@ -14,7 +14,8 @@ Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partia
   dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model, with
              its plateau term unless --no-plateau
   overhead.txt   the job's own per-iteration cost (worker package, read-backs, indexing), one
-             constant on the device's time points fitted to the fit runs' iteration times
+             constant an iteration after the synchronization (training.step_overhead_us), fitted to
+             the fit runs' iteration times
   scenario.yaml  the calibrated cluster with the fitted workload and that overhead
   train/     dynamix train on scenario.yaml: the learned policy (policy.pt)
   predict/   dynamix evaluate on scenario.yaml, one window of decision lag (as serve has)
@@ -310,9 +311,8 @@ def fit_dynamics(study):
 def write_scenario(study, overhead_s):
     """The calibrated cluster (its devices, sync knobs, topology) with the fitted workload and
     the job's per-iteration overhead."""
-    scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
-    for device in scenario["devices"].values():
-        device["time_points"] = [[b, t + overhead_s] for b, t in device["time_points"]]
+    scenario = with_step_overhead(
+        yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text()), overhead_s)
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
     scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
     scenario["name"] = "sim_to_real"
@@ -320,13 +320,13 @@ def write_scenario(study, overhead_s):
     if dataset % study.options.validate_every:
         refuse(f"--validate-every: expected a divisor of the dataset size {dataset}, found "
                f"{study.options.validate_every}")
-    scenario.setdefault("training", {}).update(
+    scenario["training"].update(
         target_accuracy=max(study.targets), budget_time_s=study.options.time_budget_s,
         validations_per_epoch=dataset // study.options.validate_every)
     (study.work / "scenario.yaml").write_text(
         "# The calibrated reference job: cluster/calibrated.yaml with dynamics/catalog.yaml's "
-        f"workload and {1000 * overhead_s:.3f} ms of job overhead on every time point "
-        "(overhead.txt).\n" + yaml.safe_dump(scenario, sort_keys=False))
+        f"workload and {1000 * overhead_s:.3f} ms of job overhead an iteration, "
+        "training.step_overhead_us (overhead.txt).\n" + yaml.safe_dump(scenario, sort_keys=False))
 
 
 def measured_iteration_s(log):
@@ -338,11 +338,19 @@ def measured_iteration_s(log):
     return int(float(rows[0]["global_batch"])), statistics.median(steps)
 
 
-def simulated_iteration_s(study, scenario, per_worker, shift_s):
-    """The calibrated scenario's mean iteration at `per_worker`, every time point + shift_s."""
-    shifted = copy.deepcopy(scenario)
-    for device in shifted["devices"].values():
-        device["time_points"] = [[b, t + shift_s] for b, t in device["time_points"]]
+def with_step_overhead(scenario, overhead_s):
+    """`scenario` (a copy) whose job pays `overhead_s` of host work every iteration after the
+    gradient synchronization (training.step_overhead_us): the worker package times that work
+    within comm_s, not compute_s, and the goodput rule reads the two differently."""
+    scenario = copy.deepcopy(scenario)
+    scenario.setdefault("training", {})["step_overhead_us"] = round(overhead_s * 1e6, 3)
+    return scenario
+
+
+def simulated_iteration_s(study, scenario, per_worker, overhead_s):
+    """The calibrated scenario's mean iteration at `per_worker` with `overhead_s` of job
+    overhead an iteration."""
+    shifted = with_step_overhead(scenario, overhead_s)
     work = study.work / "overhead"
     work.mkdir(exist_ok=True)
     (work / "scenario.yaml").write_text(yaml.safe_dump(shifted, sort_keys=False))
@@ -356,8 +364,9 @@ def simulated_iteration_s(study, scenario, per_worker, shift_s):
 def fit_job_overhead(study):
     """The job's own per-iteration cost that measure_cluster.py's bare DDP loop has not: the
     worker package (gradient norms, metrics, the window's gathers), reading the loss and
-    accuracy back, indexing the data. One constant added to the device's time points, fitted
-    (golden-section search in [0, 50 ms]) to the fit runs' measured iteration times."""
+    accuracy back, indexing the data. One constant an iteration, paid after the gradient
+    synchronization (training.step_overhead_us), fitted (golden-section search in [0, 50 ms]) to
+    the fit runs' measured iteration times."""
     measured = {}
     for log in sorted((study.work / "fit").glob("b*_s*.csv")):
         batch, seconds = measured_iteration_s(log)
@@ -388,7 +397,7 @@ def fit_job_overhead(study):
                                                                       batch // ranks, shift))
             for batch, times in sorted(measured.items())]
     shutil.rmtree(study.work / "overhead")
-    lines = [f"job overhead: {1000 * shift:.3f} ms added to every time point"] + [
+    lines = [f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization"] + [
         f"global batch {batch}: measured {1000 * real:.3f} ms an iteration, simulated "
         f"{1000 * sim:.3f} ms" for batch, real, sim in rows]
     (study.work / "overhead.txt").write_text("\n".join(lines) + "\n")

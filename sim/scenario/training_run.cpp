@@ -153,12 +153,23 @@ void TrainingRun::start_bucket(std::size_t bucket) {
           total.timeouts += stats[m].timeouts;
         }
         if (bucket + 1 == bucket_bytes_.size()) {
-          sim_.stop();
+          finish_step();
           return;
         }
         sim_.schedule_at(std::max(sim_.now(), bucket_ready_[bucket + 1]) + bucket_overhead_,
                          [this, bucket] { start_bucket(bucket + 1); });
       });
+}
+
+void TrainingRun::finish_step() {
+  if (training_.step_overhead == Duration::zero()) {
+    sim_.stop();
+    return;
+  }
+  // The worker package times everything from the last bucket's hook to the iteration's end,
+  // less the wait for the slowest worker, as communication: so does the record.
+  for (const std::size_t w : members_) sync_stats_[w].duration += training_.step_overhead;
+  sim_.schedule_at(sim_.now() + training_.step_overhead, [this] { sim_.stop(); });
 }
 
 bool TrainingRun::budget_exhausted() const {

@@ -118,6 +118,8 @@ class TrainingRun {
   void rebuild_synchronizer();
   /// The members' rows after synchronization: wait, communication, gradient statistics.
   void fill_sync_rows(double barrier_s, double iteration_s);
+  /// Ends the iteration after the last bucket's synchronization and the step overhead.
+  void finish_step();
   /// The training dynamics' step over the members' batches.
   IterationStats train(std::span<const int> batches);
 

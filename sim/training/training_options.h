@@ -31,6 +31,9 @@ struct TrainingOptions {
   /// Validations an epoch, evenly spaced in samples (a real job that validates every N samples
   /// of a D-sample epoch: D / N); 1 validates at epoch ends only.
   int validations_per_epoch = 1;
+  /// Host work after the gradient synchronization that does not depend on the batch: the
+  /// optimizer step, the loss read-back, the job's bookkeeping. It ends every iteration.
+  Duration step_overhead{};
 };
 
 /// The LR rule an optimizer is normally used with: linear for SGD (Goyal et al. 2017), square

@@ -234,6 +234,24 @@ TEST_CASE("DDP's work per bucket lengthens communication and the iteration") {
   }
 }
 
+TEST_CASE(
+    "the step overhead ends every iteration and is timed as communication, as a worker "
+    "times it") {
+  const auto plain = run_records(quickstart(), 3, 3, 128);
+  const auto costly = run_records(quickstart({"training.step_overhead_us=2000"}), 3, 3, 128);
+  REQUIRE(plain.size() == costly.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    CAPTURE(i);
+    for (std::size_t w = 0; w < plain[i].workers.size(); ++w) {
+      CHECK(costly[i].workers[w].compute_s == plain[i].workers[w].compute_s);
+      CHECK(costly[i].workers[w].comm_s == doctest::Approx(plain[i].workers[w].comm_s + 2e-3));
+    }
+    // The same batch on every worker: the batch-independent cost adds to the iteration alone.
+    CHECK(iteration_seconds(costly[i]) ==
+          doctest::Approx(iteration_seconds(plain[i]) + 2e-3).epsilon(1e-3));
+  }
+}
+
 TEST_CASE("buckets so small the gradient needs more than 4096 are refused") {
   CHECK_THROWS_WITH_AS(quickstart({"sync.bucket_mb=0.001"}), doctest::Contains("sync.bucket_mb"),
                        InputError);
