@@ -194,11 +194,14 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
       accuracy + std::sqrt(accuracy * (1.0 - accuracy)) * sampling * batch_rng_.normal(), 0.0, 1.0);
 
   // B_simple = tr(Σ)/|G|² ≈ κ·B_noise; a mean over b samples has normalized variance B_simple/b.
+  // exp(σz - σ²/2) has mean 1: a window's mean over iterations and ranks, like the real
+  // estimator's ratio of window means, centres on κ·B_noise however noisy each iteration is.
   const double estimated_noise_scale = stats.noise_scale * model_.noise_scale_estimate_ratio;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    const double variance = estimated_noise_scale / batches[i] *
-                            std::exp(gradient_statistic_noise_at(model_, batches[i]) *
-                                     approximate_normal(gradient_rng_));
+    const double sigma = gradient_statistic_noise_at(model_, batches[i]);
+    const double variance =
+        estimated_noise_scale / batches[i] *
+        std::exp(sigma * approximate_normal(gradient_rng_) - 0.5 * sigma * sigma);
     grad_var_norm[i] = variance;
     grad_std_norm[i] = std::sqrt(variance);
   }

@@ -118,6 +118,23 @@ TEST_CASE("The workload's gradient_statistic_noise is the log-normal spread of �
   CHECK(log_spread(0.8) == doctest::Approx(0.8).epsilon(0.05));
 }
 
+TEST_CASE("The estimator's noise is mean-one: however noisy, σ²_norm·b averages to κ·B_noise") {
+  // A real window's estimate is a ratio of means over its iterations, centred on κ·B_noise; a
+  // noise that were not mean-one would raise the simulated level by exp(σ²/2), 3× at σ = 1.5.
+  Workload workload = resnet18();
+  workload.statistics.gradient_statistic_noise = 1.5;
+  workload.statistics.noise_scale_estimate_ratio = 0.25;
+  TrainingDynamics dynamics(workload, options_with(Optimizer::kSgd, LrRule::kLinear), 1, 7);
+  std::vector<double> std_norm(1), var_norm(1);
+  double sum = 0;
+  const int steps = 20000;
+  for (int i = 0; i < steps; ++i) {
+    const IterationStats stats = dynamics.step(std::vector<int>{64}, std_norm, var_norm);
+    sum += var_norm[0] * 64 / (0.25 * stats.noise_scale);
+  }
+  CHECK(sum / steps == doctest::Approx(1.0).epsilon(0.1));
+}
+
 /// Loss, accuracies, progress and both gradient statistics of every step of a short run with
 /// workers at 32 and 96.
 std::vector<double> trace_of(const Workload& workload, const DynamicsParameters& parameters = {}) {
