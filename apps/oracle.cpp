@@ -3,8 +3,10 @@
 // (summary.md); the best is a policy evaluate runs as written ("schedule:...").
 #include "apps/oracle.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
@@ -15,9 +17,11 @@
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/episode_feed.h"
+#include "studies/evaluation.h"
 #include "studies/interrupt.h"
 #include "studies/oracle.h"
 #include "studies/progress.h"
+#include "studies/rollout.h"
 #include "studies/run_directory.h"
 
 namespace dynamix {
@@ -53,8 +57,120 @@ bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
   if (parse_command_line(args, options, values)) return false;
   read_knob_options(values, oracle_knobs(), a);
   require_search_fits(a.seeds);
+  if (a.rollout && a.hindsight) {
+    throw InputError("--rollout", 0, "", "either --rollout or --hindsight", "both");
+  }
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
+}
+
+void write_schedule_search(const OracleArgs& a,
+                           const std::vector<std::shared_ptr<const Scenario>>& scenarios,
+                           const IterationObserver& observer, std::ostream& csv,
+                           std::ostream& markdown) {
+  csv << "scenario,schedule,seeds,reached,mean_time_to_target_s,mean_epochs\n";
+  markdown << "# Oracle\n\nThe fastest global-batch schedule (per-worker mean batch, from the "
+              "epoch given, split by measured speed"
+           << (a.hindsight ? " and each seed's straggler timeline" : "")
+           << ") that reached the target on every one of " << a.seeds
+           << " seeds; evaluate runs it as `--policies " << (a.hindsight ? "hindsight" : "schedule")
+           << ":...`.\n\n"
+           << "| scenario | best schedule | mean time to target (s) | schedules tried |\n"
+           << "|---|---|---|---|\n";
+  OracleOptions search;
+  search.jobs = a.jobs;
+  search.hindsight = a.hindsight;
+  search.observer = observer;
+  for (const auto& scenario : scenarios) {
+    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
+    const OracleResult result = search_schedules(
+        scenario, a.env_options, static_cast<std::uint64_t>(a.first_seed), a.seeds, search,
+        [&](int done, int total) {
+          progress.update(static_cast<double>(done) / total,
+                          scenario->name + " " + std::to_string(done) + " episodes");
+        });
+    progress.finish();
+    write_schedules_csv(csv, scenario->name, result);
+    write_best(markdown, scenario->name, result);
+  }
+}
+
+/// "i:R" for each decision i (from 0) that left goodput:100, joined by spaces.
+std::string departures(const std::vector<int>& percents) {
+  std::string text;
+  for (std::size_t i = 0; i < percents.size(); ++i) {
+    if (percents[i] == 100) continue;
+    if (!text.empty()) text += ' ';
+    text += std::to_string(i);
+    text += ':';
+    text += std::to_string(percents[i]);
+  }
+  return text;
+}
+
+/// Mean of the seeds' times when every one is set, else nullopt.
+std::optional<double> mean_if_all(const std::vector<std::optional<double>>& times) {
+  double sum = 0;
+  for (const std::optional<double>& time : times) {
+    if (!time) return std::nullopt;
+    sum += *time;
+  }
+  return times.empty() ? std::nullopt : std::optional(sum / static_cast<double>(times.size()));
+}
+
+void write_rollout_rows(std::ostream& csv, std::ostream& markdown, const std::string& scenario,
+                        const std::vector<RolloutOutcome>& outcomes) {
+  std::vector<std::optional<double>> base, searched;
+  std::size_t changed = 0, decisions = 0;
+  for (const RolloutOutcome& o : outcomes) {
+    const std::string moves = departures(o.percents);
+    const auto changes = static_cast<std::size_t>(
+        std::count_if(o.percents.begin(), o.percents.end(), [](int p) { return p != 100; }));
+    csv << scenario << ',' << o.seed << ',' << (o.base_time_s ? format_number(*o.base_time_s) : "")
+        << ',' << (o.time_s ? format_number(*o.time_s) : "") << ',' << o.decisions << ',' << changes
+        << ',' << o.episodes << ',' << moves << '\n';
+    base.push_back(o.base_time_s);
+    searched.push_back(o.time_s);
+    changed += changes;
+    decisions += static_cast<std::size_t>(o.decisions);
+  }
+  const auto text = [](std::optional<double> t) { return t ? format_rounded(*t) : "miss"; };
+  const std::optional<double> b = mean_if_all(base), r = mean_if_all(searched);
+  markdown << "| " << scenario << " | " << text(b) << " | " << text(r) << " | "
+           << (b && r ? format_rounded(*r / *b) : "") << " | " << changed << " of " << decisions
+           << " |\n";
+}
+
+void write_rollouts(const OracleArgs& a,
+                    const std::vector<std::shared_ptr<const Scenario>>& scenarios,
+                    const IterationObserver& observer, std::ostream& csv, std::ostream& markdown) {
+  csv << "scenario,seed,goodput100_time_to_target_s,rollout_time_to_target_s,decisions,"
+         "changed_decisions,episodes,changes\n";
+  markdown << "# Oracle: hindsight rollout\n\nOn each of " << a.seeds
+           << " seeds, goodput:R's R chosen for each block of " << a.rollout_block
+           << " decisions in turn (from 50, 71, 100, 141, 200) by replaying the seed to the "
+              "target after each candidate, starting from goodput:100 (studies/rollout.h). Mean "
+              "time to target over the seeds.\n\n"
+           << "| scenario | goodput:100 (s) | rollout (s) | ratio | decisions changed |\n"
+           << "|---|---|---|---|---|\n";
+  EnvOptions env = a.env_options;
+  env.initial_batch = kEvaluationInitialBatch;
+  RolloutOptions options;
+  options.jobs = a.jobs;
+  options.block = a.rollout_block;
+  options.observer = observer;
+  for (const auto& scenario : scenarios) {
+    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
+    const std::vector<RolloutOutcome> outcomes =
+        hindsight_rollout(scenario, env, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
+                          [&](int seed, int episodes) {
+                            progress.update(static_cast<double>(seed - 1) / a.seeds,
+                                            scenario->name + " seed " + std::to_string(seed) +
+                                                ", " + std::to_string(episodes) + " episodes");
+                          });
+    progress.finish();
+    write_rollout_rows(csv, markdown, scenario->name, outcomes);
+  }
 }
 
 }  // namespace
@@ -77,40 +193,26 @@ int run_oracle(const std::vector<std::string>& args) {
   }
   RunDirectory directory(a.out, "oracle");
   const InterruptScope interrupt;
-  std::ofstream csv(directory.file("schedules.csv"));
-  std::ofstream markdown(directory.file("summary.md"));
-  csv << "scenario,schedule,seeds,reached,mean_time_to_target_s,mean_epochs\n";
-  markdown << "# Oracle\n\nThe fastest global-batch schedule (per-worker mean batch, from the "
-              "epoch given, split by measured speed"
-           << (a.hindsight ? " and each seed's straggler timeline" : "")
-           << ") that reached the target on every one of " << a.seeds
-           << " seeds; evaluate runs it as `--policies " << (a.hindsight ? "hindsight" : "schedule")
-           << ":...`.\n\n"
-           << "| scenario | best schedule | mean time to target (s) | schedules tried |\n"
-           << "|---|---|---|---|\n";
-  OracleOptions search;
-  search.jobs = a.jobs;
-  search.hindsight = a.hindsight;
-  search.observer = [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); };
-  for (const auto& scenario : scenarios) {
-    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
-    const OracleResult result = search_schedules(
-        scenario, a.env_options, static_cast<std::uint64_t>(a.first_seed), a.seeds, search,
-        [&](int done, int total) {
-          progress.update(static_cast<double>(done) / total,
-                          scenario->name + " " + std::to_string(done) + " episodes");
-        });
-    progress.finish();
-    write_schedules_csv(csv, scenario->name, result);
-    write_best(markdown, scenario->name, result);
+  const IterationObserver observer = [&interrupt](const TrainingRun&, const IterationRecord&) {
+    interrupt.check();
+  };
+  const std::string csv_name = a.rollout ? "rollout.csv" : "schedules.csv";
+  {
+    std::ofstream csv(directory.file(csv_name));
+    std::ofstream markdown(directory.file("summary.md"));
+    if (a.rollout) {
+      write_rollouts(a, scenarios, observer, csv, markdown);
+    } else {
+      write_schedule_search(a, scenarios, observer, csv, markdown);
+    }
+    csv.close();
+    markdown.close();
+    if (!csv || !markdown) throw InputError(a.out, 0, "", "writable result files");
   }
-  csv.close();
-  markdown.close();
-  if (!csv || !markdown) throw InputError(a.out, 0, "", "writable result files");
   directory.commit();
   std::ifstream summary(directory.final_path() / "summary.md");
-  std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
-            << "/{schedules.csv,summary.md}\n";
+  std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string() << "/{" << csv_name
+            << ",summary.md}\n";
   return 0;
 }
 

@@ -48,6 +48,16 @@ KnobTable<OracleArgs> make_oracle_knobs() {
                        "timeline (replayed from the seed), for a bound on dynamic clusters"},
            [](auto& a) -> auto& { return a.hindsight; }),
        Rows::flag(
+           {.key = "rollout",
+            .meaning = "instead of schedules, choose goodput:R's R window by window on each seed "
+                       "by replaying it (the seed's whole future known), starting from "
+                       "goodput:100: a per-window hindsight bound (rollout.csv)"},
+           [](auto& a) -> auto& { return a.rollout; }),
+       Rows::quantity(
+           {.key = "rollout-block",
+            .meaning = "consecutive decisions one --rollout choice holds (1: every window alone)"},
+           [](auto& a) -> auto& { return a.rollout_block; }, integers(1, 1000)),
+       Rows::flag(
            {.key = "quiet", .meaning = "print no progress on stderr"},
            [](auto& a) -> auto& { return a.quiet; }),
        Rows::text(

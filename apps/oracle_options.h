@@ -24,6 +24,11 @@ struct OracleArgs {
   int jobs;
   /// Search hindsight:... schedules, which know each seed's straggler timeline.
   bool hindsight = false;
+  /// Instead of schedules, search per-window actions on each seed by exact replays
+  /// (studies/rollout.h).
+  bool rollout = false;
+  /// Consecutive decisions one rollout choice holds.
+  int rollout_block = 5;
   bool quiet = false;
 
   OracleArgs();

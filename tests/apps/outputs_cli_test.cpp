@@ -305,5 +305,29 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("oracle --rollout writes each seed's goodput:100 and rollout times and its changes") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "oracle --rollout --rollout-block 10 --seeds 2 --seed 1 -q --set "
+      "training.target_accuracy=0.6 --set training.budget_epochs=20 --out " +
+      quoted(work / "rollout"));
+  REQUIRE(run.status == 0);
+  CHECK(run.stdout_text.find("| quickstart |") != std::string::npos);
+  const Csv csv = read_csv(work.path() / "rollout" / "rollout.csv");
+  REQUIRE(csv.rows.size() == 2);
+  for (const auto& row : csv.rows) {
+    const double base = std::stod(row[csv.column("goodput100_time_to_target_s")]);
+    const double rollout = std::stod(row[csv.column("rollout_time_to_target_s")]);
+    CHECK(rollout <= base);
+    // Every change is "decision:percent", and there are as many as changed_decisions says.
+    const std::string text = row[csv.column("changes")];
+    const std::vector<std::string> changes =
+        text.empty() ? std::vector<std::string>{} : split(text, ' ');
+    CHECK(std::to_string(changes.size()) == row[csv.column("changed_decisions")]);
+    for (const std::string& change : changes) CHECK(change.find(':') != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(work.path() / "rollout" / "schedules.csv"));
+}
+
 }  // namespace
 }  // namespace dynamix

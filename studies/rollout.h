@@ -1,0 +1,58 @@
+// The hindsight rollout: per seed, the learned policy's own actions (percentages of the
+// goodput-optimal batch) chosen window by window by a search that knows the seed's whole future,
+// a bound on what per-window decisions can gain over goodput:100 (docs/dynamic.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gym/batch_size_env.h"
+
+namespace dynamix {
+
+struct RolloutOptions {
+  /// The percentages of the goodput-optimal global batch a decision may choose (the goodput
+  /// action base's); 100 is goodput:100, the base policy every candidate continues with.
+  std::vector<int> percents = {50, 71, 100, 141, 200};
+  /// Consecutive decisions one choice holds: 1 decides every window alone, a longer block also
+  /// finds changes that pay only when sustained (a greedy search over single windows does not).
+  int block = 5;
+  /// Episodes run at once (threads); results do not depend on it.
+  int jobs = 1;
+  /// Set on every episode's environment (e.g. to stop on an interrupt by throwing).
+  IterationObserver observer;
+};
+
+/// One seed's search.
+struct RolloutOutcome {
+  std::uint64_t seed = 0;
+  /// goodput:100's time to target on the seed, and the searched sequence's; none if missed.
+  std::optional<double> base_time_s;
+  std::optional<double> time_s;
+  /// The percentage chosen at each decision up to the last one that left 100 (every later one
+  /// is 100).
+  std::vector<int> percents;
+  /// Decisions the searched sequence's episode took, and episodes the search ran.
+  int decisions = 0;
+  int episodes = 0;
+};
+
+/// For each seed: starting from goodput:100 throughout, at each block of `options.block`
+/// decisions in turn, every other percentage is tried for the block, followed by goodput:100 to
+/// the end of the episode, and the one that reaches the target soonest is kept (ties keep the
+/// earlier choice). Each candidate is an
+/// exact replay of the seed, so the search knows its stragglers, co-located jobs and
+/// preemptions; the result is never slower than goodput:100 on the seed (the base's own
+/// continuation is always a candidate: Bertsekas' rollout). Starts every worker at
+/// `env_options.initial_batch`; stop_at_target is forced on. `progress(seed, episodes)` names the
+/// seed in search (1-based) and the episodes run so far. Deterministic whatever `jobs`.
+std::vector<RolloutOutcome> hindsight_rollout(const std::shared_ptr<const Scenario>& scenario,
+                                              const EnvOptions& env_options,
+                                              std::uint64_t first_seed, int seeds,
+                                              const RolloutOptions& options,
+                                              const std::function<void(int, int)>& progress = {});
+
+}  // namespace dynamix

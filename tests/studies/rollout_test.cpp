@@ -1,0 +1,80 @@
+// The hindsight rollout: exact replays of a seed improve goodput:100 block by block.
+#include "studies/rollout.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "gym/env_knobs.h"
+#include "gym/scenario_source.h"
+#include "policies/baselines/baselines.h"
+#include "studies/evaluation.h"
+
+namespace dynamix {
+namespace {
+
+std::shared_ptr<const Scenario> short_quickstart() {
+  return std::make_shared<const Scenario>(load_scenario(
+      kDefaultScenario, {"training.target_accuracy=0.6", "training.budget_epochs=20"}));
+}
+
+EnvOptions evaluation_start() {
+  EnvOptions env = evaluation_env_options();
+  env.initial_batch = kEvaluationInitialBatch;
+  return env;
+}
+
+/// goodput:R's time to target on `seed`, as `dynamix evaluate` runs it.
+double anchor_time(const std::shared_ptr<const Scenario>& scenario, int percent,
+                   std::uint64_t seed) {
+  EnvOptions env = evaluation_start();
+  env.stop_at_target = true;
+  BatchSizeEnv batch_env(std::make_shared<FixedScenario>(scenario), env);
+  AnchorRatioPolicy policy(ActionBase::kGoodput, percent);
+  const EpisodeResult result = run_episode(batch_env, policy, seed);
+  return result.time_to_target_s.value_or(std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("One block over the whole episode: the rollout is the fastest constant goodput:R") {
+  const auto scenario = short_quickstart();
+  RolloutOptions options;
+  options.block = 100000;
+  const std::vector<RolloutOutcome> outcomes =
+      hindsight_rollout(scenario, evaluation_start(), 3, 1, options);
+  REQUIRE(outcomes.size() == 1);
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int percent : options.percents)
+    fastest = std::min(fastest, anchor_time(scenario, percent, 3));
+  REQUIRE(outcomes[0].base_time_s);
+  REQUIRE(outcomes[0].time_s);
+  CHECK(*outcomes[0].base_time_s == anchor_time(scenario, 100, 3));
+  CHECK(*outcomes[0].time_s == fastest);
+  CHECK(outcomes[0].episodes == 1 + static_cast<int>(options.percents.size()) - 1);
+}
+
+TEST_CASE("The rollout is never slower than goodput:100 and the same whatever the threads") {
+  const auto scenario = short_quickstart();
+  RolloutOptions options;
+  options.block = 10;
+  const std::vector<RolloutOutcome> one =
+      hindsight_rollout(scenario, evaluation_start(), 1, 2, options);
+  options.jobs = 2;
+  const std::vector<RolloutOutcome> two =
+      hindsight_rollout(scenario, evaluation_start(), 1, 2, options);
+  REQUIRE(one.size() == 2);
+  for (std::size_t s = 0; s < one.size(); ++s) {
+    CAPTURE(s);
+    REQUIRE(one[s].base_time_s);
+    REQUIRE(one[s].time_s);
+    CHECK(*one[s].time_s <= *one[s].base_time_s);
+    CHECK(one[s].seed == 1 + s);
+    CHECK(two[s].time_s == one[s].time_s);
+    CHECK(two[s].percents == one[s].percents);
+    CHECK(one[s].percents.size() % 10 == 0);
+    CHECK(one[s].episodes > 1);
+  }
+}
+
+}  // namespace
+}  // namespace dynamix
