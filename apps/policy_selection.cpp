@@ -5,6 +5,7 @@
 
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
+#include "sim/core/check.h"
 
 namespace dynamix {
 namespace {
@@ -35,6 +36,20 @@ EnvOptions selection_options(EnvOptions options) {
 
 }  // namespace
 
+int misses_beside(const SelectionScore& policy, const SelectionScore& reference) {
+  DYNAMIX_CHECK(policy.reached.size() == reference.reached.size(),
+                policy.reached.size() << " episodes against " << reference.reached.size());
+  int misses = 0;
+  for (std::size_t i = 0; i < policy.reached.size(); ++i) {
+    if (!policy.reached[i] && reference.reached[i]) ++misses;
+  }
+  return misses;
+}
+
+bool does_harm(const SelectionScore& policy, const SelectionScore& fixed_point) {
+  return policy.score > fixed_point.score || misses_beside(policy, fixed_point) > 0;
+}
+
 PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios,
                                  const EnvOptions& env, int seeds)
     : scenarios_(std::move(scenarios)), env_(selection_options(env)), seeds_(seeds) {
@@ -49,11 +64,13 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
   }
 }
 
-double PolicySelection::score(const std::filesystem::path& file) const {
+SelectionScore PolicySelection::score(const std::filesystem::path& file) const {
+  SelectionScore score;
   double log_sum = 0;
   for (std::size_t s = 0; s < scenarios_.size(); ++s) {
     std::vector<EpisodeResult> results = references_[s];
     for (EpisodeResult& result : run_seeds(scenarios_[s], "ppo:" + file.string(), env_, seeds_)) {
+      score.reached.push_back(result.time_to_target_s.has_value());
       results.push_back(std::move(result));
     }
     const ScenarioScores scores = score_results(results).front();
@@ -61,14 +78,16 @@ double PolicySelection::score(const std::filesystem::path& file) const {
         scores.best_heuristic ? scores.policies[*scores.best_heuristic].score_s : scores.penalty_s;
     log_sum += std::log(scores.policies.back().score_s / reference);
   }
-  return std::exp(log_sum / static_cast<double>(scenarios_.size()));
+  score.score = std::exp(log_sum / static_cast<double>(scenarios_.size()));
+  return score;
 }
 
 bool PolicySelection::consider(const std::filesystem::path& file,
                                const std::filesystem::path& keep) {
-  last_ = score(file);
-  if (best_ && *best_ <= *last_) return false;
-  best_ = last_;
+  SelectionScore scored = score(file);
+  last_ = scored.score;
+  if (best_ && best_->score <= *last_) return false;
+  best_ = std::move(scored);
   if (file != keep) {
     std::filesystem::copy_file(file, keep, std::filesystem::copy_options::overwrite_existing);
   }

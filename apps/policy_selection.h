@@ -13,6 +13,20 @@
 
 namespace dynamix {
 
+/// A policy's score on the selection scenarios, and which of its episodes reached the target.
+struct SelectionScore {
+  /// The geometric mean over the scenarios of its score over the best heuristic's there.
+  double score = 0;
+  /// Per scenario, then per seed: whether the episode reached the target.
+  std::vector<bool> reached;
+};
+
+/// The episodes `policy` missed that `reference`, run on the same scenarios and seeds, reached.
+int misses_beside(const SelectionScore& policy, const SelectionScore& reference);
+/// Whether shipping `policy` rather than `fixed_point` does harm: it scores worse (higher), or
+/// misses the target in an episode the fixed point reached. A tie does none.
+bool does_harm(const SelectionScore& policy, const SelectionScore& fixed_point);
+
 class PolicySelection {
  public:
   /// Runs the heuristic baselines once on every scenario (`seeds` seeds from kSelectionSeed, at
@@ -24,12 +38,14 @@ class PolicySelection {
   /// The reach-aware score of the policy in `file` (lower is better): the geometric mean over
   /// the scenarios of its score over the best heuristic's there, both as `dynamix evaluate`
   /// ranks them (a miss on any seed counts as the scenario's miss time).
-  double score(const std::filesystem::path& file) const;
+  SelectionScore score(const std::filesystem::path& file) const;
   /// Scores `file` and keeps a copy of it as `keep` when the score is the best so far (or is
   /// the first); true if it was.
   bool consider(const std::filesystem::path& file, const std::filesystem::path& keep);
   /// The best score so far; nullopt before the first.
-  std::optional<double> best() const { return best_; }
+  std::optional<double> best() const { return best_ ? std::optional(best_->score) : std::nullopt; }
+  /// The best policy's score and episodes; nullopt before the first.
+  const std::optional<SelectionScore>& best_score() const { return best_; }
   /// The score of the last policy considered.
   std::optional<double> last() const { return last_; }
   std::size_t scenarios() const { return scenarios_.size(); }
@@ -44,7 +60,7 @@ class PolicySelection {
   int seeds_;
   /// The heuristics' episodes, per scenario.
   std::vector<std::vector<EpisodeResult>> references_;
-  std::optional<double> best_;
+  std::optional<SelectionScore> best_;
   std::optional<double> last_;
 };
 

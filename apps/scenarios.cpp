@@ -22,7 +22,7 @@ int run_scenarios(const std::vector<std::string>& args) {
       "dynamic", boost::program_options::bool_switch(&dynamic),
       "print the embedded paths of the dynamic clusters (stragglers with precursors, co-located "
       "jobs: docs/dynamic.md) instead, one per line, smallest first; with --validation their "
-      "held-out set");
+      "held-out set (the set train --select-on dynamic-validation names)");
   boost::program_options::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   if (validation || dynamic) {

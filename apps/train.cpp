@@ -19,7 +19,10 @@
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
+#include "policies/baselines/baselines.h"
+#include "policies/export/policy_snapshot.h"
 #include "policies/export/torch_kernels.h"
+#include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/ppo_policy.h"
 #include "policies/ppo/ppo_trainer.h"
@@ -210,13 +213,53 @@ void write_kernels(JsonWriter& json) {
   json.end_object();
 }
 
+/// What a selecting run shipped as policy.pt, and why (docs/ppo.md#do-no-harm).
+struct Shipped {
+  /// The baseline the fixed point decides as ("goodput:100"); nullopt where the action base has
+  /// none.
+  std::optional<std::string> fixed_point;
+  /// The best snapshot's selection score and episodes.
+  SelectionScore snapshot;
+  /// The fixed point's, on the same scenarios and seeds.
+  std::optional<SelectionScore> fixed_point_score;
+  /// Episodes the best snapshot missed that the fixed point reached.
+  int misses = 0;
+  /// True when policy.pt is the fixed point: the best snapshot scored worse or missed where
+  /// the fixed point reached.
+  bool fixed_point_ships = false;
+};
+
+/// run.json's "selection": the scenarios, the best snapshot's score, the fixed point's, and
+/// which one policy.pt is.
+void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& shipped) {
+  json.begin_object();
+  json.key("scenarios");
+  write_string_list(json, run.select_on);
+  json.key("score");
+  json.value(shipped.snapshot.score);
+  json.key("fixed_point");
+  if (shipped.fixed_point) {
+    json.value(*shipped.fixed_point);
+  } else {
+    json.null();
+  }
+  json.key("fixed_point_score");
+  json.value(shipped.fixed_point_score ? std::optional(shipped.fixed_point_score->score)
+                                       : std::nullopt);
+  json.key("misses_beside_fixed_point");
+  json.value(shipped.misses);
+  json.key("shipped");
+  json.value(shipped.fixed_point_ships ? "fixed point" : "snapshot");
+  json.end_object();
+}
+
 /// run.json: train's options from its table (keyed as Python names them), every PPO option from
 /// PPO's (as --options name them, with those train does not expose), the environment's from its
 /// table, the CPU kernels its math ran on, the randomization ranges with --randomize, and the
 /// resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
                     std::int64_t updates, const Scenario& scenario,
-                    const PolicySelection* selection) {
+                    const std::optional<Shipped>& shipped) {
   std::ofstream out(file);
   JsonWriter json(out);
   json.begin_object();
@@ -241,14 +284,9 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
     json.key("randomization");
     write_randomization(json, run.sampler);
   }
-  if (selection) {
+  if (shipped) {
     json.key("selection");
-    json.begin_object();
-    json.key("scenarios");
-    write_string_list(json, run.select_on);
-    json.key("score");
-    json.value(*selection->best());
-    json.end_object();
+    write_selection(json, run, *shipped);
   }
   json.key("config");
   json.value(scenario.resolved);
@@ -275,11 +313,10 @@ void check(const po::variables_map& values, TrainOptions& o) {
   if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides, o.family_budget);
   std::vector<std::string> select_on;
   for (const std::string& name : o.select_on) {
-    if (name != "validation") {
-      select_on.push_back(name);
-      continue;
-    }
-    for (const std::string& path : validation_scenario_paths()) select_on.push_back(path);
+    std::vector<std::string> paths = {name};
+    if (name == "validation") paths = validation_scenario_paths();
+    if (name == "dynamic-validation") paths = dynamic_validation_scenario_paths();
+    select_on.insert(select_on.end(), paths.begin(), paths.end());
   }
   o.select_on = std::move(select_on);
 }
@@ -362,17 +399,79 @@ std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnosti
   return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
 }
 
-/// Writes policy.pt: the final policy, or with a selection the best it scored (the final one
-/// included), the final one then in last_policy.pt.
-void write_policy(PpoTrainer& trainer, const RunDirectory& directory, PolicySelection* selection) {
+/// A selecting run's best snapshot, whether it ships or not.
+constexpr const char* kBestSnapshot = "best_snapshot.pt";
+/// Where the fixed point is written to be scored.
+constexpr const char* kFixedPoint = "fixed_point.pt";
+
+/// Scores the fixed point (the final snapshot's network with its output layer set to always take
+/// the neutral action, in kFixedPoint) as the snapshots were scored, and judges the best
+/// snapshot against it; no fixed point where the action base has none.
+Shipped judge(const PpoTrainer& trainer, const RunDirectory& directory,
+              const PolicySelection& selection) {
+  const PolicySnapshot snapshot = trainer.policy_snapshot();
+  const PolicyMetadata& metadata = snapshot.metadata;
+  Shipped shipped;
+  shipped.fixed_point = fixed_point_policy(metadata.action_base, metadata.actions);
+  shipped.snapshot = *selection.best_score();
+  if (!shipped.fixed_point) return shipped;
+  const std::size_t neutral = *neutral_action(metadata.action_base, metadata.actions);
+  save_torchscript_policy(constant_action_snapshot(snapshot, neutral), directory.file(kFixedPoint));
+  shipped.fixed_point_score = selection.score(directory.file(kFixedPoint));
+  shipped.misses = misses_beside(shipped.snapshot, *shipped.fixed_point_score);
+  shipped.fixed_point_ships = does_harm(shipped.snapshot, *shipped.fixed_point_score);
+  return shipped;
+}
+
+/// Writes policy.pt: the final policy; or with a selection the best snapshot it scored (the
+/// final one included, in last_policy.pt; the best in best_snapshot.pt), unless the fixed point
+/// did better there, which then ships instead. What shipped, with a selection.
+std::optional<Shipped> write_policy(PpoTrainer& trainer, const RunDirectory& directory,
+                                    PolicySelection* selection) {
+  const std::filesystem::path policy = directory.file("policy.pt");
   if (!selection) {
-    trainer.export_policy(directory.file("policy.pt"));
-    return;
+    trainer.export_policy(policy);
+    return std::nullopt;
   }
   const std::filesystem::path last = directory.file("last_policy.pt");
   trainer.export_policy(last);
   selection->consider(last, directory.file(kSelectedPolicy));
-  std::filesystem::rename(directory.file(kSelectedPolicy), directory.file("policy.pt"));
+  const Shipped shipped = judge(trainer, directory, *selection);
+  // Copies first, so that the kept snapshot survives until the run's files are complete.
+  const auto overwrite = std::filesystem::copy_options::overwrite_existing;
+  std::filesystem::copy_file(directory.file(kSelectedPolicy), directory.file(kBestSnapshot),
+                             overwrite);
+  if (shipped.fixed_point_ships) {
+    std::filesystem::rename(directory.file(kFixedPoint), policy);
+  } else {
+    std::filesystem::copy_file(directory.file(kSelectedPolicy), policy, overwrite);
+    std::filesystem::remove(directory.file(kFixedPoint));
+  }
+  std::filesystem::remove(directory.file(kSelectedPolicy));
+  return shipped;
+}
+
+/// The line that says what policy.pt is, for a selecting run.
+std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t scenarios) {
+  if (!shipped.fixed_point) {
+    return "policy.pt: the best snapshot; the " + std::string(action_base_name(base)) +
+           " action base has no fixed point to check it against";
+  }
+  const std::string fixed_point = format_rounded(shipped.fixed_point_score->score);
+  const std::string snapshot = format_rounded(shipped.snapshot.score);
+  const std::string on = " on " + std::to_string(scenarios) + " scenario(s)";
+  if (!shipped.fixed_point_ships) {
+    return "policy.pt: the best snapshot (selection " + snapshot + " against the fixed point " +
+           *shipped.fixed_point + "'s " + fixed_point + on + ")";
+  }
+  std::string misses;
+  if (shipped.misses > 0) {
+    misses = ", and it missed the target in " + std::to_string(shipped.misses) +
+             " episode(s) the fixed point reached";
+  }
+  return "policy.pt: the fixed point " + *shipped.fixed_point + " (selection " + fixed_point +
+         " against the best snapshot's " + snapshot + on + misses + "); the best snapshot is in " +
+         kBestSnapshot;
 }
 
 /// Trains to the end or an interrupt; after each update: evaluation when due, a curve row,
@@ -445,16 +544,18 @@ int run_train(const std::vector<std::string>& args) {
   }
   curve.close();
   trainer.save_checkpoint(directory.file("checkpoint.pt"));
-  write_policy(trainer, directory, selection.get());
-  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario, selection.get());
+  const std::optional<Shipped> shipped = write_policy(trainer, directory, selection.get());
+  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario, shipped);
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
             << "wrote " << directory.final_path().string() << "/{policy.pt,"
-            << (selection ? "last_policy.pt," : "") << "checkpoint.pt,train_curve.csv,run.json}\n";
-  if (selection) {
-    std::cout << "selected the policy that scored " << format_rounded(*selection->best())
-              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n";
+            << (selection ? "last_policy.pt,best_snapshot.pt," : "")
+            << "checkpoint.pt,train_curve.csv,run.json}\n";
+  if (shipped) {
+    std::cout << "selected the policy that scored " << format_rounded(shipped->snapshot.score)
+              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n"
+              << shipped_line(*shipped, o.env.action_base, selection->scenarios()) << '\n';
   }
   return 0;
 }

@@ -64,12 +64,15 @@ std::vector<Row> scenario_rows() {
       Rows::quantity({.key = "threads", .meaning = "environment threads, 0 = one per core"},
                      field(&TrainOptions::threads), integers(0, kMaxThreads)),
       env_row("decision-interval"),
-      Rows::texts({.key = "select-on",
-                   .meaning = "scenario to select the policy on, repeatable ('validation': the six "
-                              "embedded validation clusters): policy.pt is the evaluated policy "
-                              "that did best there against the heuristics, last_policy.pt the "
-                              "final one"},
-                  field(&TrainOptions::select_on)),
+      Rows::texts(
+          {.key = "select-on",
+           .meaning = "scenario to select the policy on, repeatable ('validation': the six "
+                      "embedded validation clusters; 'dynamic-validation': the four held-out "
+                      "dynamic ones): best_snapshot.pt is the evaluated policy that did best "
+                      "there against the heuristics, last_policy.pt the final one; policy.pt is "
+                      "the best snapshot, or the fixed point (goodput:100 on the goodput base) "
+                      "where the snapshot did worse there or missed where it reached"},
+          field(&TrainOptions::select_on)),
       env_row("action-base")};
 }
 

@@ -40,7 +40,8 @@ struct TrainOptions {
   EnvOptions env;
   /// The ranges of the randomized family (base and overrides set with --randomize).
   SamplerOptions sampler;
-  /// Scenarios the policy is selected on (--select-on; "validation" expanded).
+  /// Scenarios the policy is selected on (--select-on; "validation" and "dynamic-validation"
+  /// expanded).
   std::vector<std::string> select_on;
 };
 

@@ -218,6 +218,13 @@ std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const
   return batches;
 }
 
+std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions) {
+  if (base != ActionBase::kNoise && base != ActionBase::kGoodput) return std::nullopt;
+  const std::optional<std::size_t> neutral = neutral_action(base, actions);
+  if (!neutral || actions[*neutral] < 1) return std::nullopt;
+  return std::string(action_base_name(base)) + ":" + std::to_string(actions[*neutral]);
+}
+
 std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
                                              const Observation& observation) {
   const std::size_t p = context.workers();

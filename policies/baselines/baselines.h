@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "gym/action_base.h"
 #include "policies/baselines/throughput_model.h"
 #include "policies/policy.h"
 #include "sim/cluster/variability.h"
@@ -153,6 +155,11 @@ class AnchorRatioPolicy : public Policy {
   int percent_;
   std::vector<long long> requested_;
 };
+
+/// The AnchorRatioPolicy a learned policy on `base` with action set `actions` decides as when it
+/// always takes its neutral action (its fixed point: "goodput:100", "noise:400"); nullopt on a
+/// base whose neutral action no baseline equals (current, balanced, global).
+std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions);
 
 /// goodput:R for spot instances, the rule a practitioner writes for preemption notices: when a
 /// worker under notice (DecisionContext::leaving_in_s) leaves before the next decision takes

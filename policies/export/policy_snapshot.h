@@ -26,4 +26,13 @@ struct PolicySnapshot {
   std::vector<DenseLayer> layers;
 };
 
+/// How far below the kept action's logit a constant_action_snapshot puts every other action's:
+/// softmax leaves them about 2e-22, still a normal float.
+inline constexpr float kConstantActionMargin = 50;
+
+/// `snapshot` with its last layer's weights zero and its bias 0 for `action` and
+/// −kConstantActionMargin for every other action: the same network, normalization and metadata,
+/// whose logits are the bias whatever the observation, so that it always takes `action`.
+PolicySnapshot constant_action_snapshot(PolicySnapshot snapshot, std::size_t action);
+
 }  // namespace dynamix

@@ -195,6 +195,12 @@ TEST_CASE("train --select-on keeps the evaluated policy that scored best on the 
   CHECK(selection["scenarios"].size() == 2);
   CHECK(selection["score"].as<double>() ==
         doctest::Approx(*std::min_element(scores.begin(), scores.end())));
+  // The best snapshot ships unless the fixed point scored better or reached where it missed.
+  const bool snapshot_ships =
+      selection["score"].as<double>() <= selection["fixed_point_score"].as<double>() &&
+      selection["misses_beside_fixed_point"].as<int>() == 0;
+  CHECK(selection["shipped"].as<std::string>() == (snapshot_ships ? "snapshot" : "fixed point"));
+  CHECK((contents(dir / "policy.pt") == contents(dir / "best_snapshot.pt")) == snapshot_ships);
   // The kept policy is the one that scored best: it runs like any policy.pt.
   const Outcome evaluated =
       dynamix("evaluate --policies ppo:" + quoted(dir / "policy.pt") +
@@ -204,6 +210,98 @@ TEST_CASE("train --select-on keeps the evaluated policy that scored best on the 
       dynamix("train --steps 100 --select-on nowhere --out " + quoted(work / "refused"));
   CHECK(unknown.status == 2);
   CHECK_FALSE(fs::exists(work.path() / "refused"));
+}
+
+/// The episodes of one policy label in `evaluate`'s results.csv, under "scenario seed": each
+/// row but for the columns that say what the policy is (policy, kind) and how it chose
+/// (departure_share: non-neutral actions for a learned policy, batch changes for a rule).
+std::map<std::string, std::vector<std::string>> episodes_of(const Csv& results,
+                                                            const std::string& policy) {
+  const std::size_t policy_column = results.column("policy");
+  const std::set<std::size_t> skipped = {policy_column, results.column("kind"),
+                                         results.column("departure_share")};
+  std::map<std::string, std::vector<std::string>> episodes;
+  for (const auto& row : results.rows) {
+    if (row[policy_column] != policy) continue;
+    std::vector<std::string> fields;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (!skipped.contains(i)) fields.push_back(row[i]);
+    }
+    episodes[row[results.column("scenario")] + " " + row[results.column("seed")]] = fields;
+  }
+  return episodes;
+}
+
+TEST_CASE("train --select-on ships the fixed point goodput:100 when the best snapshot does worse") {
+  TempDirectory work;
+  // Untrained and free to depart from the neutral action (--initial-hold 0), the policy of seed
+  // 3 does worse on hetero32 than always holding the goodput optimum.
+  const std::string command = kTinyRun +
+                              " --eval-seeds 1 --initial-hold 0 --select-on hetero32 --seed 3 "
+                              "--quiet --out ";
+  for (const char* threads : {"1", "2"}) {
+    const Outcome run =
+        dynamix(command + quoted(work / threads) + " --threads " + std::string(threads));
+    REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+    CHECK(run.stdout_text.find("\npolicy.pt: the fixed point goodput:100 (selection ") !=
+          std::string::npos);
+    CHECK(run.stdout_text.find("); the best snapshot is in best_snapshot.pt\n") !=
+          std::string::npos);
+  }
+  const fs::path dir = work.path() / "1";
+  for (const char* file : {"policy.pt", "best_snapshot.pt", "last_policy.pt"}) {
+    CAPTURE(file);
+    CHECK(contents(dir / file) == contents(work.path() / "2" / file));
+  }
+  CHECK(contents(dir / "policy.pt") != contents(dir / "best_snapshot.pt"));
+  CHECK_FALSE(fs::exists(dir / "fixed_point.pt"));
+  const YAML::Node selection = YAML::LoadFile((dir / "run.json").string())["selection"];
+  CHECK(selection["shipped"].as<std::string>() == "fixed point");
+  CHECK(selection["fixed_point"].as<std::string>() == "goodput:100");
+  CHECK(selection["fixed_point_score"].as<double>() < selection["score"].as<double>());
+  CHECK(selection["misses_beside_fixed_point"].as<int>() == 0);
+  // policy.pt runs as goodput:100 does, at the interval it was trained with, on the scenario it
+  // was selected on and on another; the snapshot it replaced does not.
+  const Outcome evaluated = dynamix(
+      "evaluate --policies ppo:" + quoted(dir / "policy.pt") +
+      ",goodput:100,ppo:" + quoted(dir / "best_snapshot.pt") +
+      " --scenario hetero32 --scenario embedded:/scenarios/dynamic/validation/v8_dyn_lossy.yaml "
+      "--seeds 2 --decision-interval 20 --out " +
+      quoted(work / "eval"));
+  REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+  const Csv results = read_csv(work.path() / "eval" / "results.csv");
+  const auto fixed_point = episodes_of(results, "policy");
+  CHECK(fixed_point.size() == 4);
+  CHECK(fixed_point == episodes_of(results, "goodput:100"));
+  CHECK(fixed_point != episodes_of(results, "best_snapshot"));
+  // It never took anything but the neutral action.
+  for (const auto& row : results.rows) {
+    if (row[results.column("policy")] == "policy") {
+      CHECK(row[results.column("departure_share")] == "0");
+    }
+  }
+}
+
+TEST_CASE("train --select-on dynamic-validation ships the snapshot on a base without fixed point") {
+  TempDirectory work;
+  const Outcome run = dynamix(kTinyRun +
+                              " --eval-seeds 1 --action-base balanced --select-on "
+                              "dynamic-validation --seed 3 --quiet --out " +
+                              quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  CHECK(run.stdout_text.find("\npolicy.pt: the best snapshot; the balanced action base has no "
+                             "fixed point to check it against\n") != std::string::npos);
+  const fs::path dir = work.path() / "train";
+  CHECK(contents(dir / "policy.pt") == contents(dir / "best_snapshot.pt"));
+  const YAML::Node selection = YAML::LoadFile((dir / "run.json").string())["selection"];
+  CHECK(selection["shipped"].as<std::string>() == "snapshot");
+  CHECK(selection["fixed_point"].IsNull());
+  CHECK(selection["fixed_point_score"].IsNull());
+  const Outcome listed = dynamix("scenarios --dynamic --validation");
+  std::vector<std::string> held_out;
+  for (const auto& path : selection["scenarios"]) held_out.push_back(path.as<std::string>());
+  CHECK(held_out.size() == 4);
+  CHECK(split(listed.stdout_text.substr(0, listed.stdout_text.size() - 1), '\n') == held_out);
 }
 
 TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and policy.pt") {
@@ -216,6 +314,9 @@ TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and poli
     CAPTURE(file);
     CHECK(contents(work.path() / "first" / file) == contents(work.path() / "second" / file));
   }
+  // Without --select-on, policy.pt is the final policy and nothing is judged.
+  CHECK_FALSE(fs::exists(work.path() / "first" / "best_snapshot.pt"));
+  CHECK_FALSE(fs::exists(work.path() / "first" / "last_policy.pt"));
 }
 
 TEST_CASE("train interrupted, then resumed, ends byte for byte where an uninterrupted run does") {

@@ -259,5 +259,43 @@ TEST_CASE(
   CHECK(NoticeGoodputPolicy(100).decide(distant, observation) == goodput);
 }
 
+TEST_CASE("A learned policy's fixed point is the anchor rule at its neutral action, where one is") {
+  CHECK(fixed_point_policy(ActionBase::kGoodput, default_actions(ActionBase::kGoodput)) ==
+        "goodput:100");
+  CHECK(fixed_point_policy(ActionBase::kNoise, default_actions(ActionBase::kNoise)) == "noise:400");
+  const std::vector<int> without_hundred = {60, 80, 120};
+  CHECK(fixed_point_policy(ActionBase::kGoodput, without_hundred) == "goodput:80");
+  for (const ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal}) {
+    CAPTURE(action_base_name(base));
+    CHECK_FALSE(fixed_point_policy(base, default_actions(base)).has_value());
+  }
+  // The named rule decides as every worker taking the neutral action does.
+  const EnvOptions options = evaluation_env_options();
+  WindowMetrics window = four_equal_workers();
+  window.workers[0].samples_per_s = 1280;
+  const std::vector<int> batches = {96, 128, 160, 128};
+  const std::vector<int> limits(4, 1 << 20);
+  const DecisionContext context{.options = options,
+                                .window = window,
+                                .batches = batches,
+                                .max_batches = limits,
+                                .reference_batch = 128};
+  for (const ActionBase base : {ActionBase::kGoodput, ActionBase::kNoise}) {
+    CAPTURE(action_base_name(base));
+    const std::vector<int> actions = default_actions(base);
+    const std::vector<int> neutral(4, static_cast<int>(*neutral_action(base, actions)));
+    std::vector<long long> requested;
+    requested_batches(base, actions, window, batches, neutral, requested);
+    const std::vector<int> anchored =
+        make_baseline(*fixed_point_policy(base, actions), 1)->decide(context, Observation{});
+    REQUIRE(anchored.size() == requested.size());
+    for (std::size_t w = 0; w < anchored.size(); ++w) {
+      CHECK(anchored[w] ==
+            std::clamp<long long>(requested[w], options.min_batch, options.max_batch));
+    }
+    CHECK(anchored != batches);
+  }
+}
+
 }  // namespace
 }  // namespace dynamix
