@@ -56,6 +56,10 @@ def arguments(argv):
     parser.add_argument("--proto", type=pathlib.Path, default=SOURCE / "build/adapter/proto",
                         help="the generated Python protobuf stubs (dynamix_pb2.py)")
     parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--slowdown", default="",
+                        help="per-rank compute slowdown of the real job, e.g. 1,2 (its "
+                             "--slowdown: a slow device emulated by sleeping); the simulated "
+                             "rank gets the device's time points times its factor")
     parser.add_argument("--fit-batches", default="256,4096", help="global batches fitted")
     parser.add_argument("--fit-seeds", default="0,1,2")
     parser.add_argument("--fit-logs", type=pathlib.Path,
@@ -108,6 +112,11 @@ def arguments(argv):
         options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
         options.measure_options = "--model mlp --quick"
         options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
+    options.slowdowns = floats(options.slowdown)
+    if options.slowdowns and (len(options.slowdowns) != options.ranks or
+                              min(options.slowdowns) < 1):
+        refuse(f"--slowdown: expected {options.ranks} factors >= 1 (one per rank), found "
+               f"'{options.slowdown}'")
     if options.measured_logs and options.train_steps > 0 and not options.policy:
         refuse("--policy: expected the policy.pt that steered the measured runs beside "
                "--measured-logs (or --train-steps 0), found none")
@@ -199,6 +208,8 @@ def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, a
         command += ["--arbitrator", arbitrator]
     if validate_every:
         command += ["--validate-every-samples", str(validate_every)]
+    if options.slowdowns:
+        command += ["--slowdown", options.slowdown]
     return command + options.job_options.split()
 
 
@@ -311,8 +322,7 @@ def fit_dynamics(study):
 def write_scenario(study, overhead_s):
     """The calibrated cluster (its devices, sync knobs, topology) with the fitted workload and
     the job's per-iteration overhead."""
-    scenario = with_step_overhead(
-        yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text()), overhead_s)
+    scenario = with_step_overhead(calibrated_cluster(study), overhead_s)
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
     scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
     scenario["name"] = "sim_to_real"
@@ -336,6 +346,32 @@ def measured_iteration_s(log):
     steps = [(float(b["time_s"]) - float(a["time_s"])) / (int(b["iteration"]) - int(a["iteration"]))
              for a, b in zip(rows, rows[1:])]
     return int(float(rows[0]["global_batch"])), statistics.median(steps)
+
+
+def calibrated_cluster(study):
+    """cluster/calibrated.yaml with one node group per rank where --slowdown makes ranks differ:
+    rank r computes on a copy of the device whose time points are --slowdown's factor times
+    the measured ones."""
+    scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
+    slowdowns = study.options.slowdowns
+    if not slowdowns or all(factor == 1 for factor in slowdowns):
+        return scenario
+    (group,) = scenario["topology"]["nodes"]
+    nodes = []
+    for rank, factor in enumerate(slowdowns):
+        device = group["gpu"]
+        if factor != 1:
+            device = f"{group['gpu']}-x{factor:g}"
+            slow = copy.deepcopy(scenario["devices"][group["gpu"]])
+            slow["time_points"] = [[b, t * factor] for b, t in slow["time_points"]]
+            slow["source"] = (f"{group['gpu']}'s time points x {factor:g}: reference_job.py "
+                              "--slowdown")
+            scenario["devices"][device] = slow
+        node = copy.deepcopy(group)
+        node.pop("count", None)
+        nodes.append(dict(node, name=f"rank-{rank}", gpu=device))
+    scenario["topology"]["nodes"] = nodes
+    return scenario
 
 
 def with_step_overhead(scenario, overhead_s):
@@ -371,7 +407,7 @@ def fit_job_overhead(study):
     for log in sorted((study.work / "fit").glob("b*_s*.csv")):
         batch, seconds = measured_iteration_s(log)
         measured.setdefault(batch, []).append(seconds)
-    scenario = yaml.safe_load((study.work / "cluster/calibrated.yaml").read_text())
+    scenario = calibrated_cluster(study)
     ranks = study.options.ranks
 
     def error(shift):
@@ -627,7 +663,9 @@ def target_section(study, target, by_policy):
 def write_summary(study, compared):
     options = study.options
     lines = ["# Sim-to-real: predicted against measured time to target", "",
-             f"{options.ranks} ranks; validation every {options.validate_every} samples; "
+             f"{options.ranks} ranks"
+             f"{'; slowdowns ' + options.slowdown if options.slowdowns else ''}"
+             f"; validation every {options.validate_every} samples; "
              f"measured seeds {options.seeds}; {options.predict_seeds} simulator seeds per "
              "policy; the real runs stop at the highest target.", ""]
     reused = [f"{name} {path}" for name, path in (

@@ -12,6 +12,8 @@ import sys
 import tempfile
 
 POLICIES = ["static:32", "static:256", "goodput:100", "goodput+proportional", "ppo"]
+# Rank 1 emulates a device 1.5x slower (the job's --slowdown); the simulator gives it its own.
+SLOWDOWN = ["--slowdown", "1,1.5"]
 PREDICT_SEEDS = 2
 TARGETS = ["0.6", "0.7"]
 
@@ -28,8 +30,9 @@ def check_reuse(dynamix, proto, source, study, rows):
     logs, the same fit, the same seeds)."""
     again = study.with_name("reused")
     done = subprocess.run(
-        [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", "--out", str(again),
-         "--dynamix", str(dynamix), "--proto", str(proto), "--fit-logs", str(study / "fit"),
+        [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", *SLOWDOWN,
+         "--out", str(again), "--dynamix", str(dynamix), "--proto", str(proto),
+         "--fit-logs", str(study / "fit"),
          "--cluster-calibration", str(study / "cluster/calibrated.yaml"),
          "--measured-logs", str(study / "measure"), "--policy", str(study / "train/policy.pt")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -48,8 +51,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         out = pathlib.Path(work) / "study"
         done = subprocess.run(
-            [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", "--out", str(out),
-             "--dynamix", str(dynamix), "--proto", str(proto)],
+            [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", *SLOWDOWN,
+             "--out", str(out), "--dynamix", str(dynamix), "--proto", str(proto)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
         check(done.returncode == 0, f"exit {done.returncode}:\n{done.stdout[-3000:]}")
         check(not out.with_name("study.partial").exists(), "the staging folder was left behind")
@@ -86,6 +89,10 @@ def main():
         for policy in POLICIES:
             check(summary.count(f"| {policy} |") == len(TARGETS),
                   f"summary.md lacks a row for {policy}")
+        check("2 ranks; slowdowns 1,1.5;" in summary, "summary.md does not name the slowdowns")
+        scenario = (out / "scenario.yaml").read_text()
+        check("gpu: cpu-rank-x1.5" in scenario and "name: rank-1" in scenario,
+              "scenario.yaml does not give the slow rank its own device")
         check_reuse(dynamix, proto, source, out, rows)
         # The scenario the study predicted with is one dynamix accepts as it is.
         simulated = subprocess.run([str(dynamix), "simulate", "--scenario",
