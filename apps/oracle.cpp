@@ -99,7 +99,7 @@ void write_schedule_search(const OracleArgs& a,
 std::string departures(const std::vector<int>& percents) {
   std::string text;
   for (std::size_t i = 0; i < percents.size(); ++i) {
-    if (percents[i] == 100) continue;
+    if (percents[i] == kRolloutBasePercent) continue;
     if (!text.empty()) text += ' ';
     text += std::to_string(i);
     text += ':';
@@ -124,8 +124,8 @@ void write_rollout_rows(std::ostream& csv, std::ostream& markdown, const std::st
   std::size_t changed = 0, decisions = 0;
   for (const RolloutOutcome& o : outcomes) {
     const std::string moves = departures(o.percents);
-    const auto changes = static_cast<std::size_t>(
-        std::count_if(o.percents.begin(), o.percents.end(), [](int p) { return p != 100; }));
+    const auto changes = static_cast<std::size_t>(std::count_if(
+        o.percents.begin(), o.percents.end(), [](int p) { return p != kRolloutBasePercent; }));
     csv << scenario << ',' << o.seed << ',' << (o.base_time_s ? format_number(*o.base_time_s) : "")
         << ',' << (o.time_s ? format_number(*o.time_s) : "") << ',' << o.decisions << ',' << changes
         << ',' << o.episodes << ',' << moves << '\n';
@@ -146,16 +146,20 @@ void write_rollouts(const OracleArgs& a,
                     const IterationObserver& observer, std::ostream& csv, std::ostream& markdown) {
   csv << "scenario,seed,goodput100_time_to_target_s,rollout_time_to_target_s,decisions,"
          "changed_decisions,episodes,changes\n";
+  RolloutOptions options;
+  std::string percents;
+  for (int percent : options.percents) {
+    percents += (percents.empty() ? "" : ", ") + std::to_string(percent);
+  }
   markdown << "# Oracle: hindsight rollout\n\nOn each of " << a.seeds
            << " seeds, goodput:R's R chosen for each block of " << a.rollout_block
-           << " decisions in turn (from 50, 71, 100, 141, 200) by replaying the seed to the "
-              "target after each candidate, starting from goodput:100 (studies/rollout.h). Mean "
-              "time to target over the seeds.\n\n"
+           << " decisions in turn (from " << percents
+           << ") by replaying the seed to the target after each candidate, starting from "
+              "goodput:100 (studies/rollout.h). Mean time to target over the seeds.\n\n"
            << "| scenario | goodput:100 (s) | rollout (s) | ratio | decisions changed |\n"
            << "|---|---|---|---|---|\n";
   EnvOptions env = a.env_options;
   env.initial_batch = kEvaluationInitialBatch;
-  RolloutOptions options;
   options.jobs = a.jobs;
   options.block = a.rollout_block;
   options.observer = observer;

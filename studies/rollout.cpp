@@ -12,8 +12,6 @@
 namespace dynamix {
 namespace {
 
-constexpr int kBasePercent = 100;
-
 /// goodput:R with R scripted per decision: the i-th decision uses percents[i], every later one
 /// goodput:100.
 class ScriptedAnchorPolicy : public Policy {
@@ -27,7 +25,7 @@ class ScriptedAnchorPolicy : public Policy {
   std::vector<int> decide(const DecisionContext& context, const Observation& observation) override {
     const auto i = static_cast<std::size_t>(decisions_++);
     AnchorRatioPolicy anchor(ActionBase::kGoodput,
-                             i < percents_.size() ? percents_[i] : kBasePercent);
+                             i < percents_.size() ? percents_[i] : kRolloutBasePercent);
     return anchor.decide(context, observation);
   }
   int decisions() const { return decisions_; }
@@ -77,7 +75,7 @@ std::optional<double> finite(double seconds) {
 RolloutOutcome SeedSearch::run(const std::function<void(int)>& episodes_done) {
   std::vector<int> alternatives;
   for (int percent : options_.percents) {
-    if (percent != kBasePercent) alternatives.push_back(percent);
+    if (percent != kRolloutBasePercent) alternatives.push_back(percent);
   }
   std::vector<int> chosen;
   Trial best = trial(chosen);
@@ -88,7 +86,7 @@ RolloutOutcome SeedSearch::run(const std::function<void(int)>& episodes_done) {
   const auto block = static_cast<std::size_t>(options_.block);
   const auto candidate = [&](std::size_t first, int percent) {
     std::vector<int> percents = chosen;
-    percents.resize(first, kBasePercent);
+    percents.resize(first, kRolloutBasePercent);
     percents.resize(first + block, percent);
     return percents;
   };

@@ -13,6 +13,9 @@
 
 namespace dynamix {
 
+/// goodput:R's percentage that is goodput:100, the base every candidate continues with.
+inline constexpr int kRolloutBasePercent = 100;
+
 struct RolloutOptions {
   /// The percentages of the goodput-optimal global batch a decision may choose (the goodput
   /// action base's); 100 is goodput:100, the base policy every candidate continues with.
