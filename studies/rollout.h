@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "gym/action_base.h"
 #include "gym/batch_size_env.h"
 
 namespace dynamix {
@@ -17,9 +18,9 @@ namespace dynamix {
 inline constexpr int kRolloutBasePercent = 100;
 
 struct RolloutOptions {
-  /// The percentages of the goodput-optimal global batch a decision may choose (the goodput
-  /// action base's); 100 is goodput:100, the base policy every candidate continues with.
-  std::vector<int> percents = {50, 71, 100, 141, 200};
+  /// The percentages of the goodput-optimal global batch a decision may choose: the goodput
+  /// action base's own set, the learned policy's actions.
+  std::vector<int> percents = default_actions(ActionBase::kGoodput);
   /// Consecutive decisions one choice holds: 1 decides every window alone, a longer block also
   /// finds changes that pay only when sustained (a greedy search over single windows does not).
   int block = 5;
