@@ -227,6 +227,13 @@ ScenarioKnobTable top_level() {
 /// and budget the workload's.
 void complete_training(const ConfigNode* section, ScenarioSpec& spec) {
   TrainingOptions& options = spec.training;
+  const StatisticalModel& statistics = spec.workload.statistics;
+  if (section != nullptr && section->has("gradient_statistic_noise_floor") &&
+      !statistics.gradient_statistic_noise_samples) {
+    section->at("gradient_statistic_noise_floor")
+        .fail("gradient_statistic_noise_samples beside it (the floor of a batch-dependent noise)",
+              "a floor alone");
+  }
   if (section == nullptr || !section->has("lr_rule")) {
     options.lr_rule = default_lr_rule(options.optimizer);
   }
@@ -262,6 +269,46 @@ std::vector<ScenarioKnob> measurement_knobs() {
                       "iteration; reported within comm_s, as the worker package times it",
            .source = "assumed 0; scripts/sim_to_real.py fits it to a real job's iterations"},
           [](auto& spec) -> auto& { return spec.training.step_overhead; }, 1e-6, true)};
+}
+
+/// How noisy a window's gradient statistics are, over the workload's own values: what makes the
+/// noise-scale estimate a rule reads as noisy as a real job's.
+std::vector<ScenarioKnob> statistic_noise_knobs() {
+  constexpr Range kSpread{.low = 0, .high = 5};
+  const std::string measured =
+      "the workload's; the reference job measured 2.84 at 64 samples a worker over a floor of "
+      "1.44 (docs/sim_to_real.md)";
+  return {Rows::quantity(
+              {.key = "gradient_statistic_noise",
+               .meaning = "log-normal spread of each iteration's measured gradient variance, the "
+                          "noise of the per-window noise-scale estimate; with "
+                          "gradient_statistic_noise_samples n, the spread at n samples a worker",
+               .source = measured,
+               .default_value = "the workload's"},
+              [](auto& spec) -> auto& { return spec.workload.statistics.gradient_statistic_noise; },
+              kSpread),
+          Rows::quantity(
+              {.key = "gradient_statistic_noise_samples",
+               .unit = "samples",
+               .meaning = "per-worker batch n at which gradient_statistic_noise is the sampling "
+                          "part of the spread, which then falls as sqrt(n / batch)",
+               .source = measured,
+               .default_value = "the workload's (none: the spread does not depend on the batch)"},
+              [](auto& spec) -> auto& {
+                return spec.workload.statistics.gradient_statistic_noise_samples;
+              },
+              Range{.low = 1, .high = 1e9}),
+          Rows::quantity(
+              {.key = "gradient_statistic_noise_floor",
+               .meaning = "spread that remains at any batch (the estimator's own), beside "
+                          "gradient_statistic_noise_samples; the spread is sqrt(floor^2 + "
+                          "noise^2 * n / batch), at most 5",
+               .source = measured,
+               .default_value = "the workload's"},
+              [](auto& spec) -> auto& {
+                return spec.workload.statistics.gradient_statistic_noise_floor;
+              },
+              kSpread)};
 }
 
 ScenarioKnobTable training() {
@@ -309,7 +356,8 @@ ScenarioKnobTable training() {
                     .meaning = "the run stops after this much simulated time",
                     .default_value = "none"},
                    [](auto& spec) -> auto& { return spec.training.budget_time_s; }, kPositive)},
-              measurement_knobs()}));
+              measurement_knobs(),
+              statistic_noise_knobs()}));
   knobs.complete = complete_training;
   return knobs;
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
 #include "sim/scenario/scenario_names.h"
+#include "sim/training/dynamics.h"
 #include "tests/fixtures.h"
 
 namespace dynamix {
@@ -317,6 +319,29 @@ TEST_CASE("--set overrides reach the scenario itself") {
 
   const Scenario with_new_key = load_scenario(quickstart, {"seed=7"});
   CHECK(with_new_key.seed == 7);
+}
+
+TEST_CASE("training's gradient-statistic noise overrides the workload's, the floor only with n") {
+  const std::string quickstart = (kSourceDir / "scenarios" / "quickstart.yaml").string();
+  const Scenario plain = load_scenario(quickstart);
+  CHECK(plain.workload.statistics.gradient_statistic_noise == 0.05);
+  CHECK_FALSE(plain.workload.statistics.gradient_statistic_noise_samples.has_value());
+  const Scenario measured =
+      load_scenario(quickstart, {"training.gradient_statistic_noise=2.84",
+                                 "training.gradient_statistic_noise_samples=64",
+                                 "training.gradient_statistic_noise_floor=1.44"});
+  const StatisticalModel& statistics = measured.workload.statistics;
+  CHECK(statistics.gradient_statistic_noise == 2.84);
+  CHECK(statistics.gradient_statistic_noise_samples == 64);
+  CHECK(statistics.gradient_statistic_noise_floor == 1.44);
+  CHECK(gradient_statistic_noise_at(statistics, 256) ==
+        doctest::Approx(std::sqrt(1.44 * 1.44 + 2.84 * 2.84 / 4)));
+  CHECK_THROWS_WITH_AS(load_scenario(quickstart, {"training.gradient_statistic_noise_floor=1"}),
+                       doctest::Contains("training.gradient_statistic_noise_floor: expected "
+                                         "gradient_statistic_noise_samples beside it"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(load_scenario(quickstart, {"training.gradient_statistic_noise=6"}),
+                       doctest::Contains("expected a number in [0, 5]"), InputError);
 }
 
 TEST_CASE("a description that is not text is refused, naming the key") {
