@@ -1,6 +1,7 @@
 // Window metrics: folding simulated iterations into windows, and estimates read from a window.
 #include "gym/window_metrics.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/check.h"
@@ -113,7 +114,27 @@ double measured_noise_scale(const WindowMetrics& window) {
   return window.workers.empty() ? 0 : sum / static_cast<double>(window.workers.size());
 }
 
+void SmoothedNoiseScale::reset() { *this = SmoothedNoiseScale(); }
+
+double SmoothedNoiseScale::update(const WindowMetrics& window) {
+  const double noise = measured_noise_scale(window);
+  double global = 0;
+  for (const WorkerWindow& worker : window.workers) global += worker.batch_size;
+  if (noise > 0 && std::isfinite(noise) && global > 0) {
+    if (first_global_batch_ == 0) first_global_batch_ = global;
+    const double steps = static_cast<double>(std::max<std::int64_t>(window.iterations, 1));
+    const double keep = std::pow(kSmoothing, steps * global / first_global_batch_);
+    biased_ = keep * biased_ + (1 - keep) * noise;
+    weight_ = keep * weight_ + (1 - keep);
+  }
+  return weight_ > 0 ? biased_ / weight_ : 0;
+}
+
 double goodput_optimal_batch(const WindowMetrics& window) {
+  return goodput_optimal_batch(window, measured_noise_scale(window));
+}
+
+double goodput_optimal_batch(const WindowMetrics& window, double noise) {
   if (window.workers.empty()) return 0;
   double global = 0, speed = 0;
   for (const WorkerWindow& worker : window.workers) {
@@ -121,7 +142,6 @@ double goodput_optimal_batch(const WindowMetrics& window) {
     global += worker.batch_size;
     speed += worker.samples_per_s;
   }
-  const double noise = measured_noise_scale(window);
   const double overhead = window.iteration_s - global / speed;
   const double optimum = std::sqrt(noise * overhead * speed);
   return noise > 0 && overhead > 0 && std::isfinite(optimum) ? optimum : 0;

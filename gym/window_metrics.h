@@ -51,6 +51,28 @@ struct WindowMetrics {
 /// B_noise measured from the workers' normalized gradient variance (σ²_norm,i · b_i); 0 for a
 /// window without workers.
 double measured_noise_scale(const WindowMetrics& window);
+/// AdaptDL's smoothing of the gradient statistics a goodput rule reads (GradientNoiseScale,
+/// petuum/adaptdl adaptdl/torch/gradient_noise_scale.py: smoothing 0.999 a step): a bias-corrected
+/// exponential average in which a window of k iterations at global batch B keeps a weight of
+/// 0.999^(k·B/B₀) of the past, B₀ the first window's global batch, so that the memory spans
+/// about a thousand first-window batches of samples. AdaptDL averages the gradient's squared norm
+/// and variance apart and divides; this averages the window's B_noise (measured_noise_scale),
+/// the one statistic a window carries.
+class SmoothedNoiseScale {
+ public:
+  /// Forgets every window seen (a new episode, or a change of the job's members).
+  void reset();
+  /// Takes `window` in and returns the smoothed B_noise; a window without a measurement (0)
+  /// leaves the average as it was.
+  double update(const WindowMetrics& window);
+
+ private:
+  static constexpr double kSmoothing = 0.999;
+  double first_global_batch_ = 0;
+  double biased_ = 0;
+  double weight_ = 0;
+};
+
 /// The global batch that maximizes goodput, samples per second × statistical efficiency
 /// G/(T(G)·(B_noise + G)) (Pollux; sim/training/dynamics.h), when an iteration at a speed-balanced
 /// split takes T(G) = G/S + c: S the workers' summed samples per second of compute, c the rest of
@@ -61,6 +83,8 @@ double measured_noise_scale(const WindowMetrics& window);
 /// batches would count in c. 0 when the window lacks workers, a speed, a noise scale or an
 /// overhead, or the product overflows.
 double goodput_optimal_batch(const WindowMetrics& window);
+/// The same optimum with B_noise given (a smoothed one) instead of the window's own.
+double goodput_optimal_batch(const WindowMetrics& window, double noise_scale);
 
 /// Folds a TrainingRun's iteration records into WindowMetrics.
 class WindowAccumulator {

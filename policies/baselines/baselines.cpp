@@ -79,13 +79,14 @@ std::vector<int> ProportionalPolicy::decide(const DecisionContext& context, cons
 
 void GoodputPolicy::begin_episode(const DecisionContext& context) {
   model_.reset(context.workers());
+  noise_.reset();
   current_.assign(context.batches.begin(), context.batches.end());
 }
 
 std::vector<int> GoodputPolicy::decide(const DecisionContext& context, const Observation&) {
   const WindowMetrics& window = context.window;
   model_.observe(window);
-  const double noise = measured_noise_scale(window);
+  const double noise = smoothed_ ? noise_.update(window) : measured_noise_scale(window);
   const double reference = context.reference_batch;
   const std::vector<int> limits = memory_limits(context);
   const int p = static_cast<int>(context.workers());
@@ -261,8 +262,9 @@ std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
 }
 
 std::string baseline_names() {
-  return "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, gns, "
-         "schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, goodput:R, goodput-notice:R";
+  return "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, "
+         "each goodput rule +ema, gns, schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, "
+         "goodput:R, goodput-notice:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -300,11 +302,13 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
   if (name == "proportional") return std::make_unique<ProportionalPolicy>();
-  if (name == "goodput") return std::make_unique<GoodputPolicy>(false);
-  if (name == "goodput+proportional") return std::make_unique<GoodputPolicy>(true);
+  const bool smoothed = name.ends_with("+ema");
+  const std::string rule = smoothed ? name.substr(0, name.size() - 4) : name;
+  if (rule == "goodput") return std::make_unique<GoodputPolicy>(false, 1, smoothed);
+  if (rule == "goodput+proportional") return std::make_unique<GoodputPolicy>(true, 1, smoothed);
   // Half of a worker's speed estimate is its last window: a slowdown shows within a window or
   // two, while one window's jitter moves the split by only half of it.
-  if (name == "goodput+straggler") return std::make_unique<GoodputPolicy>(true, 0.5);
+  if (rule == "goodput+straggler") return std::make_unique<GoodputPolicy>(true, 0.5, smoothed);
   if (name == "gns") return std::make_unique<GnsPolicy>();
   throw InputError(source, 0, "", "one of " + baseline_names() + ", ppo:PATH", "'" + name + "'");
 }

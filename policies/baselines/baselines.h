@@ -62,14 +62,22 @@ class ProportionalPolicy : public Policy {
 /// `proportional_split` the chosen global batch is split by speed instead of evenly, the speeds
 /// fitted over every window so far; with a `speed_memory` below 1 as well ("goodput+straggler")
 /// each window weighs `speed_memory` times the next, so a worker that slows down (a straggler)
-/// has its share cut by its recently measured speed within a window or two.
+/// has its share cut by its recently measured speed within a window or two. With `smoothed`
+/// ("+ema" after the name) it reads B_noise averaged over windows as AdaptDL does
+/// (SmoothedNoiseScale) instead of the last window's: the rule as deployed where the estimate is
+/// as noisy as a real job's.
 class GoodputPolicy : public Policy {
  public:
-  explicit GoodputPolicy(bool proportional_split = false, double speed_memory = 1)
-      : split_(proportional_split), model_(speed_memory), straggler_(speed_memory < 1) {}
+  explicit GoodputPolicy(bool proportional_split = false, double speed_memory = 1,
+                         bool smoothed = false)
+      : split_(proportional_split),
+        model_(speed_memory),
+        straggler_(speed_memory < 1),
+        smoothed_(smoothed) {}
   std::string name() const override {
-    if (!split_) return "goodput";
-    return straggler_ ? "goodput+straggler" : "goodput+proportional";
+    const std::string rule =
+        !split_ ? "goodput" : (straggler_ ? "goodput+straggler" : "goodput+proportional");
+    return smoothed_ ? rule + "+ema" : rule;
   }
   PolicyKind kind() const override { return PolicyKind::kHeuristic; }
   void begin_episode(const DecisionContext& context) override;
@@ -79,6 +87,8 @@ class GoodputPolicy : public Policy {
   bool split_;
   ThroughputModel model_;
   bool straggler_;
+  bool smoothed_;
+  SmoothedNoiseScale noise_;
   std::vector<int> current_;
 };
 
