@@ -33,6 +33,8 @@ std::string_view action_base_name(ActionBase base) {
       return "noise";
     case ActionBase::kGoodput:
       return "goodput";
+    case ActionBase::kGoodputSteady:
+      return "goodput-steady";
     case ActionBase::kCurrent:
       break;
   }
@@ -40,26 +42,27 @@ std::string_view action_base_name(ActionBase base) {
 }
 
 std::optional<ActionBase> parse_action_base(std::string_view name) {
-  for (ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
-                          ActionBase::kNoise, ActionBase::kGoodput}) {
+  for (ActionBase base : kActionBases) {
     if (name == action_base_name(base)) return base;
   }
   return std::nullopt;
 }
 
-std::string action_base_names() { return "current, balanced, global, noise, goodput"; }
+std::string action_base_names() {
+  return "current, balanced, global, noise, goodput, goodput-steady";
+}
 
 std::vector<int> default_actions(ActionBase base) {
   if (base == ActionBase::kGlobal) return {-50, -20, 0, 25, 100};
   if (base == ActionBase::kNoise) return {100, 200, 400, 800, 1600};
-  if (base == ActionBase::kGoodput) return {50, 71, 100, 141, 200};
+  if (anchors_on_goodput(base)) return {50, 71, 100, 141, 200};
   return {-100, -25, 0, 25, 100};
 }
 
 std::string action_rule(ActionBase base) {
   if (base == ActionBase::kGlobal) return "changes above -100 (percent of the global batch)";
   if (base == ActionBase::kNoise) return "percentages of the noise scale above 0";
-  if (base == ActionBase::kGoodput) return "percentages of the goodput-optimal batch above 0";
+  if (anchors_on_goodput(base)) return "percentages of the goodput-optimal batch above 0";
   return "";
 }
 
@@ -73,12 +76,12 @@ std::optional<int> invalid_action(ActionBase base, std::span<const int> actions)
 }
 
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions) {
-  if (base == ActionBase::kGoodput) {
+  if (anchors_on_goodput(base)) {
     // 100% of the optimum where the set has it, else its middle.
     const auto hundred = std::find(actions.begin(), actions.end(), 100);
     if (hundred != actions.end()) return static_cast<std::size_t>(hundred - actions.begin());
   }
-  if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
+  if (base == ActionBase::kNoise || anchors_on_goodput(base)) {
     return actions.empty() ? std::nullopt : std::optional(actions.size() / 2);
   }
   for (std::size_t i = 0; i < actions.size(); ++i) {
@@ -116,9 +119,13 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
                   static_cast<double>(p);
   }
   double target = global * std::exp(log_factor);
-  if (base == ActionBase::kNoise || base == ActionBase::kGoodput) {
-    const double anchor =
+  if (base == ActionBase::kNoise || anchors_on_goodput(base)) {
+    constexpr double kSteadyTolerance = 0.05;
+    double anchor =
         base == ActionBase::kNoise ? measured_noise_scale(window) : goodput_optimal_batch(window);
+    if (base == ActionBase::kGoodputSteady && goodput_within(window, kSteadyTolerance)) {
+      anchor = global;
+    }
     target = anchor > 0 && std::isfinite(anchor) && window.workers.size() == p
                  ? anchor * std::exp(log_factor)
                  : global;

@@ -2,6 +2,7 @@
 // its speed-balanced share of the cluster's global batch, or a change of the global batch itself.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,9 +33,18 @@ enum class ActionBase {
   /// percentage of the goodput-optimal one, G* = √(B_noise·c·S) (goodput_optimal_batch), which
   /// the last window measures; split by speed. The neutral action (100%) holds G at that optimum.
   kGoodput,
+  /// As kGoodput, but the anchor stays at the current global batch G while G's goodput is within
+  /// 5% of G*'s (goodput_within), the hysteresis of Pollux's rule: the neutral action changes the
+  /// batch only for a real gain, not for every swing of a noisy B_noise estimate.
+  kGoodputSteady,
 };
 
-/// "current", "balanced", "global", "noise" or "goodput".
+/// Every base, in the order help texts list them.
+inline constexpr std::array<ActionBase, 6> kActionBases = {
+    ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
+    ActionBase::kNoise,   ActionBase::kGoodput,  ActionBase::kGoodputSteady};
+
+/// "current", "balanced", "global", "noise", "goodput" or "goodput-steady".
 std::string_view action_base_name(ActionBase base);
 /// The ActionBase named `name`; nullopt for any other text.
 std::optional<ActionBase> parse_action_base(std::string_view name);
@@ -43,7 +53,12 @@ std::string action_base_names();
 /// Whether the workers' actions under `base` meet in one change of the global batch (global,
 /// noise, goodput) rather than each moving its own batch.
 constexpr bool shares_one_action(ActionBase base) {
-  return base == ActionBase::kGlobal || base == ActionBase::kNoise || base == ActionBase::kGoodput;
+  return base == ActionBase::kGlobal || base == ActionBase::kNoise ||
+         base == ActionBase::kGoodput || base == ActionBase::kGoodputSteady;
+}
+/// Whether `base` sets the global batch as a percentage of the goodput-optimal one.
+constexpr bool anchors_on_goodput(ActionBase base) {
+  return base == ActionBase::kGoodput || base == ActionBase::kGoodputSteady;
 }
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
 /// global batch in percent, for kNoise percentages of the noise scale, for kGoodput percentages

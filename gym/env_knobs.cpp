@@ -22,17 +22,16 @@ auto field(Member member) {
 
 Row action_base_knob() {
   std::vector<std::pair<std::string, ActionBase>> words;
-  for (const ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
-                                ActionBase::kNoise, ActionBase::kGoodput}) {
-    words.emplace_back(action_base_name(base), base);
-  }
+  for (const ActionBase base : kActionBases) words.emplace_back(action_base_name(base), base);
   return Rows::choice<ActionBase>(
       {.key = "action-base",
        .meaning = "what actions change: current (each worker's batch), balanced (its "
                   "speed-proportional share of the global batch), global (the global batch, in "
                   "percent), noise (the global batch as a percentage of the gradient noise "
-                  "scale) or goodput (as a percentage of the goodput-optimal global batch); "
-                  "global, noise and goodput split by speed"},
+                  "scale), goodput (as a percentage of the goodput-optimal global batch) or "
+                  "goodput-steady (as goodput, but held at the current global batch while its "
+                  "goodput is within 5% of the optimum's); global, noise and the goodput bases "
+                  "split by speed"},
       field(&EnvOptions::action_base), std::move(words), "action base");
 }
 

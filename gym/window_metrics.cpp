@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "sim/core/check.h"
 
@@ -130,21 +131,56 @@ double SmoothedNoiseScale::update(const WindowMetrics& window) {
   return weight_ > 0 ? biased_ / weight_ : 0;
 }
 
+namespace {
+
+/// The one-window goodput model: T(G) = G/S + c, statistical efficiency ∝ 1/(B_noise + G).
+struct WindowGoodput {
+  double noise_scale = 0;
+  double overhead_s = 0;
+  double speed = 0;
+  double global_batch = 0;
+
+  double optimum() const { return std::sqrt(noise_scale * overhead_s * speed); }
+  double goodput(double global) const {
+    return global / ((global / speed + overhead_s) * (noise_scale + global));
+  }
+};
+
+/// The window's model, or nullopt when it lacks workers, a speed, a noise scale or an overhead.
+std::optional<WindowGoodput> window_goodput(const WindowMetrics& window, double noise) {
+  if (window.workers.empty()) return std::nullopt;
+  double global = 0, speed = 0;
+  for (const WorkerWindow& worker : window.workers) {
+    if (!(worker.samples_per_s > 0) || !std::isfinite(worker.samples_per_s)) return std::nullopt;
+    global += worker.batch_size;
+    speed += worker.samples_per_s;
+  }
+  const WindowGoodput model{.noise_scale = noise,
+                            .overhead_s = window.iteration_s - global / speed,
+                            .speed = speed,
+                            .global_batch = global};
+  const double optimum = model.optimum();
+  if (!(noise > 0) || !(model.overhead_s > 0) || !std::isfinite(optimum) || !(optimum > 0)) {
+    return std::nullopt;
+  }
+  return model;
+}
+
+}  // namespace
+
 double goodput_optimal_batch(const WindowMetrics& window) {
   return goodput_optimal_batch(window, measured_noise_scale(window));
 }
 
 double goodput_optimal_batch(const WindowMetrics& window, double noise) {
-  if (window.workers.empty()) return 0;
-  double global = 0, speed = 0;
-  for (const WorkerWindow& worker : window.workers) {
-    if (!(worker.samples_per_s > 0) || !std::isfinite(worker.samples_per_s)) return 0;
-    global += worker.batch_size;
-    speed += worker.samples_per_s;
-  }
-  const double overhead = window.iteration_s - global / speed;
-  const double optimum = std::sqrt(noise * overhead * speed);
-  return noise > 0 && overhead > 0 && std::isfinite(optimum) ? optimum : 0;
+  const std::optional<WindowGoodput> model = window_goodput(window, noise);
+  return model ? model->optimum() : 0;
+}
+
+bool goodput_within(const WindowMetrics& window, double tolerance) {
+  const std::optional<WindowGoodput> model = window_goodput(window, measured_noise_scale(window));
+  if (!model || !(model->global_batch > 0)) return false;
+  return (1 + tolerance) * model->goodput(model->global_batch) >= model->goodput(model->optimum());
 }
 
 }  // namespace dynamix

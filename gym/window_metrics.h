@@ -85,6 +85,11 @@ class SmoothedNoiseScale {
 double goodput_optimal_batch(const WindowMetrics& window);
 /// The same optimum with B_noise given (a smoothed one) instead of the window's own.
 double goodput_optimal_batch(const WindowMetrics& window, double noise_scale);
+/// Whether the window's global batch is worth keeping: its goodput under the one-window model of
+/// goodput_optimal_batch is within `tolerance` (0.05: 5%) of the optimum's, the hysteresis
+/// Pollux's rule changes batches with, which keeps a noisy B_noise from moving the batch every
+/// window. False when the window has no optimum.
+bool goodput_within(const WindowMetrics& window, double tolerance);
 
 /// Folds a TrainingRun's iteration records into WindowMetrics.
 class WindowAccumulator {

@@ -202,7 +202,7 @@ std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Ob
 
 AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
     : base_(base), percent_(percent) {
-  DYNAMIX_CHECK(base == ActionBase::kNoise || base == ActionBase::kGoodput,
+  DYNAMIX_CHECK(base == ActionBase::kNoise || anchors_on_goodput(base),
                 "no anchor for the " << action_base_name(base) << " base");
   DYNAMIX_CHECK(percent >= 1, "percent " << percent);
 }
@@ -220,7 +220,7 @@ std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const
 }
 
 std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions) {
-  if (base != ActionBase::kNoise && base != ActionBase::kGoodput) return std::nullopt;
+  if (base != ActionBase::kNoise && !anchors_on_goodput(base)) return std::nullopt;
   const std::optional<std::size_t> neutral = neutral_action(base, actions);
   if (!neutral || actions[*neutral] < 1) return std::nullopt;
   return std::string(action_base_name(base)) + ":" + std::to_string(actions[*neutral]);
@@ -264,7 +264,7 @@ std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
 std::string baseline_names() {
   return "static:B, random, proportional, goodput, goodput+proportional, goodput+straggler, "
          "each goodput rule +ema, gns, schedule:B/E:B/..., hindsight:B/E:B/..., noise:R, "
-         "goodput:R, goodput-notice:R";
+         "goodput:R, goodput-steady:R, goodput-notice:R";
 }
 
 std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t seed,
@@ -282,7 +282,8 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name.starts_with("hindsight:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(10), source, true));
   }
-  for (const ActionBase base : {ActionBase::kNoise, ActionBase::kGoodput}) {
+  for (const ActionBase base :
+       {ActionBase::kNoise, ActionBase::kGoodput, ActionBase::kGoodputSteady}) {
     const std::string prefix = std::string(action_base_name(base)) + ":";
     if (!name.starts_with(prefix)) continue;
     int percent = 0;

@@ -152,7 +152,7 @@ class SchedulePolicy : public Policy {
 /// one must beat. Reported as "other", not as a heuristic.
 class AnchorRatioPolicy : public Policy {
  public:
-  /// `base` is ActionBase::kNoise or ActionBase::kGoodput, `percent` >= 1.
+  /// `base` is ActionBase::kNoise, kGoodput or kGoodputSteady, `percent` >= 1.
   AnchorRatioPolicy(ActionBase base, int percent);
   std::string name() const override {
     return std::string(action_base_name(base_)) + ":" + std::to_string(percent_);

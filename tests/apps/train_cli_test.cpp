@@ -458,7 +458,7 @@ TEST_CASE("train refuses an unknown action base with status 2, naming both") {
   CHECK(refused.status == 2);
   CHECK(refused.stderr_text ==
         "dynamix: --action-base: expected one of current, balanced, global, noise, goodput, "
-        "found 'sideways'\n");
+        "goodput-steady, found 'sideways'\n");
   CHECK_FALSE(fs::exists(work.path() / "train"));
 }
 

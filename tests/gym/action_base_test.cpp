@@ -18,12 +18,9 @@ WindowMetrics window_with_speeds(const std::vector<double>& speeds) {
 }
 
 TEST_CASE("names round-trip and unknown names are refused") {
-  for (ActionBase base : {ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
-                          ActionBase::kNoise, ActionBase::kGoodput}) {
-    CHECK(parse_action_base(action_base_name(base)) == base);
-  }
+  for (ActionBase base : kActionBases) CHECK(parse_action_base(action_base_name(base)) == base);
   CHECK_FALSE(parse_action_base("proportional").has_value());
-  CHECK(action_base_names() == "current, balanced, global, noise, goodput");
+  CHECK(action_base_names() == "current, balanced, global, noise, goodput, goodput-steady");
 }
 
 /// The batches workers ask for under `base` with the default action set, all taking `chosen`.
@@ -143,6 +140,31 @@ TEST_CASE("goodput: the global batch is a percentage of G* = sqrt(B_noise c S), 
   WindowMetrics huge = window_with_noise({100, 300}, {64, 64}, 1e300);
   huge.iteration_s = 1e300;
   CHECK(goodput_optimal_batch(huge) == 0);
+}
+
+TEST_CASE("goodput-steady: G* only when it gains more than 5% of goodput, else the current G") {
+  // B_noise 300: G = 128 has 0.5751 against G* = 154.9's 0.5798 (within 5%): held, split by speed.
+  const WindowMetrics near = window_with_overhead(0.52);
+  CHECK(goodput_within(near, 0.05));
+  CHECK_FALSE(goodput_within(near, 0.005));
+  CHECK(requested(ActionBase::kGoodputSteady, near, {64, 64}, {2, 2}) ==
+        std::vector<long long>{32, 96});
+  CHECK(requested(ActionBase::kGoodputSteady, near, {64, 64}, {4, 4}) ==
+        std::vector<long long>{64, 192});
+  // B_noise 3000: G* = sqrt(3000·0.2·400) ≈ 489.9 gains 25% over G = 128, so it is the anchor.
+  WindowMetrics far = window_with_noise({100, 300}, {64, 64}, 3000);
+  far.iteration_s = 0.52;
+  CHECK_FALSE(goodput_within(far, 0.05));
+  CHECK(requested(ActionBase::kGoodputSteady, far, {64, 64}, {2, 2}) ==
+        requested(ActionBase::kGoodput, far, {64, 64}, {2, 2}));
+  CHECK(requested(ActionBase::kGoodputSteady, far, {64, 64}, {2, 2}) ==
+        std::vector<long long>{122, 367});
+  // Unmeasured (no overhead): the current global batch, as the goodput base does.
+  CHECK_FALSE(goodput_within(window_with_overhead(0.3), 0.05));
+  CHECK(requested(ActionBase::kGoodputSteady, window_with_overhead(0.3), {64, 64}, {2, 2}) ==
+        std::vector<long long>{32, 96});
+  CHECK(default_actions(ActionBase::kGoodputSteady) == default_actions(ActionBase::kGoodput));
+  CHECK(neutral_action(ActionBase::kGoodputSteady, default_actions(ActionBase::kGoodput)) == 2u);
 }
 
 TEST_CASE("A target too large to round asks for 2^40 samples in all, split by speed") {

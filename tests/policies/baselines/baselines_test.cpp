@@ -32,14 +32,15 @@ TEST_CASE("make_baseline knows every baseline and lists them for an unknown name
   for (const char* name :
        {"static:64", "random", "proportional", "goodput", "goodput+proportional",
         "goodput+straggler", "goodput+ema", "goodput+proportional+ema", "goodput+straggler+ema",
-        "gns", "noise:400", "goodput:100", "goodput-notice:100"}) {
+        "gns", "noise:400", "goodput:100", "goodput-steady:100", "goodput-notice:100"}) {
     CHECK(make_baseline(name, 1)->name() == name);
   }
   CHECK_THROWS_WITH_AS(
       make_baseline("pollux", 1, "--policies"),
       "--policies: expected one of static:B, random, proportional, goodput, "
       "goodput+proportional, goodput+straggler, each goodput rule +ema, gns, schedule:B/E:B/..., "
-      "hindsight:B/E:B/..., noise:R, goodput:R, goodput-notice:R, ppo:PATH, found 'pollux'",
+      "hindsight:B/E:B/..., noise:R, goodput:R, goodput-steady:R, goodput-notice:R, ppo:PATH, "
+      "found 'pollux'",
       InputError);
   for (const char* name : {"gns+ema", "proportional+ema", "goodput+ema+ema"}) {
     CHECK_THROWS_AS(make_baseline(name, 1), InputError);
