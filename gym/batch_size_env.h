@@ -119,7 +119,8 @@ struct DecisionContext {
   /// Epochs completed.
   double epochs = 0;
   /// Per worker, seconds until it leaves since its preemption notice came; infinity for a worker
-  /// without a notice. Empty when the source knows of none (a real job's report).
+  /// without a notice. Empty when the source knows of none (a real job whose report carries no
+  /// leaving_in_s, adapter/server/report.h).
   std::span<const double> leaving_in_s = {};
   /// The simulated run, for hindsight bounds that read its event timeline (the oracle's
   /// hindsight schedules); null where no simulator runs the job (a served job).

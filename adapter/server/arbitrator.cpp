@@ -134,12 +134,15 @@ void Arbitrator::ask_policy(const wire::WindowReport& report, std::span<const in
                   policy_->metadata().min_batch, trace.greedy);
     return;
   }
-  const DecisionContext context{.options = env_options_,
+  const EnvOptions options = served_options(env_options_, report);
+  const std::vector<double> leaving = leaving_in_s(report.metrics());
+  const DecisionContext context{.options = options,
                                 .window = trace.window,
                                 .batches = reported,
                                 .max_batches = caps,
                                 .reference_batch = report.reference_batch(),
-                                .epochs = report.metrics().epochs()};
+                                .epochs = report.metrics().epochs(),
+                                .leaving_in_s = leaving};
   if (!begun_) rule_->begin_episode(context);
   trace.greedy.batches = rule_->decide(context, trace.observation);
   trace.greedy.logits.clear();

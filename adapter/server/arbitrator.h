@@ -50,7 +50,8 @@ class Arbitrator {
   Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options);
   /// Serves a policy that chooses batches itself (a baseline: goodput:100, static:64, ...),
   /// named `spec` in the log; it sees each report as a DecisionContext under `env_options`'
-  /// batch bounds. InputError if a policy is pinned (only policy.pt files have a SHA-256).
+  /// batch bounds and a served job's timing (served_options), with the workers' notices
+  /// (leaving_in_s). InputError if a policy is pinned (only policy.pt files have a SHA-256).
   Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
              const ArbitratorOptions& options,
              const EnvOptions& env_options = evaluation_env_options());

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "gym/batch_size_env.h"
+#include "gym/env_knobs.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
@@ -58,6 +58,7 @@ constexpr Range kWorkerRanges[] = {
     {"samples_per_s", 0, kMaxMagnitude},
     {"grad_std_norm", 0, kMaxMagnitude},
     {"grad_var_norm", 0, kMaxMagnitude},
+    {"leaving_in_s", 0, kMaxNoticeSeconds},
 };
 
 /// Every double field of `message` within its range in `ranges`.
@@ -206,6 +207,29 @@ wire::WindowMetrics to_wire_metrics(const WindowMetrics& window) {
     out.set_grad_var_norm(worker.grad_var_norm);
   }
   return metrics;
+}
+
+std::vector<double> leaving_in_s(const wire::WindowMetrics& metrics) {
+  const auto& workers = metrics.workers();
+  if (std::none_of(workers.begin(), workers.end(),
+                   [](const wire::WorkerWindow& worker) { return worker.has_leaving_in_s(); })) {
+    return {};
+  }
+  std::vector<double> seconds;
+  seconds.reserve(static_cast<std::size_t>(workers.size()));
+  for (const wire::WorkerWindow& worker : workers) {
+    seconds.push_back(worker.has_leaving_in_s() ? worker.leaving_in_s()
+                                                : std::numeric_limits<double>::infinity());
+  }
+  return seconds;
+}
+
+EnvOptions served_options(const EnvOptions& options, const wire::WindowReport& report) {
+  EnvOptions served = options;
+  served.decision_interval = static_cast<int>(
+      std::clamp<std::int64_t>(report.metrics().iterations(), 1, kMaxDecisionInterval));
+  served.decision_lag = 1;
+  return served;
 }
 
 std::vector<int> reported_batches(const wire::WindowMetrics& metrics) {

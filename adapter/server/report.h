@@ -12,6 +12,7 @@
 
 #include "adapter/proto/dynamix.pb.h"
 #include "adapter/server/guard_rails.h"
+#include "gym/batch_size_env.h"
 #include "gym/window_metrics.h"
 #include "sim/training/workload.h"
 
@@ -30,14 +31,27 @@ inline constexpr std::size_t kMaxReportText = 256;
 /// Largest report, bytes, for `workers` workers (gRPC refuses longer messages).
 std::size_t max_report_bytes(std::size_t workers);
 
+/// Longest preemption notice a worker may report, seconds: a day, the range of a scenario's
+/// preemption.notice_s. Cloud notices are 30 s to 2 minutes; a day leaves room for maintenance a
+/// scheduler announces hours ahead and keeps every horizon a policy forms finite.
+inline constexpr double kMaxNoticeSeconds = 86400;
+
 /// ReportError unless `report` is version 1, names a job, has `workers` workers, and every metric
 /// lies in its range (kMetricRanges: finite; shares and accuracies in [0, 1], times, rates and
-/// norms below physical bounds) with batches in [1, kMaxPolicyBatch].
+/// norms below physical bounds) with batches in [1, kMaxPolicyBatch] and notices (leaving_in_s)
+/// in [0, kMaxNoticeSeconds].
 void check_report(const wire::WindowReport& report, std::size_t workers);
 /// The report's metrics in the environment's own type.
 WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics);
 /// The inverse: a simulated window as a real worker would report it.
 wire::WindowMetrics to_wire_metrics(const WindowMetrics& window);
+/// Per worker, seconds until it leaves from the notice it reported, infinity for a worker that
+/// reported none; empty when none did (DecisionContext::leaving_in_s).
+std::vector<double> leaving_in_s(const wire::WindowMetrics& metrics);
+/// `options` with a served job's timing, under which a rule decides on `report`: a decision
+/// every report (decision_interval = metrics.iterations) that applies one window later
+/// (decision_lag 1, apply_at_iteration).
+EnvOptions served_options(const EnvOptions& options, const wire::WindowReport& report);
 /// The batch each worker ran in the window (its batch_size, rounded).
 std::vector<int> reported_batches(const wire::WindowMetrics& metrics);
 /// Share of a worker's memory a decision may fill.

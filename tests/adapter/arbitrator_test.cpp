@@ -80,15 +80,17 @@ std::string refusal(const wire::WindowReport& report) {
 
 }  // namespace
 
-TEST_CASE("The protocol's window fields are exactly gym/window_metrics.h's, in its order") {
+TEST_CASE(
+    "The protocol's window fields are exactly gym/window_metrics.h's, in its order, then a "
+    "worker's notice") {
   const std::vector<std::string> window_fields = {
       "iterations",          "time_s",         "iteration_s",
       "train_loss",          "train_accuracy", "train_accuracy_change",
       "validation_accuracy", "progress",       "epochs"};
   const std::vector<std::string> worker_fields = {
-      "gpu_type",    "batch_size",      "compute_s",       "comm_s",
-      "wait_s",      "throughput_gbps", "retransmit_rate", "cpu_time_ratio",
-      "memory_util", "samples_per_s",   "grad_std_norm",   "grad_var_norm"};
+      "gpu_type",        "batch_size",      "compute_s",      "comm_s",      "wait_s",
+      "throughput_gbps", "retransmit_rate", "cpu_time_ratio", "memory_util", "samples_per_s",
+      "grad_std_norm",   "grad_var_norm",   "leaving_in_s"};
   std::vector<std::string> expected = field_names(wire::WindowMetrics::descriptor());
   expected.pop_back();  // "workers", the repeated block
   CHECK(expected == window_fields);
@@ -346,6 +348,28 @@ TEST_CASE("Reports out of range are refused, naming the field and the range") {
   CHECK(refusal(bad) == "max_batches: expected none or 2 entries, found 1");
 }
 
+TEST_CASE("A notice outside [0, 86400] s is refused, naming the worker's leaving_in_s") {
+  WindowMetrics window;
+  window.iterations = 5;
+  window.workers.assign(4, {.gpu_type = "cpu", .batch_size = 64, .compute_s = 0.1});
+  const wire::WindowReport good = report_of(window, 0);
+  CHECK(leaving_in_s(good.metrics()).empty());
+  for (const double seconds : {0.0, 30.0, kMaxNoticeSeconds}) {
+    wire::WindowReport noticed = good;
+    noticed.mutable_metrics()->mutable_workers(2)->set_leaving_in_s(seconds);
+    CHECK(refusal(noticed) == "accepted");
+  }
+  const std::string expected = "metrics.workers[2].leaving_in_s: expected a number in [0, 86400]";
+  for (const auto& [seconds, found] :
+       {std::pair{-1.0, "-1"}, std::pair{86400.5, "86400.5"}, std::pair{1e300, "1e+300"},
+        std::pair{std::numeric_limits<double>::quiet_NaN(), "nan"},
+        std::pair{std::numeric_limits<double>::infinity(), "inf"}}) {
+    wire::WindowReport bad = good;
+    bad.mutable_metrics()->mutable_workers(2)->set_leaving_in_s(seconds);
+    CHECK(refusal(bad) == expected + ", found " + found);
+  }
+}
+
 TEST_CASE("Guard rails bound a decision's change of the global batch and of the LR factor") {
   CHECK(bound_global_change({400, 400}, 200, 2.0, {1000, 1000}) == std::vector<int>{200, 200});
   CHECK(bound_global_change({10, 10}, 200, 2.0, {1000, 1000}) == std::vector<int>{50, 50});
@@ -436,6 +460,76 @@ TEST_CASE("A served rule decides from the report, starts its episode once, and l
   CHECK_THROWS_AS(Arbitrator(make_baseline("goodput", 1, "test"), "goodput",
                              {.workers = 2, .policy_sha256 = std::string(64, 'a')}),
                   InputError);
+}
+
+namespace {
+
+/// A window of four workers at 128 samples each, the third at half the others' speed: 10
+/// iterations of 0.5 s.
+WindowMetrics four_workers() {
+  WindowMetrics window;
+  window.iterations = 10;
+  window.iteration_s = 0.5;
+  for (int w = 0; w < 4; ++w) {
+    const double speed = w == 2 ? 320 : 640;
+    window.workers.push_back({.gpu_type = "cpu",
+                              .batch_size = 128,
+                              .compute_s = 128 / speed,
+                              .samples_per_s = speed,
+                              .grad_std_norm = std::sqrt(8.0),
+                              .grad_var_norm = 8.0});
+  }
+  return window;
+}
+
+std::vector<int> decided_batches(const Arbitrator& arbitrator, const wire::WindowReport& report) {
+  wire::LogRecord record;
+  arbitrator.decide(report, record);
+  return {record.decision().batches().begin(), record.decision().batches().end()};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "A served goodput-notice gives a departing worker's share to the survivors, as the "
+    "simulator's rule does on the same context") {
+  const ArbitratorOptions options{.workers = 4, .guard_rails = kUnbounded};
+  const Arbitrator notice(make_baseline("goodput-notice:100", 1, "test"), "goodput-notice:100",
+                          options);
+  const Arbitrator goodput(make_baseline("goodput:100", 1, "test"), "goodput:100", options);
+  wire::WindowReport report = report_of(four_workers(), 3);
+  const std::vector<int> calm = decided_batches(notice, report);
+  CHECK(calm == decided_batches(goodput, report));
+
+  // Decided one window late, on windows of 10 iterations of 0.5 s: a worker leaving in 7 s is
+  // gone before the decision after this one applies, 10 s from now.
+  report.mutable_metrics()->mutable_workers(1)->set_leaving_in_s(7);
+  wire::LogRecord record;
+  Arbitrator::Trace trace;
+  notice.decide(report, record, trace);
+  const std::vector<int> noticed(record.decision().batches().begin(),
+                                 record.decision().batches().end());
+  EnvOptions served = evaluation_env_options();
+  served.decision_lag = 1;
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> leaving = {inf, 7, inf, inf};
+  const std::vector<int> reported(4, 128);
+  const std::vector<int> caps(4, served.max_batch);
+  const DecisionContext context{.options = served,
+                                .window = trace.window,
+                                .batches = reported,
+                                .max_batches = caps,
+                                .reference_batch = report.reference_batch(),
+                                .epochs = report.metrics().epochs(),
+                                .leaving_in_s = leaving};
+  CHECK(noticed == NoticeGoodputPolicy(100).decide(context, trace.observation));
+  CHECK(noticed[1] == served.min_batch);
+  CHECK(noticed[0] + noticed[2] + noticed[3] > calm[0] + calm[2] + calm[3]);
+  CHECK(noticed[0] > noticed[2]);  // split by speed
+
+  // A departure after the next decision applies leaves this one to goodput:100.
+  report.mutable_metrics()->mutable_workers(1)->set_leaving_in_s(12);
+  CHECK(decided_batches(notice, report) == calm);
 }
 
 TEST_CASE("The gate's frame scanner finds every HTTP/2 frame header, however the bytes arrive") {

@@ -1,6 +1,7 @@
 """dynamix serve against hostile and careless clients, on loopback only: a half-open-stream
 flood, a second server on the same port or log, addresses and credentials, pinned and
-misbehaving policies, oversized reports, a torn log tail. Every server is stopped and reaped.
+misbehaving policies, oversized reports, a torn log tail, preemption notices in and out of
+range. Every server is stopped and reaped.
 
 usage: serve_test.py DYNAMIX_BINARY PROTO_PYTHON_DIR"""
 import os
@@ -34,10 +35,10 @@ def check(condition, message):
         fail(message)
 
 
-def start(binary, policy, log, *extra, listen="127.0.0.1:0"):
+def start(binary, policy, log, *extra, listen="127.0.0.1:0", workers=WORKERS):
     """A serve process and the address it printed; fails the test if it does not start."""
     process = subprocess.Popen(
-        [binary, "serve", "--policy", str(policy), "--workers", str(WORKERS), "--log", str(log),
+        [binary, "serve", "--policy", str(policy), "--workers", str(workers), "--log", str(log),
          "--listen", listen, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     SERVERS.append(process)
     ready, _, _ = select.select([process.stdout], [], [], 60)
@@ -82,6 +83,22 @@ def report(pb2, window=0, job_id="hostile"):
     return pb2.WindowReport(protocol_version=pb2.PROTOCOL_VERSION_1, job_id=job_id,
                             window_index=window, iteration=5 * (window + 1), metrics=metrics,
                             lr_rule=pb2.LR_RULE_LINEAR, reference_batch=128, lr_factor=1.0)
+
+
+def four_workers_report(pb2, window, leaving):
+    """Four workers at 128 samples, the third half as fast, 10 iterations of 0.5 s; `leaving`
+    maps a worker to the leaving_in_s of its notice."""
+    workers = [pb2.WorkerWindow(gpu_type="cpu", batch_size=128, compute_s=128 / speed,
+                                samples_per_s=speed, grad_std_norm=8 ** 0.5, grad_var_norm=8)
+               for speed in (640, 640, 320, 640)]
+    for worker, seconds in leaving.items():
+        workers[worker].leaving_in_s = seconds
+    metrics = pb2.WindowMetrics(iterations=10, time_s=5.0 * (window + 1), iteration_s=0.5,
+                                train_loss=1.0, train_accuracy=0.5, progress=0.1, epochs=0.2,
+                                workers=workers)
+    return pb2.WindowReport(protocol_version=pb2.PROTOCOL_VERSION_1, job_id="spot",
+                            window_index=window, iteration=10 * (window + 1), metrics=metrics,
+                            lr_rule=pb2.LR_RULE_NONE, reference_batch=512)
 
 
 def threads_of(pid):
@@ -288,6 +305,51 @@ def check_rule(binary, work, grpc, pb2, pb2_grpc):
           f"replay with another rule: {other.stdout} {other.stderr}")
 
 
+def check_notice(binary, work, grpc, pb2, pb2_grpc):
+    """serve --policy goodput-notice:100: a worker leaving before the decision after the next
+    applies (10 s at one window of lag) runs the smallest batch and the survivors take its share;
+    a notice out of [0, 86400] s is refused naming the field; replay decides the same from the
+    log, and otherwise once the notice is taken out of it."""
+    log = work / "notice-log"
+    server, address = start(binary, "goodput-notice:100", log, "--max-batch-change", "100",
+                            workers=4)
+    stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
+    calm = list(stub.Decide(four_workers_report(pb2, 0, {}), timeout=5).batches)
+    noticed = list(stub.Decide(four_workers_report(pb2, 1, {1: 7.0}), timeout=5).batches)
+    distant = list(stub.Decide(four_workers_report(pb2, 2, {1: 12.0}), timeout=5).batches)
+    survivors = [0, 2, 3]
+    check(noticed[1] == 32 and sum(noticed[w] for w in survivors) >
+          sum(calm[w] for w in survivors) and distant == calm,
+          f"goodput-notice:100 decided {calm} without a notice, {noticed} with worker 1 leaving "
+          f"in 7 s, {distant} in 12 s")
+    for seconds, shown in ((-1.0, "-1"), (86400.5, "86400.5"), (float("nan"), "nan")):
+        try:
+            stub.Decide(four_workers_report(pb2, 3, {1: seconds}), timeout=5)
+            fail(f"a notice of {seconds} s was answered")
+        except grpc.RpcError as error:
+            expected = ("metrics.workers[1].leaving_in_s: expected a number in [0, 86400], "
+                        f"found {shown}")
+            check(error.code() == grpc.StatusCode.INVALID_ARGUMENT and
+                  expected in error.details(), f"{seconds}: {error.code()} {error.details()}")
+    stop(server)
+    replay = subprocess.run([binary, "replay", "--policy", "goodput-notice:100", "--log",
+                             str(log)], capture_output=True, text=True, timeout=60)
+    check(replay.returncode == 0 and "replay: 3 decisions match" in replay.stdout and
+          "3 refused reports skipped" in replay.stdout, f"replay: {replay.stdout} {replay.stderr}")
+    lines = (log / "decisions.jsonl").read_text().splitlines()
+    check('"leaving_in_s":7' in lines[1], f"the logged report: {lines[1]}")
+    forgotten = work / "notice-forgotten"
+    forgotten.mkdir()
+    (forgotten / "decisions.jsonl").write_text(
+        "\n".join(line.replace(',"leaving_in_s":7', "") for line in lines) + "\n")
+    replay = subprocess.run([binary, "replay", "--policy", "goodput-notice:100", "--log",
+                             str(forgotten)], capture_output=True, text=True, timeout=60)
+    check(replay.returncode == 1 and "window 1 (iteration 20)" in replay.stdout,
+          f"replay without the notice: {replay.stdout} {replay.stderr}")
+    print(f"notice: goodput-notice:100 decided {calm} without a notice, {noticed} with worker 1 "
+          f"leaving in 7 s, {distant} in 12 s; out-of-range notices refused; replay agrees")
+
+
 def check_pin(binary, policy, work):
     import hashlib
     digest = hashlib.sha256(policy.read_bytes()).hexdigest()
@@ -438,6 +500,7 @@ def main():
             check_token(binary, policy, work, grpc, pb2, pb2_grpc)
             check_tls(binary, policy, work, grpc, pb2, pb2_grpc)
             check_rule(binary, work, grpc, pb2, pb2_grpc)
+            check_notice(binary, work, grpc, pb2, pb2_grpc)
             check_oversized_and_torn_log(binary, policy, work, grpc, pb2, pb2_grpc)
             check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc)
             check_flood(binary, policy, work, grpc, pb2, pb2_grpc)

@@ -10,6 +10,8 @@ whose ranks are real processes:
 - a port that accepts TCP and never answers costs the loop little (measured against no
   arbitrator, alternating);
 - an arbitrator killed and restarted on the same port is asked again within about a second;
+- a worker's notice (controller.notice(), from a SIGTERM handler or a call) is in its reports
+  from that window on, counting down, and absent before;
 - the times a report carries come from the controller's device timer: a scripted one injected
   (timer=) gives compute, wait, communication and samples/s to the microsecond whatever the
   host clock says, its marks read once per window; a CPU job's default timer is the host's.
@@ -173,6 +175,9 @@ def rank_main(rank, config):
         steps, gradient_errors, started = [], [], time.perf_counter()
         while controller.iteration < phase["stop_at"]:
             iteration = controller.iteration
+            notice_at = phase.get("notices", {}).get(str(rank))
+            if notice_at and notice_at[0] == iteration:
+                give_notice(controller, *notice_at[1:])
             if phase.get("loader_workers"):
                 indices = next(loader_batches)[0].tolist()
             else:
@@ -210,9 +215,20 @@ def rank_main(rank, config):
                         "timer": type(controller.timer).__name__,
                         "synchronizations": getattr(timer, "synchronizations", None)})
         controller.close()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         loader = loader_batches = None  # ends the DataLoader's workers
     (pathlib.Path(config["out"]) / f"rank{rank}.json").write_text(json.dumps(results))
     dist.destroy_process_group()
+
+
+def give_notice(controller, seconds, by_signal):
+    """A preemption notice of `seconds`, by SIGTERM to this process as a spot job gets it (its
+    handler, left installed until the phase ends, passes it on), or by a direct call."""
+    if by_signal:
+        signal.signal(signal.SIGTERM, lambda *_: controller.notice(seconds))
+        os.kill(os.getpid(), signal.SIGTERM)
+    else:
+        controller.notice(seconds)
 
 
 def union_gradient(model, x, y, indices):
@@ -486,6 +502,31 @@ def check_reconnect(work):
     check(delay < 1.0, f"the first report reached the restarted arbitrator after {delay:.2f} s")
 
 
+def check_notice(work, pb2, pb2_grpc):
+    """notice(): rank 1 gets a 30 s notice by SIGTERM in window 1, rank 0 one of 0 s by a call
+    in window 2. A worker's reports carry leaving_in_s from the window it got its notice in, not
+    before, counting down and never below 0."""
+    arbitrator = FakeArbitrator(pb2, pb2_grpc, lambda w: ([8, 8], 1.0))
+    phase = {"arbitrator": arbitrator.address, "interval": 4, "iterations": 16, "stop_at": 16,
+             "notices": {"1": [5, 30.0, True], "0": [9, 0.0, False]}}
+    run_job(work, "notice", [phase])
+    arbitrator.stop()
+    # Window 3's report, sent at the last iteration, may be cancelled by close().
+    reports = {r.window_index: r.metrics.workers for _, r, _ in arbitrator.reports}
+    check(sorted(reports)[:3] == [0, 1, 2], f"reports for windows {sorted(reports)}")
+
+    def leaving(window, rank):
+        worker = reports[window][rank]
+        return worker.leaving_in_s if worker.HasField("leaving_in_s") else None
+
+    got = {w: [leaving(w, rank) for rank in range(WORKERS)] for w in sorted(reports)}
+    check(got[0] == [None, None], f"window 0, before any notice: leaving_in_s {got[0]}")
+    check(got[1][0] is None and 0 < got[1][1] < 30, f"window 1: leaving_in_s {got[1]}")
+    check(got[2][0] == 0.0 and 0 < got[2][1] < got[1][1], f"window 2: leaving_in_s {got[2]}")
+    print(f"notice: leaving_in_s by window {got} (rank 1: 30 s by SIGTERM in window 1; rank 0: "
+          "0 s in window 2)")
+
+
 def check_device_timer(work, pb2, pb2_grpc):
     """A scripted device timer injected into the controller (rank 0: compute 30 ms, 30 ms after
     it; rank 1: compute 50 ms, 10 ms after it) while the host sleeps 20 ms in each iteration's
@@ -553,6 +594,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         started = time.monotonic()
         check_device_timer(work, pb2, pb2_grpc)
+        check_notice(work, pb2, pb2_grpc)
         check_resume(work, pb2, pb2_grpc)
         check_guard_rails_and_token(work, pb2, pb2_grpc)
         check_data_loader(work, pb2, pb2_grpc)

@@ -324,16 +324,18 @@ void fuzz_report(std::span<const std::uint8_t> input) {
     static const ObservationBuilder builder;
     Observation observation;
     builder.build(window, observation);
-    const EnvOptions options = evaluation_env_options();
+    const EnvOptions options = served_options(evaluation_env_options(), report);
     const std::vector<int> reported = reported_batches(report.metrics());
     const std::vector<int> caps = batch_caps(report, options.max_batch);
+    const std::vector<double> leaving = leaving_in_s(report.metrics());
     const DecisionContext context{.options = options,
                                   .window = window,
                                   .batches = reported,
                                   .max_batches = caps,
                                   .reference_batch = report.reference_batch(),
-                                  .epochs = report.metrics().epochs()};
-    const std::unique_ptr<Policy> rule = make_baseline("goodput:100", 1, "fuzz");
+                                  .epochs = report.metrics().epochs(),
+                                  .leaving_in_s = leaving};
+    const std::unique_ptr<Policy> rule = make_baseline("goodput-notice:100", 1, "fuzz");
     rule->begin_episode(context);
     const GuardRails rails;
     wire::Decision decision;

@@ -17,13 +17,14 @@ import torch.distributed as dist
 
 from . import _protocol
 from .comm_hook import WeightedHookState, hold, ring_bytes_sent, weighted_allreduce_hook
-from .metrics import (ITERATION_FIELDS, WINDOW_FIELDS, TcpCounters, memory_util,
-                      worker_window)
+from .metrics import ITERATION_FIELDS, TCP_FIELDS, TcpCounters, memory_util, worker_window
 from .sampler import GlobalCursorSampler
 from .timing import timer_for, timing_device
 
 LOG = logging.getLogger("dynamix_worker")
 LR_RULES = ("none", "linear", "sqrt", "adascale")
+# The arbitrator's bound on a reported notice, seconds (kMaxNoticeSeconds, adapter/server/report.h).
+MAX_NOTICE_S = 86400.0
 
 
 @dataclass
@@ -97,6 +98,8 @@ class AdaptiveBatchController:
         # iterations, fields] (None before the first window's end).
         self.window_rows: Optional[torch.Tensor] = None
         self.refusals: List[str] = []
+        # time.monotonic() when this rank's worker leaves (notice()); None without a notice.
+        self._leaves_at: Optional[float] = None
         self._validation_accuracy = 0.0
         self._previous_accuracy: Optional[float] = None
         self._rows: List[List[float]] = []
@@ -192,6 +195,23 @@ class AdaptiveBatchController:
             raise ValueError(f"validation_accuracy: expected a number in [0, 1], found {value}")
         self._validation_accuracy = float(value)
 
+    def notice(self, seconds: float) -> None:
+        """This rank's worker leaves `seconds` from now: its preemption notice (AWS EC2 spot
+        gives 120 s, GCP and Azure spot VMs 30 s). From the window's end on, its reports carry
+        the seconds left then (leaving_in_s, never below 0), and a rule such as
+        goodput-notice:100 moves its share to the survivors before it goes. A later call
+        replaces an earlier one. Cheap and safe from a signal handler or another thread: one
+        attribute store, no lock, no collective (the value travels with the window's gather);
+        not kept by state_dict(), since a resumed job runs on other machines."""
+        seconds = float(seconds)
+        if not (math.isfinite(seconds) and 0.0 <= seconds <= MAX_NOTICE_S):
+            raise ValueError(f"notice: expected seconds in [0, {MAX_NOTICE_S:g}], found {seconds}")
+        self._leaves_at = time.monotonic() + seconds
+
+    def _leaving_in_s(self) -> float:
+        leaves_at = self._leaves_at
+        return math.inf if leaves_at is None else max(0.0, leaves_at - time.monotonic())
+
     def next_indices(self) -> List[int]:
         """Starts the iteration, then returns this rank's sample indices."""
         self.start_iteration()
@@ -286,8 +306,8 @@ class AdaptiveBatchController:
         self._resolve()
         rows = torch.tensor(self._rows, dtype=torch.float64, device=self.device)
         tcp = self._tcp_counters.read()
-        window = torch.tensor([tcp[name] - self._tcp[name] for name in WINDOW_FIELDS],
-                              dtype=torch.float64, device=self.device)
+        window = torch.tensor([tcp[name] - self._tcp[name] for name in TCP_FIELDS] +
+                              [self._leaving_in_s()], dtype=torch.float64, device=self.device)
         self._tcp = tcp
         all_rows = [torch.empty_like(rows) for _ in range(self.world_size)]
         all_windows = [torch.empty_like(window) for _ in range(self.world_size)]
@@ -485,7 +505,8 @@ class AdaptiveBatchController:
 
 def report_problem(report) -> Optional[str]:
     """Why a report would be refused by the arbitrator's checks, or None: every number finite
-    and >= 0, accuracies and progress within [0, 1], their change within [-1, 1]."""
+    and >= 0, accuracies and progress within [0, 1], their change within [-1, 1], a notice
+    within MAX_NOTICE_S."""
     metrics = report.metrics
     unit = ("train_accuracy", "validation_accuracy", "progress")
     for name, value in [(f"metrics.{n}", getattr(metrics, n)) for n in
@@ -497,6 +518,8 @@ def report_problem(report) -> Optional[str]:
             return f"{name}: expected a finite number >= 0, found {value}"
         if name.split(".")[-1] in unit and value > 1:
             return f"{name}: expected a number in [0, 1], found {value}"
+        if name.endswith(".leaving_in_s") and value > MAX_NOTICE_S:
+            return f"{name}: expected a number in [0, {MAX_NOTICE_S:g}], found {value}"
     if not -1 <= metrics.train_accuracy_change <= 1:
         return (f"metrics.train_accuracy_change: expected a number in [-1, 1], found "
                 f"{metrics.train_accuracy_change}")

@@ -1,4 +1,5 @@
 """Measured per-window metrics of one rank, in the units of gym/window_metrics.h."""
+import math
 import os
 import resource
 import socket
@@ -11,8 +12,10 @@ import torch
 ITERATION_FIELDS = ["data_s", "compute_s", "after_compute_s", "iteration_s", "bytes_sent",
                     "local_norm_sq", "global_norm_sq", "loss", "accuracy", "memory_util",
                     "batch"]
-# Per window and rank: TCP segments sent and retransmitted.
-WINDOW_FIELDS = ["out_segments", "retransmitted_segments"]
+# Per window and rank: TCP segments sent and retransmitted, then the seconds until the rank
+# leaves, from its preemption notice (infinity without one).
+TCP_FIELDS = ["out_segments", "retransmitted_segments"]
+WINDOW_FIELDS = TCP_FIELDS + ["leaving_in_s"]
 
 # struct tcp_info (linux/tcp.h): tcpi_total_retrans at byte 100, tcpi_segs_out at 136 (Linux 4.2+).
 _TCP_INFO_BYTES = 144
@@ -119,7 +122,8 @@ def memory_util(device: torch.device) -> float:
 def worker_window(rows: torch.Tensor, window: torch.Tensor, rank: int,
                   gpu_type: str) -> dict:
     """One worker's WorkerWindow fields from every rank's iteration rows
-    [ranks, iterations, fields] and window counters [ranks, 2]."""
+    [ranks, iterations, fields] and window rows [ranks, WINDOW_FIELDS]; leaving_in_s only for a
+    worker under notice."""
     f = {name: i for i, name in enumerate(ITERATION_FIELDS)}
     mine = rows[rank]
     compute = mine[:, f["compute_s"]]
@@ -132,7 +136,8 @@ def worker_window(rows: torch.Tensor, window: torch.Tensor, rank: int,
     segments = window[rank, 0]
     iteration_total = mine[:, f["iteration_s"]].sum()
     var_norm = gradient_variance_norm(mine, batch, rows[:, :, f["batch"]].sum(dim=0))
-    return {
+    leaving_in_s = float(window[rank, WINDOW_FIELDS.index("leaving_in_s")])
+    fields = {
         "gpu_type": gpu_type,
         "batch_size": float(batch.mean()),
         "compute_s": float(compute.mean()),
@@ -147,6 +152,9 @@ def worker_window(rows: torch.Tensor, window: torch.Tensor, rank: int,
         "grad_std_norm": var_norm ** 0.5,
         "grad_var_norm": var_norm,
     }
+    if math.isfinite(leaving_in_s):
+        fields["leaving_in_s"] = leaving_in_s
+    return fields
 
 
 def gradient_variance_norm(mine: torch.Tensor, batch: torch.Tensor,
