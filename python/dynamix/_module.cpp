@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -26,19 +27,40 @@ namespace py = pybind11;
 namespace dynamix {
 namespace {
 
+/// A new array of `shape` (at most 3 dimensions), over `data` kept alive by `base` or, without
+/// them, uninitialized: numpy's constructor without pybind11's shape and stride vectors, which
+/// cost more than the array itself on the vector step, whose infos make 26 arrays.
+template <typename T>
+py::array_t<T> new_array(std::initializer_list<std::size_t> shape, void* data = nullptr,
+                         py::handle base = {}) {
+  const auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[3] = {};
+  std::copy(shape.begin(), shape.end(), dims);
+  PyObject* array = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, py::dtype::of<T>().release().ptr(), static_cast<int>(shape.size()), dims,
+      nullptr, data, data == nullptr ? 0 : py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+  if (array == nullptr) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::array_t<T>>(array);
+  if (base && api.PyArray_SetBaseObject_(array, base.inc_ref().ptr()) != 0) {
+    throw py::error_already_set();
+  }
+  return result;
+}
+
 /// The last published contents of a buffer, viewed by numpy without a copy. A view Python still
 /// holds is never written again (the next result then goes to a fresh buffer), so the view is the
 /// caller's own, writable array: writing it changes nothing in the environment.
 class Published {
  public:
   /// Publishes `scratch` (swapped out; it gets a buffer to reuse) and returns a writable view.
-  py::array_t<float> publish(std::vector<float>& scratch, const std::vector<py::ssize_t>& shape) {
+  py::array_t<float> publish(std::vector<float>& scratch,
+                             std::initializer_list<std::size_t> shape) {
     if (current_.use_count() > 1) current_ = std::make_shared<std::vector<float>>();
     std::swap(*current_, scratch);
     auto* owner = new std::shared_ptr<std::vector<float>>(current_);
     py::capsule base(owner,
                      [](void* p) { delete static_cast<std::shared_ptr<std::vector<float>>*>(p); });
-    return py::array_t<float>(shape, current_->data(), base);
+    return new_array<float>(shape, current_->data(), base);
   }
 
  private:
@@ -178,24 +200,10 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   return d;
 }
 
-/// A new uninitialized array of `rows` (and `columns`, when not 0): numpy's constructor without
-/// pybind11's shape and stride vectors, which cost more than the array itself on the vector
-/// step, whose infos make 26 arrays.
-template <typename T>
-py::array_t<T> new_array(std::size_t rows, std::size_t columns = 0) {
-  const auto& api = py::detail::npy_api::get();
-  Py_intptr_t dims[2] = {static_cast<Py_intptr_t>(rows), static_cast<Py_intptr_t>(columns)};
-  PyObject* array =
-      api.PyArray_NewFromDescr_(api.PyArray_Type_, py::dtype::of<T>().release().ptr(),
-                                columns == 0 ? 1 : 2, dims, nullptr, nullptr, 0, nullptr);
-  if (array == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::array_t<T>>(array);
-}
-
 /// One column of the vector infos: a value per environment.
 template <typename T, typename Get>
 py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
-  py::array_t<T> column = new_array<T>(steps.size());
+  py::array_t<T> column = new_array<T>({steps.size()});
   T* data = column.mutable_data();
   for (std::size_t i = 0; i < steps.size(); ++i) data[i] = static_cast<T>(get(steps[i].info));
   return column;
@@ -204,7 +212,7 @@ py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
 /// A per-worker column of the vector infos, [environments, padded]; padding is T{}.
 template <typename T, typename Get>
 py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t padded, Get get) {
-  py::array_t<T> column = new_array<T>(steps.size(), padded);
+  py::array_t<T> column = new_array<T>({steps.size(), padded});
   T* data = column.mutable_data();
   std::fill(data, data + steps.size() * padded, T{});
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -230,7 +238,7 @@ class VectorInfo {
       ++k;
     };
     auto all = [&] {
-      py::array_t<bool> mask = new_array<bool>(s.size());
+      py::array_t<bool> mask = new_array<bool>({s.size()});
       std::fill(mask.mutable_data(), mask.mutable_data() + s.size(), true);
       return mask;
     };
@@ -412,8 +420,7 @@ class PyEnv {
     }
     py::array_t<float> obs = observation();
     if (result_.rewards.size() < padded_) result_.rewards.resize(padded_, 0.0f);
-    py::array_t<float> rewards =
-        rewards_.publish(result_.rewards, {static_cast<py::ssize_t>(padded_)});
+    py::array_t<float> rewards = rewards_.publish(result_.rewards, {padded_});
     return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
                           info_dict(result_.info, keys_));
   }
@@ -450,8 +457,7 @@ class PyEnv {
                      std::to_string(padded_) + " the spaces hold");
     }
     o.values.resize(padded_ * o.features, 0.0f);
-    return observation_.publish(
-        o.values, {static_cast<py::ssize_t>(padded_), static_cast<py::ssize_t>(o.features)});
+    return observation_.publish(o.values, {padded_, o.features});
   }
 
   Exclusive exclusive_{"BatchSizeEnv"};
@@ -512,10 +518,9 @@ class PyVectorEnv {
     py::array_t<float> obs = stacked_observations();
     rewards_scratch_.clear();
     for (const StepResult& s : steps_) append_padded(rewards_scratch_, s.rewards, 1, padded_);
-    py::array_t<float> rewards = rewards_.publish(
-        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(padded_)});
-    py::array_t<bool> terminated = new_array<bool>(m);
-    py::array_t<bool> truncated = new_array<bool>(m);
+    py::array_t<float> rewards = rewards_.publish(rewards_scratch_, {m, padded_});
+    py::array_t<bool> terminated = new_array<bool>({m});
+    py::array_t<bool> truncated = new_array<bool>({m});
     for (std::size_t i = 0; i < m; ++i) {
       terminated.mutable_data()[i] = steps_[i].terminated;
       truncated.mutable_data()[i] = steps_[i].truncated;
@@ -567,9 +572,7 @@ class PyVectorEnv {
       }
       append_padded(scratch_, s.observation.values, features, padded_);
     }
-    return observations_.publish(
-        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(padded_),
-                   static_cast<py::ssize_t>(features)});
+    return observations_.publish(scratch_, {steps_.size(), padded_, features});
   }
 
   Exclusive exclusive_{"VectorEnv"};
