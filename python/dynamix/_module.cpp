@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -347,19 +348,40 @@ std::string index_name(py::ssize_t flat, const py::array& array) {
   return "actions[" + index + "]";
 }
 
+std::string outside_action_set(std::size_t choices) {
+  return " is outside the action set [0, " + std::to_string(choices) + ")";
+}
+
 /// Why an action value is no index into `choices` actions; empty when it is one.
 std::string action_problem(double v, std::size_t choices) {
   if (!std::isfinite(v)) return " is not finite";
   if (v != std::trunc(v)) return " is not an integer";
-  if (v < 0 || v >= static_cast<double>(choices)) {
-    return " is outside the action set [0, " + std::to_string(choices) + ")";
-  }
+  if (v < 0 || v >= static_cast<double>(choices)) return outside_action_set(choices);
   return {};
 }
 
 EnvError action_error(const py::array& array, py::ssize_t i, const std::string& problem) {
   return EnvError(index_name(i, array) + ": " + std::string(py::repr(array.attr("item")(i))) +
                   problem);
+}
+
+/// Action indices read in place from a C-contiguous, aligned, native array of T (numpy's default
+/// integers, MultiDiscrete.sample's), which the cast to double below would copy; false for others.
+template <typename T>
+bool integer_indices(const py::array& array, std::size_t choices, std::vector<int>& indices) {
+  if (!py::isinstance<py::array_t<T, py::array::c_style>>(array) ||
+      (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) == 0) {
+    return false;
+  }
+  const T* values = static_cast<const T*>(array.data());
+  indices.resize(static_cast<std::size_t>(array.size()));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (values[i] < 0 || static_cast<std::uint64_t>(values[i]) >= choices) {
+      throw action_error(array, static_cast<py::ssize_t>(i), outside_action_set(choices));
+    }
+    indices[i] = static_cast<int>(values[i]);
+  }
+  return true;
 }
 
 /// Action indices from an integer array in [0, choices): what gymnasium's MultiDiscrete.contains
@@ -374,8 +396,13 @@ std::vector<int> action_indices(const py::handle& actions, std::size_t choices, 
                          (array ? "an array of " + std::string(py::str(array.dtype()))
                                 : std::string(py::str(py::type::of(actions)))));
   }
+  std::vector<int> indices;
+  if (integer_indices<std::int64_t>(array, choices, indices) ||
+      integer_indices<std::int32_t>(array, choices, indices)) {
+    return indices;
+  }
   const py::array_t<double, py::array::c_style | py::array::forcecast> values(array);
-  std::vector<int> indices(static_cast<std::size_t>(values.size()));
+  indices.resize(static_cast<std::size_t>(values.size()));
   for (py::ssize_t i = 0; i < values.size(); ++i) {
     const double v = values.data()[i];
     const std::string problem = action_problem(v, choices);
