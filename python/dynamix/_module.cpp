@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -201,81 +202,163 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   return d;
 }
 
-/// One column of the vector infos: a value per environment.
-template <typename T, typename Get>
-py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
-  py::array_t<T> column = new_array<T>({steps.size()});
-  T* data = column.mutable_data();
-  for (std::size_t i = 0; i < steps.size(); ++i) data[i] = static_cast<T>(get(steps[i].info));
-  return column;
-}
-
-/// A per-worker column of the vector infos, [environments, padded]; padding is T{}.
-template <typename T, typename Get>
-py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t padded, Get get) {
-  py::array_t<T> column = new_array<T>({steps.size(), padded});
-  T* data = column.mutable_data();
-  std::fill(data, data + steps.size() * padded, T{});
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    for (std::size_t w = 0; w < steps[i].info.batches.size(); ++w) {
-      data[i * padded + w] = static_cast<T>(get(steps[i].info, w));
-    }
-  }
-  return column;
-}
-
-/// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
-/// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
-/// The keys are made once per environment rather than once per step.
-class VectorInfo {
+/// One array of the vector infos (held by their dict) and the layout it was made with: the caller
+/// may change an array's shape, strides, dtype or flags in place (arr.shape = ...).
+class InfoColumn {
  public:
-  py::dict make(const std::vector<StepResult>& s, std::size_t padded) const {
-    using Info = const StepInfo&;
-    py::dict d;
-    std::size_t k = 0;
-    auto set = [&](const py::object& value, const py::object& reported) {
-      set_item(d, keys_[k].first, value);
-      set_item(d, keys_[k].second, reported);
-      ++k;
-    };
-    auto all = [&] {
-      py::array_t<bool> mask = new_array<bool>({s.size()});
-      std::fill(mask.mutable_data(), mask.mutable_data() + s.size(), true);
-      return mask;
-    };
-    set(worker_column<std::int64_t>(s, padded, [](Info i, auto w) { return i.batches[w]; }), all());
-    set(worker_column<bool>(s, padded, [](Info i, auto w) { return bool{i.clamped[w]}; }), all());
-    set(worker_column<bool>(s, padded, [](Info, auto) { return true; }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.batches.size(); }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.decision; }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.iteration; }), all());
-    set(info_column<double>(s, [](Info i) { return i.time_s; }), all());
-    set(info_column<double>(s, [](Info i) { return i.window_s; }), all());
-    set(info_column<double>(s, [](Info i) { return i.epochs; }), all());
-    set(info_column<double>(s, [](Info i) { return i.validation_accuracy; }), all());
-    set(info_column<bool>(s, [](Info i) { return i.autoreset; }), all());
-    set(info_column<double>(s, [](Info i) { return i.time_to_target_s.value_or(std::nan("")); }),
-        info_column<bool>(s, [](Info i) { return i.time_to_target_s.has_value(); }));
-    return d;
+  template <typename T>
+  static py::array of(std::size_t rows, std::size_t columns) {
+    return columns == 0 ? new_array<T>({rows}) : new_array<T>({rows, columns});
+  }
+
+  explicit InfoColumn(const py::array& array) : array_(array.ptr()), layout_(layout(array_)) {}
+
+  /// The array, borrowed from the infos' dict.
+  PyObject* array() const { return array_; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(layout_.data);
+  }
+
+  /// Whether nothing but the infos' dict holds the array (no view, buffer or weak reference
+  /// either) and its layout is as made; only asked while the dict holds it.
+  bool reusable() const {
+    const auto offset = Py_TYPE(array_)->tp_weaklistoffset;
+    if (Py_REFCNT(array_) != 1 ||
+        (offset > 0 &&
+         *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(array_) + offset) != nullptr)) {
+      return false;
+    }
+    return layout(array_) == layout_;
   }
 
  private:
-  static void set_item(py::dict& d, const py::str& key, const py::object& value) {
-    if (PyDict_SetItem(d.ptr(), key.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  struct Layout {
+    void* data;
+    PyObject* descr;
+    PyObject* base;
+    int flags;
+    int ndim;
+    std::array<py::ssize_t, 2> shape, strides;
+    bool operator==(const Layout&) const = default;
+  };
+
+  static Layout layout(PyObject* array) {
+    const auto* p = py::detail::array_proxy(array);
+    Layout l{p->data, p->descr, p->base, p->flags, p->nd, {}, {}};
+    if (p->nd > 2) return l;
+    std::copy(p->dimensions, p->dimensions + p->nd, l.shape.begin());
+    std::copy(p->strides, p->strides + p->nd, l.strides.begin());
+    return l;
   }
 
-  static std::vector<std::pair<py::str, py::str>> make_keys() {
-    std::vector<std::pair<py::str, py::str>> keys;
+  PyObject* array_;
+  Layout layout_;
+};
+
+/// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
+/// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
+/// Making 24 arrays and their dict costs more than the step's other binding work together, so the
+/// last ones are filled again when the caller holds none of them, nor a weak reference, any more.
+class VectorInfo {
+ public:
+  py::dict make(const std::vector<StepResult>& s, std::size_t padded) {
+    if (!reusable()) allocate(s.size(), padded);
+    fill(s, padded);
+    return dict_;
+  }
+
+ private:
+  bool reusable() const {
+    if (!dict_ || Py_REFCNT(dict_.ptr()) != 1 ||
+        PyDict_GET_SIZE(dict_.ptr()) != static_cast<py::ssize_t>(columns_.size())) {
+      return false;
+    }
+    py::ssize_t position = 0;
+    PyObject *key, *value;
+    for (std::size_t k = 0; PyDict_Next(dict_.ptr(), &position, &key, &value); ++k) {
+      if (key != names_[k].ptr() || value != columns_[k].array() || !columns_[k].reusable()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void allocate(std::size_t m, std::size_t padded) {
+    dict_ = py::dict();
+    columns_.clear();
+    auto add = [&](const py::array& array) {
+      const py::str& name = names_[columns_.size()];
+      if (PyDict_SetItem(dict_.ptr(), name.ptr(), array.ptr()) != 0) throw py::error_already_set();
+      columns_.emplace_back(array);
+    };
+    auto value_and_mask = [&](const py::array& value) {
+      add(value);
+      add(InfoColumn::of<bool>(m, 0));
+    };
+    value_and_mask(InfoColumn::of<std::int64_t>(m, padded));
+    value_and_mask(InfoColumn::of<bool>(m, padded));
+    value_and_mask(InfoColumn::of<bool>(m, padded));
+    for (int k = 0; k < 3; ++k) value_and_mask(InfoColumn::of<std::int64_t>(m, 0));
+    for (int k = 0; k < 4; ++k) value_and_mask(InfoColumn::of<double>(m, 0));
+    value_and_mask(InfoColumn::of<bool>(m, 0));
+    value_and_mask(InfoColumn::of<double>(m, 0));
+  }
+
+  /// Writes every element: each key's values (the padding too), then the masks.
+  void fill(const std::vector<StepResult>& s, std::size_t padded) const {
+    using Info = const StepInfo&;
+    std::size_t k = 0;
+    auto workers = [&](auto get) {
+      using T = decltype(get(s[0].info, 0));
+      T* data = columns_[k].data<T>();
+      std::fill(data, data + s.size() * padded, T{});
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        for (std::size_t w = 0; w < s[i].info.batches.size(); ++w) {
+          data[i * padded + w] = get(s[i].info, w);
+        }
+      }
+      k += 2;
+    };
+    auto each = [&](auto get) {
+      auto* data = columns_[k].data<decltype(get(s[0].info))>();
+      for (std::size_t i = 0; i < s.size(); ++i) data[i] = get(s[i].info);
+      k += 2;
+    };
+    workers([](Info i, std::size_t w) { return std::int64_t{i.batches[w]}; });
+    workers([](Info i, std::size_t w) { return bool{i.clamped[w]}; });
+    workers([](Info, std::size_t) { return true; });
+    each([](Info i) { return static_cast<std::int64_t>(i.batches.size()); });
+    each([](Info i) { return std::int64_t{i.decision}; });
+    each([](Info i) { return std::int64_t{i.iteration}; });
+    each([](Info i) { return double{i.time_s}; });
+    each([](Info i) { return double{i.window_s}; });
+    each([](Info i) { return double{i.epochs}; });
+    each([](Info i) { return double{i.validation_accuracy}; });
+    each([](Info i) { return bool{i.autoreset}; });
+    each([](Info i) { return i.time_to_target_s.value_or(std::nan("")); });
+    for (k = 1; k + 2 < columns_.size(); k += 2) {
+      bool* mask = columns_[k].data<bool>();
+      std::fill(mask, mask + s.size(), true);
+    }
+    each([](Info i) { return i.time_to_target_s.has_value(); });
+  }
+
+  static std::vector<py::str> make_names() {
+    std::vector<py::str> names;
     for (const char* key :
          {"batches", "clamped", "worker_mask", "workers", "decision", "iteration", "time_s",
           "window_s", "epochs", "validation_accuracy", "autoreset", "time_to_target_s"}) {
-      keys.emplace_back(py::str(key), py::str(std::string("_") + key));
+      names.emplace_back(key);
+      names.emplace_back(std::string("_") + key);
     }
-    return keys;
+    return names;
   }
 
-  /// Each key beside its mask's, in the order make() sets them.
-  std::vector<std::pair<py::str, py::str>> keys_ = make_keys();
+  /// Each key beside its mask's, in the order of columns_.
+  std::vector<py::str> names_ = make_names();
+  std::vector<InfoColumn> columns_;
+  py::dict dict_{py::reinterpret_steal<py::dict>(py::handle())};
 };
 
 /// Feature names and bounds of the observation schema, for observation_space.
