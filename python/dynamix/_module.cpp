@@ -5,8 +5,11 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -26,19 +29,40 @@ namespace py = pybind11;
 namespace dynamix {
 namespace {
 
+/// A new array of `shape` (at most 3 dimensions), over `data` kept alive by `base` or, without
+/// them, uninitialized: numpy's constructor without pybind11's shape and stride vectors, which
+/// cost more than the array itself on the vector step, whose infos make 26 arrays.
+template <typename T>
+py::array_t<T> new_array(std::initializer_list<std::size_t> shape, void* data = nullptr,
+                         py::handle base = {}) {
+  const auto& api = py::detail::npy_api::get();
+  Py_intptr_t dims[3] = {};
+  std::copy(shape.begin(), shape.end(), dims);
+  PyObject* array = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, py::dtype::of<T>().release().ptr(), static_cast<int>(shape.size()), dims,
+      nullptr, data, data == nullptr ? 0 : py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+  if (array == nullptr) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::array_t<T>>(array);
+  if (base && api.PyArray_SetBaseObject_(array, base.inc_ref().ptr()) != 0) {
+    throw py::error_already_set();
+  }
+  return result;
+}
+
 /// The last published contents of a buffer, viewed by numpy without a copy. A view Python still
 /// holds is never written again (the next result then goes to a fresh buffer), so the view is the
 /// caller's own, writable array: writing it changes nothing in the environment.
 class Published {
  public:
   /// Publishes `scratch` (swapped out; it gets a buffer to reuse) and returns a writable view.
-  py::array_t<float> publish(std::vector<float>& scratch, const std::vector<py::ssize_t>& shape) {
+  py::array_t<float> publish(std::vector<float>& scratch,
+                             std::initializer_list<std::size_t> shape) {
     if (current_.use_count() > 1) current_ = std::make_shared<std::vector<float>>();
     std::swap(*current_, scratch);
     auto* owner = new std::shared_ptr<std::vector<float>>(current_);
     py::capsule base(owner,
                      [](void* p) { delete static_cast<std::shared_ptr<std::vector<float>>*>(p); });
-    return py::array_t<float>(shape, current_->data(), base);
+    return new_array<float>(shape, current_->data(), base);
   }
 
  private:
@@ -178,95 +202,163 @@ py::dict info_dict(const StepInfo& info, const InfoKeys& k) {
   return d;
 }
 
-/// A new uninitialized array of `rows` (and `columns`, when not 0): numpy's constructor without
-/// pybind11's shape and stride vectors, which cost more than the array itself on the vector
-/// step, whose infos make 26 arrays.
-template <typename T>
-py::array_t<T> new_array(std::size_t rows, std::size_t columns = 0) {
-  const auto& api = py::detail::npy_api::get();
-  Py_intptr_t dims[2] = {static_cast<Py_intptr_t>(rows), static_cast<Py_intptr_t>(columns)};
-  PyObject* array =
-      api.PyArray_NewFromDescr_(api.PyArray_Type_, py::dtype::of<T>().release().ptr(),
-                                columns == 0 ? 1 : 2, dims, nullptr, nullptr, 0, nullptr);
-  if (array == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::array_t<T>>(array);
-}
-
-/// One column of the vector infos: a value per environment.
-template <typename T, typename Get>
-py::array_t<T> info_column(const std::vector<StepResult>& steps, Get get) {
-  py::array_t<T> column = new_array<T>(steps.size());
-  T* data = column.mutable_data();
-  for (std::size_t i = 0; i < steps.size(); ++i) data[i] = static_cast<T>(get(steps[i].info));
-  return column;
-}
-
-/// A per-worker column of the vector infos, [environments, padded]; padding is T{}.
-template <typename T, typename Get>
-py::array_t<T> worker_column(const std::vector<StepResult>& steps, std::size_t padded, Get get) {
-  py::array_t<T> column = new_array<T>(steps.size(), padded);
-  T* data = column.mutable_data();
-  std::fill(data, data + steps.size() * padded, T{});
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    for (std::size_t w = 0; w < steps[i].info.batches.size(); ++w) {
-      data[i * padded + w] = static_cast<T>(get(steps[i].info, w));
-    }
-  }
-  return column;
-}
-
-/// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
-/// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
-/// The keys are made once per environment rather than once per step.
-class VectorInfo {
+/// One array of the vector infos (held by their dict) and the layout it was made with: the caller
+/// may change an array's shape, strides, dtype or flags in place (arr.shape = ...).
+class InfoColumn {
  public:
-  py::dict make(const std::vector<StepResult>& s, std::size_t padded) const {
-    using Info = const StepInfo&;
-    py::dict d;
-    std::size_t k = 0;
-    auto set = [&](const py::object& value, const py::object& reported) {
-      set_item(d, keys_[k].first, value);
-      set_item(d, keys_[k].second, reported);
-      ++k;
-    };
-    auto all = [&] {
-      py::array_t<bool> mask = new_array<bool>(s.size());
-      std::fill(mask.mutable_data(), mask.mutable_data() + s.size(), true);
-      return mask;
-    };
-    set(worker_column<std::int64_t>(s, padded, [](Info i, auto w) { return i.batches[w]; }), all());
-    set(worker_column<bool>(s, padded, [](Info i, auto w) { return bool{i.clamped[w]}; }), all());
-    set(worker_column<bool>(s, padded, [](Info, auto) { return true; }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.batches.size(); }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.decision; }), all());
-    set(info_column<std::int64_t>(s, [](Info i) { return i.iteration; }), all());
-    set(info_column<double>(s, [](Info i) { return i.time_s; }), all());
-    set(info_column<double>(s, [](Info i) { return i.window_s; }), all());
-    set(info_column<double>(s, [](Info i) { return i.epochs; }), all());
-    set(info_column<double>(s, [](Info i) { return i.validation_accuracy; }), all());
-    set(info_column<bool>(s, [](Info i) { return i.autoreset; }), all());
-    set(info_column<double>(s, [](Info i) { return i.time_to_target_s.value_or(std::nan("")); }),
-        info_column<bool>(s, [](Info i) { return i.time_to_target_s.has_value(); }));
-    return d;
+  template <typename T>
+  static py::array of(std::size_t rows, std::size_t columns) {
+    return columns == 0 ? new_array<T>({rows}) : new_array<T>({rows, columns});
+  }
+
+  explicit InfoColumn(const py::array& array) : array_(array.ptr()), layout_(layout(array_)) {}
+
+  /// The array, borrowed from the infos' dict.
+  PyObject* array() const { return array_; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(layout_.data);
+  }
+
+  /// Whether nothing but the infos' dict holds the array (no view, buffer or weak reference
+  /// either) and its layout is as made; only asked while the dict holds it.
+  bool reusable() const {
+    const auto offset = Py_TYPE(array_)->tp_weaklistoffset;
+    if (Py_REFCNT(array_) != 1 ||
+        (offset > 0 &&
+         *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(array_) + offset) != nullptr)) {
+      return false;
+    }
+    return layout(array_) == layout_;
   }
 
  private:
-  static void set_item(py::dict& d, const py::str& key, const py::object& value) {
-    if (PyDict_SetItem(d.ptr(), key.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  struct Layout {
+    void* data;
+    PyObject* descr;
+    PyObject* base;
+    int flags;
+    int ndim;
+    std::array<py::ssize_t, 2> shape, strides;
+    bool operator==(const Layout&) const = default;
+  };
+
+  static Layout layout(PyObject* array) {
+    const auto* p = py::detail::array_proxy(array);
+    Layout l{p->data, p->descr, p->base, p->flags, p->nd, {}, {}};
+    if (p->nd > 2) return l;
+    std::copy(p->dimensions, p->dimensions + p->nd, l.shape.begin());
+    std::copy(p->strides, p->strides + p->nd, l.strides.begin());
+    return l;
   }
 
-  static std::vector<std::pair<py::str, py::str>> make_keys() {
-    std::vector<std::pair<py::str, py::str>> keys;
+  PyObject* array_;
+  Layout layout_;
+};
+
+/// The M infos in Gymnasium's vector convention: a dict of arrays over the environments, each
+/// key beside its `_key` mask; time_to_target_s is NaN (and masked out) until the target is hit.
+/// Making 24 arrays and their dict costs more than the step's other binding work together, so the
+/// last ones are filled again when the caller holds none of them, nor a weak reference, any more.
+class VectorInfo {
+ public:
+  py::dict make(const std::vector<StepResult>& s, std::size_t padded) {
+    if (!reusable()) allocate(s.size(), padded);
+    fill(s, padded);
+    return dict_;
+  }
+
+ private:
+  bool reusable() const {
+    if (!dict_ || Py_REFCNT(dict_.ptr()) != 1 ||
+        PyDict_GET_SIZE(dict_.ptr()) != static_cast<py::ssize_t>(columns_.size())) {
+      return false;
+    }
+    py::ssize_t position = 0;
+    PyObject *key, *value;
+    for (std::size_t k = 0; PyDict_Next(dict_.ptr(), &position, &key, &value); ++k) {
+      if (key != names_[k].ptr() || value != columns_[k].array() || !columns_[k].reusable()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void allocate(std::size_t m, std::size_t padded) {
+    dict_ = py::dict();
+    columns_.clear();
+    auto add = [&](const py::array& array) {
+      const py::str& name = names_[columns_.size()];
+      if (PyDict_SetItem(dict_.ptr(), name.ptr(), array.ptr()) != 0) throw py::error_already_set();
+      columns_.emplace_back(array);
+    };
+    auto value_and_mask = [&](const py::array& value) {
+      add(value);
+      add(InfoColumn::of<bool>(m, 0));
+    };
+    value_and_mask(InfoColumn::of<std::int64_t>(m, padded));
+    value_and_mask(InfoColumn::of<bool>(m, padded));
+    value_and_mask(InfoColumn::of<bool>(m, padded));
+    for (int k = 0; k < 3; ++k) value_and_mask(InfoColumn::of<std::int64_t>(m, 0));
+    for (int k = 0; k < 4; ++k) value_and_mask(InfoColumn::of<double>(m, 0));
+    value_and_mask(InfoColumn::of<bool>(m, 0));
+    value_and_mask(InfoColumn::of<double>(m, 0));
+  }
+
+  /// Writes every element: each key's values (the padding too), then the masks.
+  void fill(const std::vector<StepResult>& s, std::size_t padded) const {
+    using Info = const StepInfo&;
+    std::size_t k = 0;
+    auto workers = [&](auto get) {
+      using T = decltype(get(s[0].info, 0));
+      T* data = columns_[k].data<T>();
+      std::fill(data, data + s.size() * padded, T{});
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        for (std::size_t w = 0; w < s[i].info.batches.size(); ++w) {
+          data[i * padded + w] = get(s[i].info, w);
+        }
+      }
+      k += 2;
+    };
+    auto each = [&](auto get) {
+      auto* data = columns_[k].data<decltype(get(s[0].info))>();
+      for (std::size_t i = 0; i < s.size(); ++i) data[i] = get(s[i].info);
+      k += 2;
+    };
+    workers([](Info i, std::size_t w) { return std::int64_t{i.batches[w]}; });
+    workers([](Info i, std::size_t w) { return bool{i.clamped[w]}; });
+    workers([](Info, std::size_t) { return true; });
+    each([](Info i) { return static_cast<std::int64_t>(i.batches.size()); });
+    each([](Info i) { return std::int64_t{i.decision}; });
+    each([](Info i) { return std::int64_t{i.iteration}; });
+    each([](Info i) { return double{i.time_s}; });
+    each([](Info i) { return double{i.window_s}; });
+    each([](Info i) { return double{i.epochs}; });
+    each([](Info i) { return double{i.validation_accuracy}; });
+    each([](Info i) { return bool{i.autoreset}; });
+    each([](Info i) { return i.time_to_target_s.value_or(std::nan("")); });
+    for (k = 1; k + 2 < columns_.size(); k += 2) {
+      bool* mask = columns_[k].data<bool>();
+      std::fill(mask, mask + s.size(), true);
+    }
+    each([](Info i) { return i.time_to_target_s.has_value(); });
+  }
+
+  static std::vector<py::str> make_names() {
+    std::vector<py::str> names;
     for (const char* key :
          {"batches", "clamped", "worker_mask", "workers", "decision", "iteration", "time_s",
           "window_s", "epochs", "validation_accuracy", "autoreset", "time_to_target_s"}) {
-      keys.emplace_back(py::str(key), py::str(std::string("_") + key));
+      names.emplace_back(key);
+      names.emplace_back(std::string("_") + key);
     }
-    return keys;
+    return names;
   }
 
-  /// Each key beside its mask's, in the order make() sets them.
-  std::vector<std::pair<py::str, py::str>> keys_ = make_keys();
+  /// Each key beside its mask's, in the order of columns_.
+  std::vector<py::str> names_ = make_names();
+  std::vector<InfoColumn> columns_;
+  py::dict dict_{py::reinterpret_steal<py::dict>(py::handle())};
 };
 
 /// Feature names and bounds of the observation schema, for observation_space.
@@ -339,19 +431,40 @@ std::string index_name(py::ssize_t flat, const py::array& array) {
   return "actions[" + index + "]";
 }
 
+std::string outside_action_set(std::size_t choices) {
+  return " is outside the action set [0, " + std::to_string(choices) + ")";
+}
+
 /// Why an action value is no index into `choices` actions; empty when it is one.
 std::string action_problem(double v, std::size_t choices) {
   if (!std::isfinite(v)) return " is not finite";
   if (v != std::trunc(v)) return " is not an integer";
-  if (v < 0 || v >= static_cast<double>(choices)) {
-    return " is outside the action set [0, " + std::to_string(choices) + ")";
-  }
+  if (v < 0 || v >= static_cast<double>(choices)) return outside_action_set(choices);
   return {};
 }
 
 EnvError action_error(const py::array& array, py::ssize_t i, const std::string& problem) {
   return EnvError(index_name(i, array) + ": " + std::string(py::repr(array.attr("item")(i))) +
                   problem);
+}
+
+/// Action indices read in place from a C-contiguous, aligned, native array of T (numpy's default
+/// integers, MultiDiscrete.sample's), which the cast to double below would copy; false for others.
+template <typename T>
+bool integer_indices(const py::array& array, std::size_t choices, std::vector<int>& indices) {
+  if (!py::isinstance<py::array_t<T, py::array::c_style>>(array) ||
+      (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) == 0) {
+    return false;
+  }
+  const T* values = static_cast<const T*>(array.data());
+  indices.resize(static_cast<std::size_t>(array.size()));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (values[i] < 0 || static_cast<std::uint64_t>(values[i]) >= choices) {
+      throw action_error(array, static_cast<py::ssize_t>(i), outside_action_set(choices));
+    }
+    indices[i] = static_cast<int>(values[i]);
+  }
+  return true;
 }
 
 /// Action indices from an integer array in [0, choices): what gymnasium's MultiDiscrete.contains
@@ -366,8 +479,13 @@ std::vector<int> action_indices(const py::handle& actions, std::size_t choices, 
                          (array ? "an array of " + std::string(py::str(array.dtype()))
                                 : std::string(py::str(py::type::of(actions)))));
   }
+  std::vector<int> indices;
+  if (integer_indices<std::int64_t>(array, choices, indices) ||
+      integer_indices<std::int32_t>(array, choices, indices)) {
+    return indices;
+  }
   const py::array_t<double, py::array::c_style | py::array::forcecast> values(array);
-  std::vector<int> indices(static_cast<std::size_t>(values.size()));
+  indices.resize(static_cast<std::size_t>(values.size()));
   for (py::ssize_t i = 0; i < values.size(); ++i) {
     const double v = values.data()[i];
     const std::string problem = action_problem(v, choices);
@@ -412,8 +530,7 @@ class PyEnv {
     }
     py::array_t<float> obs = observation();
     if (result_.rewards.size() < padded_) result_.rewards.resize(padded_, 0.0f);
-    py::array_t<float> rewards =
-        rewards_.publish(result_.rewards, {static_cast<py::ssize_t>(padded_)});
+    py::array_t<float> rewards = rewards_.publish(result_.rewards, {padded_});
     return py::make_tuple(obs, rewards, result_.terminated, result_.truncated,
                           info_dict(result_.info, keys_));
   }
@@ -450,8 +567,7 @@ class PyEnv {
                      std::to_string(padded_) + " the spaces hold");
     }
     o.values.resize(padded_ * o.features, 0.0f);
-    return observation_.publish(
-        o.values, {static_cast<py::ssize_t>(padded_), static_cast<py::ssize_t>(o.features)});
+    return observation_.publish(o.values, {padded_, o.features});
   }
 
   Exclusive exclusive_{"BatchSizeEnv"};
@@ -512,10 +628,9 @@ class PyVectorEnv {
     py::array_t<float> obs = stacked_observations();
     rewards_scratch_.clear();
     for (const StepResult& s : steps_) append_padded(rewards_scratch_, s.rewards, 1, padded_);
-    py::array_t<float> rewards = rewards_.publish(
-        rewards_scratch_, {static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(padded_)});
-    py::array_t<bool> terminated = new_array<bool>(m);
-    py::array_t<bool> truncated = new_array<bool>(m);
+    py::array_t<float> rewards = rewards_.publish(rewards_scratch_, {m, padded_});
+    py::array_t<bool> terminated = new_array<bool>({m});
+    py::array_t<bool> truncated = new_array<bool>({m});
     for (std::size_t i = 0; i < m; ++i) {
       terminated.mutable_data()[i] = steps_[i].terminated;
       truncated.mutable_data()[i] = steps_[i].truncated;
@@ -567,9 +682,7 @@ class PyVectorEnv {
       }
       append_padded(scratch_, s.observation.values, features, padded_);
     }
-    return observations_.publish(
-        scratch_, {static_cast<py::ssize_t>(steps_.size()), static_cast<py::ssize_t>(padded_),
-                   static_cast<py::ssize_t>(features)});
+    return observations_.publish(scratch_, {steps_.size(), padded_, features});
   }
 
   Exclusive exclusive_{"VectorEnv"};

@@ -180,6 +180,48 @@ class EnvChecker(unittest.TestCase):
             np.testing.assert_array_equal(obs[i], expected)
             np.testing.assert_array_equal(rewards[i], expected_rewards)
 
+    def test_vector_infos_are_the_callers_own_whether_kept_dropped_or_changed(self):
+        def vector():
+            return dynamix.make_vector_env("quickstart", num_envs=3, seed=4, threads=2,
+                                           randomize=True, min_workers=2, max_workers=6,
+                                           overrides=["training.budget_epochs=0.6"])
+
+        # What a caller may do to infos it then drops: none of it reaches the next step's.
+        changes = [lambda i: i["batches"].resize(i["batches"].size, refcheck=True),
+                   lambda i: setattr(i["_workers"].flags, "writeable", False),
+                   lambda i: setattr(i["time_s"], "strides", (0,)),
+                   lambda i: i.pop("epochs"),
+                   lambda i: i.update(extra=1),
+                   lambda i: i["decision"].fill(-1),
+                   lambda i: held.append((i["iteration"], i["iteration"].copy()))]
+        held = []
+
+        def step_and_drop(t, actions):
+            infos = dropped.step(actions)[4]
+            self.assertEqual(list(infos), list(copies[-1]))
+            for key, value in infos.items():
+                np.testing.assert_array_equal(value, copies[-1][key], f"step {t}: {key}")
+                self.assertEqual(value.dtype, copies[-1][key].dtype)
+                self.assertTrue(value.flags.writeable)
+            changes[t % len(changes)](infos)
+
+        kept, dropped = vector(), vector()
+        kept_infos = [kept.reset()[1]]
+        copies = [{k: v.copy() for k, v in kept_infos[0].items()}]
+        dropped.reset()
+        rng = np.random.default_rng(4)
+        for t in range(40):
+            actions = rng.integers(0, 5, kept.action_space.shape)
+            kept_infos.append(kept.step(actions)[4])
+            copies.append({k: v.copy() for k, v in kept_infos[-1].items()})
+            step_and_drop(t, actions)
+        self.assertTrue(any(i["autoreset"].any() for i in kept_infos))
+        for infos, copy in zip(kept_infos, copies):  # later steps never write returned infos
+            for key, value in infos.items():
+                np.testing.assert_array_equal(value, copy[key])
+        for array, copy in held:
+            np.testing.assert_array_equal(array, copy)
+
     def test_environments_step_on_threads(self):
         results = {}
 
