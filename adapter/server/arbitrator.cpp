@@ -82,6 +82,9 @@ Arbitrator::Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
                        const ArbitratorOptions& options, const EnvOptions& env_options)
     : rule_(std::move(rule)), env_options_(env_options), options_(options) {
   check_guard_rails(options_.guard_rails);
+  // As BatchSizeEnv does: a rule that grows by the action set's steps (gns) needs one.
+  if (env_options_.actions.empty())
+    env_options_.actions = default_actions(env_options_.action_base);
   if (!options_.policy_sha256.empty()) {
     throw InputError("--policy-sha256", 0, "", "a policy.pt file to pin",
                      "the policy '" + spec + "', which is dynamix's own code");

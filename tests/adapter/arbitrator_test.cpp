@@ -532,6 +532,14 @@ TEST_CASE(
   CHECK(decided_batches(notice, report) == calm);
 }
 
+TEST_CASE("A served gns grows every batch by a quarter of the largest default action") {
+  // B_noise = 8 * 128 = 1,024 is above the global batch of 512, so gns grows it; with no action
+  // set given it takes the base's defaults, as the environment does (largest +100: +25 each).
+  const Arbitrator gns(make_baseline("gns", 1, "test"), "gns",
+                       {.workers = 4, .guard_rails = kUnbounded}, evaluation_env_options());
+  CHECK(decided_batches(gns, report_of(four_workers(), 3)) == std::vector<int>(4, 153));
+}
+
 TEST_CASE("The gate's frame scanner finds every HTTP/2 frame header, however the bytes arrive") {
   std::vector<std::uint8_t> bytes(FrameScanner::kPrefaceBytes, 'P');
   const auto frame = [&](std::uint32_t length, std::uint8_t type, std::uint8_t flags,
