@@ -145,20 +145,8 @@ void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
       std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
 }
 
-IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
-                                      std::span<double> grad_var_norm) {
-  DYNAMIX_CHECK(!batches.empty() && batches.size() <= workers_ &&
-                    grad_std_norm.size() == batches.size() &&
-                    grad_var_norm.size() == batches.size(),
-                "step needs one batch and two statistics per present worker (at most "
-                    << workers_ << "), got " << batches.size() << ", " << grad_std_norm.size()
-                    << ", " << grad_var_norm.size());
-  double batch = 0;
-  for (const int worker_batch : batches) {
-    DYNAMIX_CHECK(worker_batch > 0, "worker batch must be positive, got " << worker_batch);
-    batch += worker_batch;
-  }
-
+IterationStats TrainingDynamics::advance(double batch) {
+  DYNAMIX_CHECK(batch > 0, "global batch must be positive, got " << batch);
   IterationStats stats;
   stats.noise_scale = noise_scale_;
   const double scale = batch / model_.reference_batch;
@@ -182,6 +170,24 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
 
   count_samples(batch, stats);
   stats.progress = progress_;
+  return stats;
+}
+
+IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
+                                      std::span<double> grad_var_norm) {
+  DYNAMIX_CHECK(!batches.empty() && batches.size() <= workers_ &&
+                    grad_std_norm.size() == batches.size() &&
+                    grad_var_norm.size() == batches.size(),
+                "step needs one batch and two statistics per present worker (at most "
+                    << workers_ << "), got " << batches.size() << ", " << grad_std_norm.size()
+                    << ", " << grad_var_norm.size());
+  double batch = 0;
+  for (const int worker_batch : batches) {
+    DYNAMIX_CHECK(worker_batch > 0, "worker batch must be positive, got " << worker_batch);
+    batch += worker_batch;
+  }
+
+  IterationStats stats = advance(batch);
 
   const double loss = train_loss_;
   const double accuracy = model_.final_train_accuracy -

@@ -89,6 +89,10 @@ class TrainingDynamics {
   /// O(workers), no allocation.
   IterationStats step(std::span<const int> batches, std::span<double> grad_std_norm,
                       std::span<double> grad_var_norm);
+  /// The noise-free part of step for a global batch: progress, LR factor, penalty and samples
+  /// move as step moves them, and nothing is drawn (the statistics' train_loss and
+  /// train_accuracy stay 0). For replays that read only the noise-free curves.
+  IterationStats advance(double batch);
   /// Validation accuracy now, with the sampling noise of a finite validation set. The
   /// simulator calls it at epoch ends.
   double validate();
