@@ -94,15 +94,13 @@ std::pair<std::int64_t, std::int64_t> last_validation(const RunLog& run) {
 /// target is reached, progress is complete, or kExtension times the logged iterations are done.
 void extend_to_target(const RunLog& run, TrainingDynamics& dynamics, double target,
                       Replay& replay) {
-  std::array<int, 1> batches{run.windows.back().global_batch};
-  std::array<double, 1> std_norm{};
-  std::array<double, 1> var_norm{};
+  const auto batch = static_cast<double>(run.windows.back().global_batch);
   const auto [last, interval] = last_validation(run);
   std::int64_t done = run.windows.back().iteration;
   const auto limit = static_cast<std::int64_t>(kExtension * static_cast<double>(done));
   for (std::int64_t next = last + interval * ((done - last) / interval + 1);
        next <= limit && dynamics.progress() < 1.0; next += interval) {
-    for (; done < next; ++done) dynamics.step(batches, std_norm, var_norm);
+    for (; done < next; ++done) dynamics.advance(batch);
     if (dynamics.validation_accuracy() >= target) {
       replay.target_iteration = done;
       return;
@@ -113,20 +111,17 @@ void extend_to_target(const RunLog& run, TrainingDynamics& dynamics, double targ
 Replay replay_run(const RunLog& run, const Workload& workload, const TrainingOptions& options,
                   std::optional<double> target) {
   TrainingDynamics dynamics(workload, options, 1, kReplaySeed);
-  std::array<int, 1> batches{};
-  std::array<double, 1> std_norm{};
-  std::array<double, 1> var_norm{};
   Replay replay;
   replay.windows.reserve(run.windows.size());
   std::int64_t done = 0;
   for (const RunWindow& window : run.windows) {
     ReplayedWindow sums;
     const auto steps = static_cast<double>(window.iteration - done);
-    batches[0] = window.global_batch;
+    const auto batch = static_cast<double>(window.global_batch);
     for (; done < window.iteration; ++done) {
       sums.train_loss += dynamics.train_loss();
       sums.noise_scale += dynamics.noise_scale();
-      dynamics.step(batches, std_norm, var_norm);
+      dynamics.advance(batch);
     }
     const double accuracy = dynamics.validation_accuracy();
     replay.windows.push_back({.train_loss = sums.train_loss / steps,

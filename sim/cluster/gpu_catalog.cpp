@@ -144,7 +144,11 @@ GpuCatalog GpuCatalog::load(const ConfigNode& root) {
   return catalog;
 }
 
-GpuCatalog GpuCatalog::builtin() { return load(std::string(kBuiltinPath)); }
+GpuCatalog GpuCatalog::builtin() {
+  // Parsed once: every scenario load asks for it, a calibration fit at every evaluation.
+  static const GpuCatalog catalog = load(std::string(kBuiltinPath));
+  return catalog;
+}
 
 const GpuSpec* GpuCatalog::find(std::string_view name) const {
   for (const GpuSpec& gpu : gpus_) {

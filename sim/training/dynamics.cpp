@@ -106,6 +106,7 @@ TrainingDynamics::TrainingDynamics(const Workload& workload, const TrainingOptio
   DYNAMIX_CHECK(workers > 0, "a training run needs workers, got " << workers);
   DYNAMIX_CHECK(dataset_size_ > 0 && reference_steps_ > 0,
                 "workload '" << workload.name << "' has dataset_size " << dataset_size_);
+  advance_to(0.0);
 }
 
 double TrainingDynamics::remaining_fraction(double progress) const {
@@ -117,14 +118,12 @@ double TrainingDynamics::remaining_fraction(double progress) const {
   return (1.0 - model_.plateau_share) * fast + model_.plateau_share * slow;
 }
 
-double TrainingDynamics::train_loss() const {
-  return model_.final_loss +
-         (model_.initial_loss - model_.final_loss) * remaining_fraction(progress_);
-}
-
-double TrainingDynamics::noise_scale() const {
-  return model_.final_noise_scale *
-         std::pow(train_loss() / model_.final_loss, -noise_scale_exponent_);
+void TrainingDynamics::advance_to(double progress) {
+  progress_ = progress;
+  remaining_ = remaining_fraction(progress_);
+  train_loss_ = model_.final_loss + (model_.initial_loss - model_.final_loss) * remaining_;
+  noise_scale_ =
+      model_.final_noise_scale * std::pow(train_loss_ / model_.final_loss, -noise_scale_exponent_);
 }
 
 double TrainingDynamics::final_accuracy_estimate() const {
@@ -133,7 +132,7 @@ double TrainingDynamics::final_accuracy_estimate() const {
 
 double TrainingDynamics::validation_accuracy() const {
   const double ceiling = final_accuracy_estimate();
-  return ceiling - (ceiling - model_.initial_accuracy) * remaining_fraction(progress_);
+  return ceiling - (ceiling - model_.initial_accuracy) * remaining_;
 }
 
 void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
@@ -144,6 +143,34 @@ void TrainingDynamics::count_samples(double batch, IterationStats& stats) {
   const double per_epoch = options_.validations_per_epoch;
   stats.validation_due =
       std::floor(stats.epoch * per_epoch) > std::floor(epochs_before * per_epoch);
+}
+
+IterationStats TrainingDynamics::advance(double batch) {
+  DYNAMIX_CHECK(batch > 0, "global batch must be positive, got " << batch);
+  IterationStats stats;
+  stats.noise_scale = noise_scale_;
+  const double scale = batch / model_.reference_batch;
+  stats.efficiency = statistical_efficiency(batch, model_.reference_batch, stats.noise_scale);
+  const double attainable = scale * stats.efficiency;
+  lr_factor_ = std::clamp(rule_lr_factor(options_.lr_rule, scale, attainable), lr_low_, lr_high_);
+  stats.lr_scale = sgd_lr_scale(options_.lr_rule, options_.optimizer, lr_factor_);
+  stats.gain = progress_gain(stats.lr_scale, attainable);
+
+  const double before = progress_;
+  advance_to(std::min(1.0, progress_ + stats.gain / reference_steps_));
+  if (scale > 1.0) {
+    // Large-batch harm weighs more early in training (Smith et al. 2018: growing the batch late
+    // is benign); weight 2(1 - p) integrates to 1 over a full run.
+    const double early_weight = 2.0 * (1.0 - 0.5 * (before + progress_));
+    const double rate =
+        parameters_.cooling_penalty * std::max(0.0, std::log(scale / stats.lr_scale)) +
+        parameters_.overshoot_penalty * std::max(0.0, std::log(stats.lr_scale / attainable));
+    penalty_ += early_weight * (progress_ - before) * rate;
+  }
+
+  count_samples(batch, stats);
+  stats.progress = progress_;
+  return stats;
 }
 
 IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<double> grad_std_norm,
@@ -160,34 +187,11 @@ IterationStats TrainingDynamics::step(std::span<const int> batches, std::span<do
     batch += worker_batch;
   }
 
-  IterationStats stats;
-  stats.noise_scale = noise_scale();
-  const double scale = batch / model_.reference_batch;
-  stats.efficiency = statistical_efficiency(batch, model_.reference_batch, stats.noise_scale);
-  const double attainable = scale * stats.efficiency;
-  lr_factor_ = std::clamp(rule_lr_factor(options_.lr_rule, scale, attainable), lr_low_, lr_high_);
-  stats.lr_scale = sgd_lr_scale(options_.lr_rule, options_.optimizer, lr_factor_);
-  stats.gain = progress_gain(stats.lr_scale, attainable);
+  IterationStats stats = advance(batch);
 
-  const double before = progress_;
-  progress_ = std::min(1.0, progress_ + stats.gain / reference_steps_);
-  if (scale > 1.0) {
-    // Large-batch harm weighs more early in training (Smith et al. 2018: growing the batch late
-    // is benign); weight 2(1 - p) integrates to 1 over a full run.
-    const double early_weight = 2.0 * (1.0 - 0.5 * (before + progress_));
-    const double rate =
-        parameters_.cooling_penalty * std::max(0.0, std::log(scale / stats.lr_scale)) +
-        parameters_.overshoot_penalty * std::max(0.0, std::log(stats.lr_scale / attainable));
-    penalty_ += early_weight * (progress_ - before) * rate;
-  }
-
-  count_samples(batch, stats);
-  stats.progress = progress_;
-
-  const double remaining = remaining_fraction(progress_);
-  const double loss = model_.final_loss + (model_.initial_loss - model_.final_loss) * remaining;
+  const double loss = train_loss_;
   const double accuracy = model_.final_train_accuracy -
-                          (model_.final_train_accuracy - model_.initial_accuracy) * remaining;
+                          (model_.final_train_accuracy - model_.initial_accuracy) * remaining_;
   const double sampling = 1.0 / std::sqrt(batch);
   stats.train_loss = std::max(0.0, loss * (1.0 + sampling * batch_rng_.normal()));
   stats.train_accuracy = std::clamp(

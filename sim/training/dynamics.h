@@ -89,6 +89,10 @@ class TrainingDynamics {
   /// O(workers), no allocation.
   IterationStats step(std::span<const int> batches, std::span<double> grad_std_norm,
                       std::span<double> grad_var_norm);
+  /// The noise-free part of step for a global batch: progress, LR factor, penalty and samples
+  /// move as step moves them, and nothing is drawn (the statistics' train_loss and
+  /// train_accuracy stay 0). For replays that read only the noise-free curves.
+  IterationStats advance(double batch);
   /// Validation accuracy now, with the sampling noise of a finite validation set. The
   /// simulator calls it at epoch ends.
   double validate();
@@ -108,12 +112,15 @@ class TrainingDynamics {
   /// Accuracy lost so far to large batches.
   double generalization_penalty() const { return penalty_; }
   /// Training loss and B_noise now, noise-free.
-  double train_loss() const;
-  double noise_scale() const;
+  double train_loss() const { return train_loss_; }
+  double noise_scale() const { return noise_scale_; }
   std::size_t workers() const { return workers_; }
 
  private:
   double remaining_fraction(double progress) const;
+  /// Moves progress to `progress` with the remaining fraction, loss and B_noise there, computed
+  /// once: the next step and the readers between steps (a replay) all need them.
+  void advance_to(double progress);
   /// Counts `batch` samples into the epoch and says whether a validation falls due.
   void count_samples(double batch, IterationStats& stats);
 
@@ -131,6 +138,10 @@ class TrainingDynamics {
   double final_accuracy_;
   double noise_scale_exponent_;
   double progress_ = 0;
+  /// remaining_fraction(progress_), train_loss() and noise_scale() at progress_.
+  double remaining_ = 0;
+  double train_loss_ = 0;
+  double noise_scale_ = 0;
   double samples_ = 0;
   double penalty_ = 0;
   double lr_low_ = 0;

@@ -229,7 +229,10 @@ std::vector<Workload> WorkloadCatalog::read_workloads(const ConfigNode& workload
 }
 
 WorkloadCatalog WorkloadCatalog::builtin() {
-  return load(std::string(kEmbeddedPrefix) + "catalog/workloads.yaml");
+  // Parsed once: every scenario naming a built-in workload and every sampled scenario ask for it.
+  static const WorkloadCatalog catalog =
+      load(std::string(kEmbeddedPrefix) + "catalog/workloads.yaml");
+  return catalog;
 }
 
 const Workload* WorkloadCatalog::find(std::string_view name) const {
