@@ -72,8 +72,9 @@ Arbitrator::Arbitrator(const std::string& bytes, const std::filesystem::path& po
       policy_(load_policy(bytes, policy)),
       options_(options) {
   check_guard_rails(options_.guard_rails);
-  require_compatible(policy_->metadata(), builder_.schema().to_json(),
-                     default_actions(policy_->metadata().action_base), policy.string());
+  // A policy decides with its own action set (a trained --actions), so only its inputs must match.
+  require_compatible(policy_->metadata(), builder_.schema().to_json(), policy_->metadata().actions,
+                     policy.string());
   identity_.set_format_version(policy_->metadata().version);
   identity_.set_action_base(std::string(action_base_name(policy_->metadata().action_base)));
 }

@@ -7,10 +7,9 @@ PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema&
                      const EnvOptions& options)
     : module_(file) {
   const PolicyMetadata& metadata = module_.metadata();
-  require_compatible(
-      metadata, schema.to_json(),
-      options.actions.empty() ? default_actions(metadata.action_base) : options.actions,
-      file.string());
+  // The policy decides with its own action set, as with its own k, unless the command gives one.
+  require_compatible(metadata, schema.to_json(),
+                     options.actions.empty() ? metadata.actions : options.actions, file.string());
 }
 
 std::optional<int> PpoPolicy::neutral_action() const {
