@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "apps/command_line.h"
@@ -16,6 +17,7 @@
 #include "apps/policy_selection.h"
 #include "apps/portable_kernels.h"
 #include "apps/train_options.h"
+#include "gym/action_base.h"
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
@@ -306,7 +308,10 @@ po::options_description describe() {
 void check(const po::variables_map& values, TrainOptions& o) {
   read_knob_options(values, train_knobs(), o);
   o.scenario_path = resolve_scenario(o.scenario_path);
-  o.env.actions = default_actions(o.env.action_base);
+  if (o.env.actions.empty()) o.env.actions = default_actions(o.env.action_base);
+  if (const std::optional<int> bad = invalid_action(o.env.action_base, o.env.actions)) {
+    throw InputError("--actions", 0, "", action_rule(o.env.action_base), std::to_string(*bad));
+  }
   // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;

@@ -73,7 +73,8 @@ std::vector<Row> scenario_rows() {
                       "the best snapshot, or the fixed point (goodput:100 on the goodput base) "
                       "where the snapshot did worse there or missed where it reached"},
           field(&TrainOptions::select_on)),
-      env_row("action-base")};
+      env_row("action-base"),
+      env_row("actions")};
 }
 
 std::vector<Row> run_rows() {

@@ -462,6 +462,28 @@ TEST_CASE("train refuses an unknown action base with status 2, naming both") {
   CHECK_FALSE(fs::exists(work.path() / "train"));
 }
 
+TEST_CASE("train takes its own action set, once per --actions, and refuses one its base cannot") {
+  TempDirectory work;
+  const std::string base = "train --steps 64 --envs 1 --rollout-steps 64 --eval-every 1000 ";
+  const Outcome refused =
+      dynamix(base + "--actions 0 --actions 100 --out " + quoted(work / "refused"));
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text ==
+        "dynamix: --actions: expected percentages of the goodput-optimal batch above 0, found 0\n");
+  CHECK_FALSE(fs::exists(work.path() / "refused"));
+  const Outcome wide =
+      dynamix(base + "--actions 50 --actions 100 --actions 400 --out " + quoted(work / "wide"));
+  REQUIRE_MESSAGE(wide.status == 0, wide.stderr_text);
+  const YAML::Node run = YAML::LoadFile((work.path() / "wide" / "run.json").string());
+  CHECK(run["actions"].as<std::vector<int>>() == std::vector<int>{50, 100, 400});
+  CHECK(run["environment"]["actions"].as<std::vector<int>>() == std::vector<int>{50, 100, 400});
+  // evaluate runs it with its own action set, as with its own k.
+  const Outcome evaluated = dynamix(
+      "evaluate --seeds 1 --policies ppo:" + quoted((work.path() / "wide" / "policy.pt").string()) +
+      " --out " + quoted(work / "evaluated"));
+  CHECK_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+}
+
 TEST_CASE("train's progress in a file is plain lines ending in the last update; --quiet has none") {
   TempDirectory work;
   const std::string command = "train --steps 128 --envs 1 --rollout-steps 64 --eval-every 1000 ";
