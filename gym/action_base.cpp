@@ -120,10 +120,9 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
   }
   double target = global * std::exp(log_factor);
   if (base == ActionBase::kNoise || anchors_on_goodput(base)) {
-    constexpr double kSteadyTolerance = 0.05;
     double anchor =
         base == ActionBase::kNoise ? measured_noise_scale(window) : goodput_optimal_batch(window);
-    if (base == ActionBase::kGoodputSteady && goodput_within(window, kSteadyTolerance)) {
+    if (base == ActionBase::kGoodputSteady && goodput_within(window, kGoodputHysteresis)) {
       anchor = global;
     }
     target = anchor > 0 && std::isfinite(anchor) && window.workers.size() == p

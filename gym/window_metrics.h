@@ -85,6 +85,9 @@ class SmoothedNoiseScale {
 double goodput_optimal_batch(const WindowMetrics& window);
 /// The same optimum with B_noise given (a smoothed one) instead of the window's own.
 double goodput_optimal_batch(const WindowMetrics& window, double noise_scale);
+/// Pollux's hysteresis: a goodput rule changes batches only for a gain above this share.
+inline constexpr double kGoodputHysteresis = 0.05;
+
 /// Whether the window's global batch is worth keeping: its goodput under the one-window model of
 /// goodput_optimal_batch is within `tolerance` (0.05: 5%) of the optimum's, the hysteresis
 /// Pollux's rule changes batches with, which keeps a noisy B_noise from moving the batch every

@@ -106,7 +106,7 @@ std::vector<int> GoodputPolicy::decide(const DecisionContext& context, const Obs
       best = std::move(batches);
     }
   }
-  if (best_goodput > 1.05 * incumbent) current_ = best;
+  if (best_goodput > (1 + kGoodputHysteresis) * incumbent) current_ = best;
   return current_;
 }
 
