@@ -22,6 +22,7 @@ auto field(Member member) {
 
 Row action_base_knob() {
   std::vector<std::pair<std::string, ActionBase>> words;
+  words.reserve(kActionBases.size());
   for (const ActionBase base : kActionBases) words.emplace_back(action_base_name(base), base);
   return Rows::choice<ActionBase>(
       {.key = "action-base",

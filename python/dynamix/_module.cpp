@@ -88,6 +88,11 @@ const Knob<EnvOptions>* env_knob(const std::string& name) {
   return nullptr;
 }
 
+[[noreturn]] void refuse_value(const std::string& name, const std::string& range,
+                               const std::string& found) {
+  throw EnvError(name + ": expected " + range + ", found " + found);
+}
+
 /// Stores `texts` (one text for a value, one per element for a list, which the row appends to
 /// its default, empty) into the environment option `name`, checked by its row.
 void set_env_option(Options& o, const std::string& name, const std::vector<std::string>& texts) {
@@ -98,9 +103,9 @@ void set_env_option(Options& o, const std::string& name, const std::vector<std::
   for (const std::string& text : texts) {
     const KnobParse parse = knob->parse(text, o.env);
     if (parse.outcome == KnobParse::Outcome::kMalformed)
-      throw EnvError(name + ": expected " + knob->range + ", found '" + text + "'");
+      refuse_value(name, knob->range, "'" + text + "'");
     if (parse.outcome == KnobParse::Outcome::kOutOfRange)
-      throw EnvError(name + ": expected " + knob->range + ", found " + parse.found);
+      refuse_value(name, knob->range, parse.found);
   }
 }
 
