@@ -49,7 +49,12 @@ std::optional<ActionBase> parse_action_base(std::string_view name) {
 }
 
 std::string action_base_names() {
-  return "current, balanced, global, noise, goodput, goodput-steady";
+  std::string names;
+  for (ActionBase base : kActionBases) {
+    if (!names.empty()) names += ", ";
+    names += action_base_name(base);
+  }
+  return names;
 }
 
 std::vector<int> default_actions(ActionBase base) {

@@ -50,15 +50,14 @@ std::string_view action_base_name(ActionBase base);
 std::optional<ActionBase> parse_action_base(std::string_view name);
 /// Every name, for error messages and help texts.
 std::string action_base_names();
-/// Whether the workers' actions under `base` meet in one change of the global batch (global,
-/// noise, goodput) rather than each moving its own batch.
-constexpr bool shares_one_action(ActionBase base) {
-  return base == ActionBase::kGlobal || base == ActionBase::kNoise ||
-         base == ActionBase::kGoodput || base == ActionBase::kGoodputSteady;
-}
 /// Whether `base` sets the global batch as a percentage of the goodput-optimal one.
 constexpr bool anchors_on_goodput(ActionBase base) {
   return base == ActionBase::kGoodput || base == ActionBase::kGoodputSteady;
+}
+/// Whether the workers' actions under `base` meet in one change of the global batch (global,
+/// noise and the goodput bases) rather than each moving its own batch.
+constexpr bool shares_one_action(ActionBase base) {
+  return base == ActionBase::kGlobal || base == ActionBase::kNoise || anchors_on_goodput(base);
 }
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
 /// global batch in percent, for kNoise percentages of the noise scale, for kGoodput percentages
