@@ -224,11 +224,14 @@ struct Shipped {
   SelectionScore snapshot;
   /// The fixed point's, on the same scenarios and seeds.
   std::optional<SelectionScore> fixed_point_score;
+
   /// Episodes the best snapshot missed that the fixed point reached.
-  int misses = 0;
+  int misses() const { return fixed_point_score ? misses_beside(snapshot, *fixed_point_score) : 0; }
   /// True when policy.pt is the fixed point: the best snapshot scored worse or missed where
   /// the fixed point reached.
-  bool fixed_point_ships = false;
+  bool fixed_point_ships() const {
+    return fixed_point_score && does_harm(snapshot, *fixed_point_score);
+  }
 };
 
 /// run.json's "selection": the scenarios, the best snapshot's score, the fixed point's, and
@@ -249,9 +252,9 @@ void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& s
   json.value(shipped.fixed_point_score ? std::optional(shipped.fixed_point_score->score)
                                        : std::nullopt);
   json.key("misses_beside_fixed_point");
-  json.value(shipped.misses);
+  json.value(shipped.misses());
   json.key("shipped");
-  json.value(shipped.fixed_point_ships ? "fixed point" : "snapshot");
+  json.value(shipped.fixed_point_ships() ? "fixed point" : "snapshot");
   json.end_object();
 }
 
@@ -423,8 +426,6 @@ Shipped judge(const PpoTrainer& trainer, const RunDirectory& directory,
   const std::size_t neutral = *neutral_action(metadata.action_base, metadata.actions);
   save_torchscript_policy(constant_action_snapshot(snapshot, neutral), directory.file(kFixedPoint));
   shipped.fixed_point_score = selection.score(directory.file(kFixedPoint));
-  shipped.misses = misses_beside(shipped.snapshot, *shipped.fixed_point_score);
-  shipped.fixed_point_ships = does_harm(shipped.snapshot, *shipped.fixed_point_score);
   return shipped;
 }
 
@@ -446,7 +447,7 @@ std::optional<Shipped> write_policy(PpoTrainer& trainer, const RunDirectory& dir
   const auto overwrite = std::filesystem::copy_options::overwrite_existing;
   std::filesystem::copy_file(directory.file(kSelectedPolicy), directory.file(kBestSnapshot),
                              overwrite);
-  if (shipped.fixed_point_ships) {
+  if (shipped.fixed_point_ships()) {
     std::filesystem::rename(directory.file(kFixedPoint), policy);
   } else {
     std::filesystem::copy_file(directory.file(kSelectedPolicy), policy, overwrite);
@@ -465,13 +466,13 @@ std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t sc
   const std::string fixed_point = format_rounded(shipped.fixed_point_score->score);
   const std::string snapshot = format_rounded(shipped.snapshot.score);
   const std::string on = " on " + std::to_string(scenarios) + " scenario(s)";
-  if (!shipped.fixed_point_ships) {
+  if (!shipped.fixed_point_ships()) {
     return "policy.pt: the best snapshot (selection " + snapshot + " against the fixed point " +
            *shipped.fixed_point + "'s " + fixed_point + on + ")";
   }
   std::string misses;
-  if (shipped.misses > 0) {
-    misses = ", and it missed the target in " + std::to_string(shipped.misses) +
+  if (shipped.misses() > 0) {
+    misses = ", and it missed the target in " + std::to_string(shipped.misses()) +
              " episode(s) the fixed point reached";
   }
   return "policy.pt: the fixed point " + *shipped.fixed_point + " (selection " + fixed_point +
