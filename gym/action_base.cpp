@@ -86,7 +86,7 @@ std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> 
     const auto hundred = std::find(actions.begin(), actions.end(), 100);
     if (hundred != actions.end()) return static_cast<std::size_t>(hundred - actions.begin());
   }
-  if (base == ActionBase::kNoise || anchors_on_goodput(base)) {
+  if (has_anchor(base)) {
     return actions.empty() ? std::nullopt : std::optional(actions.size() / 2);
   }
   for (std::size_t i = 0; i < actions.size(); ++i) {
@@ -124,7 +124,7 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
                   static_cast<double>(p);
   }
   double target = global * std::exp(log_factor);
-  if (base == ActionBase::kNoise || anchors_on_goodput(base)) {
+  if (has_anchor(base)) {
     double anchor =
         base == ActionBase::kNoise ? measured_noise_scale(window) : goodput_optimal_batch(window);
     if (base == ActionBase::kGoodputSteady && goodput_within(window, kGoodputHysteresis)) {

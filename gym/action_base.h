@@ -54,10 +54,15 @@ std::string action_base_names();
 constexpr bool anchors_on_goodput(ActionBase base) {
   return base == ActionBase::kGoodput || base == ActionBase::kGoodputSteady;
 }
-/// Whether the workers' actions under `base` meet in one change of the global batch (global,
-/// noise and the goodput bases) rather than each moving its own batch.
+/// Whether `base` sets the global batch as a percentage of a measured anchor: the noise scale or
+/// the goodput optimum.
+constexpr bool has_anchor(ActionBase base) {
+  return base == ActionBase::kNoise || anchors_on_goodput(base);
+}
+/// Whether the workers' actions under `base` meet in one change of the global batch (global and
+/// the anchored bases) rather than each moving its own batch.
 constexpr bool shares_one_action(ActionBase base) {
-  return base == ActionBase::kGlobal || base == ActionBase::kNoise || anchors_on_goodput(base);
+  return base == ActionBase::kGlobal || has_anchor(base);
 }
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
 /// global batch in percent, for kNoise percentages of the noise scale, for kGoodput percentages

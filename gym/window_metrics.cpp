@@ -169,11 +169,7 @@ std::optional<WindowGoodput> window_goodput(const WindowMetrics& window, double 
 }  // namespace
 
 double goodput_optimal_batch(const WindowMetrics& window) {
-  return goodput_optimal_batch(window, measured_noise_scale(window));
-}
-
-double goodput_optimal_batch(const WindowMetrics& window, double noise) {
-  const std::optional<WindowGoodput> model = window_goodput(window, noise);
+  const std::optional<WindowGoodput> model = window_goodput(window, measured_noise_scale(window));
   return model ? model->optimum() : 0;
 }
 

@@ -83,8 +83,6 @@ class SmoothedNoiseScale {
 /// batches would count in c. 0 when the window lacks workers, a speed, a noise scale or an
 /// overhead, or the product overflows.
 double goodput_optimal_batch(const WindowMetrics& window);
-/// The same optimum with B_noise given (a smoothed one) instead of the window's own.
-double goodput_optimal_batch(const WindowMetrics& window, double noise_scale);
 /// Pollux's hysteresis: a goodput rule changes batches only for a gain above this share.
 inline constexpr double kGoodputHysteresis = 0.05;
 

@@ -202,8 +202,7 @@ std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Ob
 
 AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
     : base_(base), percent_(percent) {
-  DYNAMIX_CHECK(base == ActionBase::kNoise || anchors_on_goodput(base),
-                "no anchor for the " << action_base_name(base) << " base");
+  DYNAMIX_CHECK(has_anchor(base), "no anchor for the " << action_base_name(base) << " base");
   DYNAMIX_CHECK(percent >= 1, "percent " << percent);
 }
 
@@ -220,7 +219,7 @@ std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const
 }
 
 std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions) {
-  if (base != ActionBase::kNoise && !anchors_on_goodput(base)) return std::nullopt;
+  if (!has_anchor(base)) return std::nullopt;
   const std::optional<std::size_t> neutral = neutral_action(base, actions);
   if (!neutral || actions[*neutral] < 1) return std::nullopt;
   return std::string(action_base_name(base)) + ":" + std::to_string(actions[*neutral]);
@@ -282,8 +281,8 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
   if (name.starts_with("hindsight:")) {
     return std::make_unique<SchedulePolicy>(SchedulePolicy::parse(name.substr(10), source, true));
   }
-  for (const ActionBase base :
-       {ActionBase::kNoise, ActionBase::kGoodput, ActionBase::kGoodputSteady}) {
+  for (const ActionBase base : kActionBases) {
+    if (!has_anchor(base)) continue;
     const std::string prefix = std::string(action_base_name(base)) + ":";
     if (!name.starts_with(prefix)) continue;
     int percent = 0;
