@@ -58,22 +58,27 @@ Synchronizer::Synchronizer(Simulator& sim, Network& network, Topology& topology,
   auto route_between = [&](std::size_t from, std::size_t to) {
     return from == to ? Route{} : topology.route(from, to);
   };
+  auto one_route = [&](std::size_t from, std::size_t to) {
+    return std::make_shared<const std::vector<Route>>(1, route_between(from, to));
+  };
   if (options_.architecture == SyncArchitecture::kRing) {
     Duration slowest{};
+    std::vector<Route> ring;
     if (p > 1) {
       for (std::size_t i = 0; i < p; ++i) {
-        ring_routes_.push_back(route_between(worker_hosts_[i], worker_hosts_[(i + 1) % p]));
-        slowest = std::max(slowest, network_.latency(ring_routes_.back()));
+        ring.push_back(route_between(worker_hosts_[i], worker_hosts_[(i + 1) % p]));
+        slowest = std::max(slowest, network_.latency(ring.back()));
       }
     }
+    ring_routes_ = std::make_shared<const std::vector<Route>>(std::move(ring));
     ring_alpha_ = slowest + message_overhead_;
   } else {
     push_routes_.assign(p, {});
     pull_routes_.assign(server_hosts_.size(), {});
     for (std::size_t w = 0; w < p; ++w) {
       for (std::size_t s = 0; s < server_hosts_.size(); ++s) {
-        push_routes_[w].push_back(route_between(worker_hosts_[w], server_hosts_[s]));
-        pull_routes_[s].push_back(route_between(server_hosts_[s], worker_hosts_[w]));
+        push_routes_[w].push_back(one_route(worker_hosts_[w], server_hosts_[s]));
+        pull_routes_[s].push_back(one_route(server_hosts_[s], worker_hosts_[w]));
       }
     }
   }
@@ -124,16 +129,18 @@ void Synchronizer::start_ring_collective(double gradient_bytes) {
       ring_alpha_ * static_cast<std::int64_t>(2 * (worker_hosts_.size() - 1)) +
       options_.call_overhead +
       ceil_seconds(reduction_seconds(options_, (p - 1.0) / p * gradient_bytes));
-  network_.start_transfer(ring_routes_, bytes_per_rank, [this, latency](const TransferStats& done) {
-    add_ring_stats(done);
-    sim_.schedule_after(latency, [this] {
-      for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
-    });
-  });
+  network_.start_transfer_on(ring_routes_, bytes_per_rank,
+                             [this, latency](const TransferStats& done) {
+                               add_ring_stats(done);
+                               sim_.schedule_after(latency, [this] {
+                                 for (std::size_t i = 0; i < worker_hosts_.size(); ++i)
+                                   finish_worker(i);
+                               });
+                             });
 }
 
 void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
-  network_.start_transfer(
+  network_.start_transfer_on(
       ring_routes_, chunk_bytes, [this, chunk_bytes, steps_left](const TransferStats& done) {
         add_ring_stats(done);
         // The first p-1 steps reduce the chunk they received.
@@ -158,14 +165,15 @@ void Synchronizer::start_parameter_server(double gradient_bytes) {
   pushes_pending_.assign(servers, static_cast<int>(workers));
   pulls_pending_.assign(workers, static_cast<int>(servers));
 
-  auto send = [this, shard](const Route& route,
+  auto send = [this, shard](const SharedRoutes& routes,
                             const std::function<void(const MemberStats&)>& arrived) {
+    const Route& route = routes->front();
     if (route.empty()) {
       sim_.schedule_after(Duration{0}, [arrived] { arrived(MemberStats{}); });
       return;
     }
     const Duration latency = network_.latency(route) + message_overhead_;
-    network_.start_transfer({route}, shard, [this, latency, arrived](const TransferStats& done) {
+    network_.start_transfer_on(routes, shard, [this, latency, arrived](const TransferStats& done) {
       const MemberStats member = done.members.front();
       sim_.schedule_after(latency, [arrived, member] { arrived(member); });
     });

@@ -103,13 +103,14 @@ class Synchronizer {
   SyncOptions options_;
   std::vector<std::size_t> worker_hosts_;
   std::vector<std::size_t> server_hosts_;
-  std::vector<Route> ring_routes_;
+  SharedRoutes ring_routes_;
   Duration message_overhead_{};
   Duration ring_alpha_{};
   /// The largest 2(g-1)/g over the workers' GPU counts g.
   double intra_node_share_ = 0;
-  std::vector<std::vector<Route>> push_routes_;  // [worker][server]
-  std::vector<std::vector<Route>> pull_routes_;  // [server][worker]
+  /// One route each, empty between a host and itself.
+  std::vector<std::vector<SharedRoutes>> push_routes_;  // [worker][server]
+  std::vector<std::vector<SharedRoutes>> pull_routes_;  // [server][worker]
 
   TimePoint started_;
   DoneCallback on_done_;

@@ -25,7 +25,7 @@ double done_epsilon_bytes(double bytes_per_member) { return 1e-9 * bytes_per_mem
 
 struct Transfer {
   TransferId id = 0;
-  std::vector<Route> members;
+  SharedRoutes members;
   double bytes_per_member = 0;
   double remaining_bytes = 0;
   double rate_bytes_per_s = 0;
@@ -67,7 +67,7 @@ struct Network::Impl {
   double flow_cap_bytes_per_s(const Route& route) const;
   std::size_t incast_round(LinkId port, Duration rtt);
 
-  TransferId start_transfer(std::vector<Route> members, double bytes_per_member,
+  TransferId start_transfer(SharedRoutes members, double bytes_per_member,
                             std::function<void(const TransferStats&)> on_done);
   void set_background_gbps(LinkId id, double gbps);
   void schedule_trace_step(std::size_t replay);
@@ -191,9 +191,10 @@ std::size_t Network::Impl::incast_round(LinkId port, Duration rtt) {
   return static_cast<std::size_t>(static_cast<double>(position) / per_round);
 }
 
-TransferId Network::Impl::start_transfer(std::vector<Route> members, double bytes_per_member,
+TransferId Network::Impl::start_transfer(SharedRoutes shared, double bytes_per_member,
                                          std::function<void(const TransferStats&)> on_done) {
-  DYNAMIX_CHECK(!members.empty(), "transfer without member routes");
+  DYNAMIX_CHECK(shared && !shared->empty(), "transfer without member routes");
+  const std::vector<Route>& members = *shared;
   DYNAMIX_CHECK(bytes_per_member >= 0 && std::isfinite(bytes_per_member),
                 "transfer of " << bytes_per_member << " bytes per member");
   Transfer transfer;
@@ -230,7 +231,7 @@ TransferId Network::Impl::start_transfer(std::vector<Route> members, double byte
       }
     }
   }
-  transfer.members = std::move(members);
+  transfer.members = std::move(shared);
   transfer.active_from = transfer.start + stall;
   const TransferId id = transfer.id;
   live.push_back(std::move(transfer));
@@ -308,7 +309,7 @@ void Network::Impl::solve() {
     transfer.rate_bytes_per_s = 0;
     if (transfer.active_from > now) continue;
     problem.add_variable(transfer.bound_bytes_per_s);
-    for (const Route& route : transfer.members) {
+    for (const Route& route : *transfer.members) {
       for (const LinkId id : route) problem.add_usage(id);
     }
     variable_transfer.push_back(index);
@@ -390,17 +391,28 @@ Network::~Network() = default;
 
 TransferId Network::start_transfer(std::vector<Route> members, double bytes_per_member,
                                    std::function<void(const TransferStats&)> on_done) {
-  return impl_->start_transfer(std::move(members), bytes_per_member, std::move(on_done));
+  return start_transfer_on(std::make_shared<const std::vector<Route>>(std::move(members)),
+                           bytes_per_member, std::move(on_done));
 }
 
 TransferId Network::start_transfer(std::vector<Route> members, double bytes_per_member,
                                    std::function<void(const TransferStats&)> on_done,
                                    double rate_limit_bytes_per_s) {
   DYNAMIX_CHECK(rate_limit_bytes_per_s > 0, "rate limit of " << rate_limit_bytes_per_s << " B/s");
+  return start_transfer_on(std::make_shared<const std::vector<Route>>(std::move(members)),
+                           bytes_per_member, std::move(on_done), rate_limit_bytes_per_s);
+}
+
+TransferId Network::start_transfer_on(SharedRoutes members, double bytes_per_member,
+                                      std::function<void(const TransferStats&)> on_done,
+                                      double rate_limit_bytes_per_s) {
+  DYNAMIX_CHECK(rate_limit_bytes_per_s >= 0, "rate limit of " << rate_limit_bytes_per_s << " B/s");
   const TransferId id =
       impl_->start_transfer(std::move(members), bytes_per_member, std::move(on_done));
-  Transfer& transfer = impl_->live.back();
-  transfer.bound_bytes_per_s = std::min(transfer.bound_bytes_per_s, rate_limit_bytes_per_s);
+  if (rate_limit_bytes_per_s > 0) {
+    Transfer& transfer = impl_->live.back();
+    transfer.bound_bytes_per_s = std::min(transfer.bound_bytes_per_s, rate_limit_bytes_per_s);
+  }
   return id;
 }
 

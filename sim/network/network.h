@@ -66,6 +66,10 @@ struct TransferStats {
 
 using TransferId = std::uint64_t;
 
+/// A transfer's member routes, shared: a collective starts a transfer on the same routes every
+/// iteration, and copying them each time cost more than the rest of starting it.
+using SharedRoutes = std::shared_ptr<const std::vector<Route>>;
+
 /// Links shared by transfers at flow level. Rates are max-min fair (progressive filling) and
 /// recomputed only when a transfer starts or ends or a capacity changes, at most once per
 /// simulated instant. The Network schedules events on `sim`, so it must not outlive it.
@@ -88,6 +92,11 @@ class Network {
   TransferId start_transfer(std::vector<Route> members, double bytes_per_member,
                             std::function<void(const TransferStats&)> on_done,
                             double rate_limit_bytes_per_s);
+  /// As start_transfer, on routes that other transfers share (a collective's, every iteration);
+  /// a rate limit of 0 sets none.
+  TransferId start_transfer_on(SharedRoutes members, double bytes_per_member,
+                               std::function<void(const TransferStats&)> on_done,
+                               double rate_limit_bytes_per_s = 0);
   /// Background cross-traffic on a link from now on (available = capacity - background).
   void set_background_gbps(LinkId link, double gbps);
   /// Replays a trace of background traffic on a link from now, scheduling its change points.
