@@ -9,6 +9,7 @@
 
 #include "policies/export/torch_error.h"
 #include "policies/ppo/categorical.h"
+#include "policies/ppo/dense_network.h"
 #include "sim/core/check.h"
 #include "sim/core/random.h"
 #include "sim/io/durable_file.h"
@@ -162,6 +163,22 @@ void add(UpdateLosses& sum, const UpdateLosses& step) {
   sum.gradient_steps += step.gradient_steps;
 }
 
+/// A network's layers as plain numbers, input first.
+std::vector<DenseLayer> layers_of(const std::vector<torch::nn::Linear>& linears) {
+  std::vector<DenseLayer> layers;
+  for (const torch::nn::Linear& linear : linears) {
+    const torch::Tensor w = linear->weight.detach().contiguous();
+    const torch::Tensor b = linear->bias.detach().contiguous();
+    DenseLayer layer;
+    layer.outputs = static_cast<std::size_t>(w.size(0));
+    layer.inputs = static_cast<std::size_t>(w.size(1));
+    layer.weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    layer.bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
 }  // namespace
 
 struct PpoLearner::Impl {
@@ -170,6 +187,27 @@ struct PpoLearner::Impl {
   PpoOptions options;
   std::shared_ptr<ActorCritic> model;
   std::unique_ptr<torch::optim::Adam> optimizer;
+  /// The actor and the critic as they are now, for acting: rollouts run many small forward
+  /// passes, which LibTorch's per-call overhead and libm's scalar tanh would dominate.
+  DenseNetwork actor_forward;
+  DenseNetwork critic_forward;
+  std::vector<float> logits_buffer;
+
+  /// Copies the networks' current weights into the forward passes used for acting.
+  void refresh_forward() {
+    actor_forward = DenseNetwork(layers_of(model->actor));
+    critic_forward = DenseNetwork(layers_of(model->critic));
+  }
+
+  /// The actor's logits for `observations` into logits_buffer; the number of rows.
+  std::size_t forward_logits(std::span<const float> observations) {
+    DYNAMIX_CHECK(observations.size() % features == 0,
+                  observations.size() << " values are not rows of " << features << " features");
+    const std::size_t rows = observations.size() / features;
+    if (logits_buffer.size() < rows * actions) logits_buffer.resize(rows * actions);
+    actor_forward.forward(observations, std::span(logits_buffer).first(rows * actions));
+    return rows;
+  }
 
   /// One clipped-surrogate gradient step on the rollout's `rows`; its losses.
   UpdateLosses minibatch_step(const RolloutTensors& rollout, std::span<std::int64_t> rows);
@@ -197,6 +235,7 @@ PpoLearner::PpoLearner(std::size_t features, std::size_t actions, const PpoOptio
   impl_->optimizer = std::make_unique<torch::optim::Adam>(
       impl_->model->parameters(),
       torch::optim::AdamOptions(options.learning_rate).eps(options.adam_epsilon));
+  impl_->refresh_forward();
 }
 
 PpoLearner::~PpoLearner() = default;
@@ -206,39 +245,36 @@ std::size_t PpoLearner::actions() const { return impl_->actions; }
 
 void PpoLearner::act(std::span<const float> observations, std::span<const double> uniforms,
                      std::span<int> actions, std::span<float> log_probs, std::span<float> values) {
-  torch::NoGradGuard no_grad;
-  const torch::Tensor x = rows_of(observations, impl_->features);
-  const std::size_t rows = static_cast<std::size_t>(x.size(0));
+  const std::size_t rows = impl_->forward_logits(observations);
   DYNAMIX_CHECK(uniforms.size() == rows && actions.size() == rows && log_probs.size() == rows &&
                     values.size() == rows,
                 "outputs for " << rows << " rows");
-  const torch::Tensor log_p = categorical::log_probs(impl_->model->logits(x)).contiguous();
-  const torch::Tensor v = impl_->model->value(x).contiguous();
-  const float* lp = log_p.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
+  impl_->critic_forward.forward(observations, values);
   const std::size_t n = impl_->actions;
   for (std::size_t row = 0; row < rows; ++row) {
+    const float* logits = impl_->logits_buffer.data() + row * n;
+    // log π = l − max − log Σ exp(l − max), in double, as a log-softmax that cannot overflow.
+    const double highest = *std::max_element(logits, logits + n);
+    double sum = 0;
+    for (std::size_t a = 0; a < n; ++a) sum += std::exp(static_cast<double>(logits[a]) - highest);
+    const double log_sum = highest + std::log(sum);
     const double u = uniforms[row];
     double cumulative = 0;
     std::size_t chosen = n - 1;
     for (std::size_t a = 0; a < n; ++a) {
-      cumulative += std::exp(static_cast<double>(lp[row * n + a]));
+      cumulative += std::exp(static_cast<double>(logits[a]) - log_sum);
       if (u < cumulative) {
         chosen = a;
         break;
       }
     }
     actions[row] = static_cast<int>(chosen);
-    log_probs[row] = lp[row * n + chosen];
-    values[row] = vp[row];
+    log_probs[row] = static_cast<float>(static_cast<double>(logits[chosen]) - log_sum);
   }
 }
 
 void PpoLearner::values(std::span<const float> observations, std::span<float> values) {
-  torch::NoGradGuard no_grad;
-  const torch::Tensor v = impl_->model->value(rows_of(observations, impl_->features)).contiguous();
-  DYNAMIX_CHECK(static_cast<std::size_t>(v.size(0)) == values.size(), "value outputs");
-  std::copy_n(v.data_ptr<float>(), values.size(), values.begin());
+  impl_->critic_forward.forward(observations, values);
 }
 
 std::vector<float> PpoLearner::logits(std::span<const float> observations) {
@@ -318,23 +354,11 @@ UpdateLosses PpoLearner::update(const Rollout& rollout, double learning_rate, Rn
     losses.approx_kl /= steps;
     losses.clip_fraction /= steps;
   }
+  impl_->refresh_forward();
   return losses;
 }
 
-std::vector<DenseLayer> PpoLearner::actor_layers() const {
-  std::vector<DenseLayer> layers;
-  for (const torch::nn::Linear& linear : impl_->model->actor) {
-    const torch::Tensor w = linear->weight.detach().contiguous();
-    const torch::Tensor b = linear->bias.detach().contiguous();
-    DenseLayer layer;
-    layer.outputs = static_cast<std::size_t>(w.size(0));
-    layer.inputs = static_cast<std::size_t>(w.size(1));
-    layer.weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
-    layer.bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
-    layers.push_back(std::move(layer));
-  }
-  return layers;
-}
+std::vector<DenseLayer> PpoLearner::actor_layers() const { return layers_of(impl_->model->actor); }
 
 std::vector<float> PpoLearner::parameters() const {
   std::vector<float> out;
@@ -488,6 +512,7 @@ void PpoLearner::load(const std::filesystem::path& file) {
     torch::NoGradGuard no_grad;
     for (std::size_t i = 0; i < current.size(); ++i) current[i].copy_(loaded[i].value());
     impl_->optimizer->state() = std::move(restored);
+    impl_->refresh_forward();
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& error) {

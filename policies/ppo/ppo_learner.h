@@ -61,12 +61,15 @@ class PpoLearner {
 
   /// For each normalized row: the action π(·|row)'s inverse CDF gives for that row's uniform
   /// number in [0, 1), its log-probability and V(row). Rows that share a uniform number draw
-  /// alike actions from alike distributions (coordinated exploration).
+  /// alike actions from alike distributions (coordinated exploration). Computed by a forward
+  /// pass of our own (DenseNetwork), as values() is: the same bits on every x86-64 CPU, within
+  /// float rounding of LibTorch's.
   void act(std::span<const float> observations, std::span<const double> uniforms,
            std::span<int> actions, std::span<float> log_probs, std::span<float> values);
   /// V(row) for each normalized row.
   void values(std::span<const float> observations, std::span<float> values);
-  /// Action logits, row-major [rows × actions].
+  /// Action logits, row-major [rows × actions], from LibTorch: the exported policy.pt gives
+  /// these bits exactly.
   std::vector<float> logits(std::span<const float> observations);
 
   /// Epochs of minibatch clipped-surrogate steps over the rollout at this learning rate.

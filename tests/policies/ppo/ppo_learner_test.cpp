@@ -108,6 +108,24 @@ TEST_CASE("PpoLearner draws actions by inverse CDF: one uniform number, one acti
   CHECK(actions == std::vector<int>{2, 2});
 }
 
+TEST_CASE("PpoLearner acts with log-probabilities and values within float rounding of LibTorch's") {
+  PpoLearner learner(kFeatures, kActions, {.seed = 3}, 2);
+  Rng rng(11, stream_id("test.update"));
+  // Trained a little, so that the forward pass that acts must follow the updated weights.
+  learner.update(synthetic_rollout(learner, 256, 4), 1e-2, rng);
+  const Rollout probe = synthetic_rollout(learner, 64, 8);
+  const std::vector<float> logits = learner.logits(probe.observations);
+  std::vector<float> values(probe.size());
+  learner.values(probe.observations, values);
+  for (std::size_t r = 0; r < probe.size(); ++r) {
+    double sum = 0;
+    for (std::size_t a = 0; a < kActions; ++a) sum += std::exp(logits[r * kActions + a]);
+    const double log_p = logits[r * kActions + probe.actions[r]] - std::log(sum);
+    CHECK(probe.log_probs[r] == doctest::Approx(log_p).epsilon(1e-5));
+    CHECK(probe.values[r] == values[r]);
+  }
+}
+
 TEST_CASE("PpoLearner starts the hold action at the initial hold probability") {
   PpoLearner learner(kFeatures, kActions, {.seed = 5, .initial_hold_probability = 0.8}, 2);
   const Rollout probe = synthetic_rollout(learner, 200, 99);
