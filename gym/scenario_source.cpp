@@ -125,15 +125,14 @@ ScenarioSampler::ScenarioSampler(SamplerOptions options)
     : ScenarioSampler(std::move(options), nullptr) {}
 
 ScenarioSampler::ScenarioSampler(SamplerOptions options, Diagnostics* diagnostics)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), catalog_(GpuCatalog::builtin()) {
   const SamplerOptions& o = options_;
   check_ranges(o);
-  const GpuCatalog catalog = GpuCatalog::builtin();
   for (const std::string& name : o.gpu_types) {
-    const GpuSpec* gpu = catalog.find(name);
+    const GpuSpec* gpu = catalog_.find(name);
     if (!gpu) {
       throw EnvError("sampler: gpu_types: unknown GPU type '" + name + "', expected one of " +
-                     join(catalog.names()));
+                     join(catalog_.names()));
     }
     gpus_.push_back(*gpu);
   }
@@ -173,9 +172,7 @@ Topology ScenarioSampler::sample_topology(Rng& rng, std::size_t workers, double 
   shape.gpus = gpu_mix(rng, gpus_);
   fabric = (tiers == 3 ? "fat-tree" : "leaf-spine") + std::string(", oversubscription ") +
            std::to_string(shape.oversubscription);
-  Diagnostics ignored;
-  return Topology::load(ConfigNode::parse(fabric_document("sampled", shape), "sampler"),
-                        GpuCatalog::builtin(), ignored);
+  return fabric_topology("sampled", shape, catalog_);
 }
 
 namespace {

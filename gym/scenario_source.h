@@ -103,6 +103,8 @@ class ScenarioSampler : public ScenarioSource {
 
   SamplerOptions options_;
   std::shared_ptr<const Scenario> base_;
+  /// Read once: a sample looks its GPUs up here.
+  GpuCatalog catalog_;
   std::vector<GpuSpec> gpus_;
   std::vector<Workload> workloads_;
   std::vector<Optimizer> optimizers_;

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <sstream>
 
+#include "sim/cluster/topology.h"
 #include "sim/cluster/topology_knobs.h"
+#include "sim/core/check.h"
 #include "sim/io/closest_name.h"
 #include "sim/io/config_node.h"
 #include "sim/io/json_writer.h"
@@ -253,66 +256,52 @@ std::vector<std::size_t> group_counts(const std::vector<FabricGroup>& groups, st
 
 namespace {
 
-/// Writes the document's lists; names are plain ASCII, so no quoting is needed.
-class DocumentWriter {
- public:
-  explicit DocumentWriter(const FabricShape& shape) : shape_(shape) {}
-
-  void add_switch(const std::string& name) { switches_ << "  - " << name << '\n'; }
-  void add_host(std::size_t index, const FabricGroup& group, const std::string& uplink) {
-    nodes_ << "  - {name: node-" << index << ", gpu: " << group.gpu
-           << ", gpus: " << group.gpus_per_node << ", cpu_cores: " << group.cpu_cores
-           << ", link: {to: " << uplink
-           << ", bandwidth_gbps: " << format_number(group.host_bandwidth_gbps)
-           << ", latency_us: " << format_number(group.host_latency_us);
-    // Lossless uplinks are written as before, so that generated documents stay unchanged.
-    if (group.loss_rate > 0) nodes_ << ", loss_rate: " << format_number(group.loss_rate);
-    nodes_ << "}}\n";
-  }
-  void add_link(const std::string& a, const std::string& b, double bandwidth_gbps) {
-    links_ << "  - {a: " << a << ", b: " << b
-           << ", bandwidth_gbps: " << format_number(bandwidth_gbps)
-           << ", latency_us: " << format_number(shape_.switch_latency_us) << "}\n";
-  }
-  std::string text(const std::string& name) const {
-    return "name: " + name + "\nswitches:\n" + switches_.str() + "nodes:\n" + nodes_.str() +
-           (links_.str().empty() ? "" : "links:\n" + links_.str());
-  }
-
- private:
-  const FabricShape& shape_;
-  std::ostringstream switches_, nodes_, links_;
+/// A fabric's switches, hosts and switch links in document order, before they become a document
+/// or a Topology.
+struct FabricParts {
+  struct Host {
+    FabricGroup group;
+    std::string uplink;
+  };
+  struct Link {
+    std::string a;
+    std::string b;
+    double bandwidth_gbps = 0;
+  };
+  std::vector<std::string> switches;
+  std::vector<Host> hosts;
+  std::vector<Link> links;
 };
 
-void add_hosts(DocumentWriter& out, const FabricShape& shape, std::size_t per_switch,
+void add_hosts(FabricParts& out, const FabricShape& shape, std::size_t per_switch,
                const std::vector<std::string>& host_switches) {
   const std::vector<FabricGroup> groups = host_groups(shape);
   const std::vector<std::size_t> counts = group_counts(groups, shape.nodes);
   std::size_t host = 0;
   for (std::size_t g = 0; g < counts.size(); ++g) {
     for (std::size_t i = 0; i < counts[g]; ++i, ++host)
-      out.add_host(host, groups[g], host_switches[host / per_switch]);
+      out.hosts.push_back({groups[g], host_switches[host / per_switch]});
   }
 }
 
-void leaf_spine(DocumentWriter& out, const FabricShape& shape) {
+void leaf_spine(FabricParts& out, const FabricShape& shape) {
   const std::size_t leaves = (shape.nodes + shape.hosts_per_leaf - 1) / shape.hosts_per_leaf;
   std::vector<std::string> leaf_names;
   for (std::size_t l = 0; l < leaves; ++l) leaf_names.push_back("leaf-" + std::to_string(l));
-  for (const std::string& leaf : leaf_names) out.add_switch(leaf);
+  out.switches = leaf_names;
   const std::size_t spines = leaves > 1 ? shape.spines : 0;
-  for (std::size_t s = 0; s < spines; ++s) out.add_switch("spine-" + std::to_string(s));
+  for (std::size_t s = 0; s < spines; ++s) out.switches.push_back("spine-" + std::to_string(s));
   add_hosts(out, shape, shape.hosts_per_leaf, leaf_names);
   // A leaf's uplinks together carry its hosts' bandwidth over the oversubscription.
   const double uplink_gbps = static_cast<double>(shape.hosts_per_leaf) * shape.host_bandwidth_gbps /
                              (shape.oversubscription * static_cast<double>(shape.spines));
   for (const std::string& leaf : leaf_names) {
     for (std::size_t s = 0; s < spines; ++s)
-      out.add_link(leaf, "spine-" + std::to_string(s), uplink_gbps);
+      out.links.push_back({leaf, "spine-" + std::to_string(s), uplink_gbps});
   }
 }
 
-void fat_tree(DocumentWriter& out, const FabricShape& shape) {
+void fat_tree(FabricParts& out, const FabricShape& shape) {
   const std::size_t half = shape.k / 2;
   const std::size_t edges_used = (shape.nodes + half - 1) / half;
   const std::size_t pods = (edges_used + half - 1) / half;
@@ -323,23 +312,45 @@ void fat_tree(DocumentWriter& out, const FabricShape& shape) {
   for (std::size_t p = 0; p < pods; ++p) {
     for (std::size_t i = 0; i < half; ++i) edges.push_back(name("edge", p, i));
   }
-  for (const std::string& edge : edges) out.add_switch(edge);
+  out.switches = edges;
   for (std::size_t p = 0; p < pods; ++p) {
-    for (std::size_t i = 0; i < half; ++i) out.add_switch(name("agg", p, i));
+    for (std::size_t i = 0; i < half; ++i) out.switches.push_back(name("agg", p, i));
   }
   if (pods > 1) {
-    for (std::size_t j = 0; j < half * half; ++j) out.add_switch(name("core", j / half, j % half));
+    for (std::size_t j = 0; j < half * half; ++j)
+      out.switches.push_back(name("core", j / half, j % half));
   }
   add_hosts(out, shape, half, edges);
   const double uplink_gbps = shape.host_bandwidth_gbps / shape.oversubscription;
   for (std::size_t p = 0; p < pods; ++p) {
     for (std::size_t i = 0; i < half; ++i) {
       for (std::size_t m = 0; m < half; ++m) {
-        out.add_link(name("edge", p, i), name("agg", p, m), uplink_gbps);
-        if (pods > 1) out.add_link(name("agg", p, i), name("core", i, m), uplink_gbps);
+        out.links.push_back({name("edge", p, i), name("agg", p, m), uplink_gbps});
+        if (pods > 1) out.links.push_back({name("agg", p, i), name("core", i, m), uplink_gbps});
       }
     }
   }
+}
+
+FabricParts fabric_parts(const FabricShape& shape) {
+  FabricParts parts;
+  if (shape.kind == FabricKind::kLeafSpine) {
+    leaf_spine(parts, shape);
+  } else {
+    FabricShape sized = shape;
+    if (sized.k == 0) sized.k = smallest_fat_tree_radix(sized.nodes);
+    fat_tree(parts, sized);
+  }
+  return parts;
+}
+
+/// The value a generated document carries for `number`: format_number's 12 significant digits.
+double as_written(double number) { return std::strtod(format_number(number).c_str(), nullptr); }
+
+/// A link as the document's reader makes it from the written numbers.
+LinkSpec written_link(double bandwidth_gbps, double latency_us, double loss_rate) {
+  return {as_written(bandwidth_gbps), Duration{std::llround(as_written(latency_us) * 1e3)},
+          as_written(loss_rate)};
 }
 
 }  // namespace
@@ -351,15 +362,52 @@ std::size_t smallest_fat_tree_radix(std::size_t nodes) {
 }
 
 std::string fabric_document(const std::string& name, const FabricShape& shape) {
-  DocumentWriter out(shape);
-  if (shape.kind == FabricKind::kLeafSpine) {
-    leaf_spine(out, shape);
-  } else {
-    FabricShape sized = shape;
-    if (sized.k == 0) sized.k = smallest_fat_tree_radix(sized.nodes);
-    fat_tree(out, sized);
+  const FabricParts parts = fabric_parts(shape);
+  // Names are plain ASCII, so no quoting is needed.
+  std::ostringstream out;
+  out << "name: " << name << "\nswitches:\n";
+  for (const std::string& name : parts.switches) out << "  - " << name << '\n';
+  out << "nodes:\n";
+  for (std::size_t index = 0; index < parts.hosts.size(); ++index) {
+    const FabricGroup& group = parts.hosts[index].group;
+    out << "  - {name: node-" << index << ", gpu: " << group.gpu
+        << ", gpus: " << group.gpus_per_node << ", cpu_cores: " << group.cpu_cores
+        << ", link: {to: " << parts.hosts[index].uplink
+        << ", bandwidth_gbps: " << format_number(group.host_bandwidth_gbps)
+        << ", latency_us: " << format_number(group.host_latency_us);
+    // Lossless uplinks are written as before, so that generated documents stay unchanged.
+    if (group.loss_rate > 0) out << ", loss_rate: " << format_number(group.loss_rate);
+    out << "}}\n";
   }
-  return out.text(name);
+  if (!parts.links.empty()) out << "links:\n";
+  for (const FabricParts::Link& link : parts.links) {
+    out << "  - {a: " << link.a << ", b: " << link.b
+        << ", bandwidth_gbps: " << format_number(link.bandwidth_gbps)
+        << ", latency_us: " << format_number(shape.switch_latency_us) << "}\n";
+  }
+  return out.str();
+}
+
+Topology fabric_topology(const std::string& name, const FabricShape& shape,
+                         const GpuCatalog& gpus) {
+  const FabricParts parts = fabric_parts(shape);
+  std::vector<NodeSpec> hosts;
+  std::vector<Topology::NamedLink> links;
+  for (std::size_t index = 0; index < parts.hosts.size(); ++index) {
+    const FabricGroup& group = parts.hosts[index].group;
+    const GpuSpec* gpu = gpus.find(group.gpu);
+    DYNAMIX_CHECK(gpu != nullptr, "GPU type '" << group.gpu << "' is not in the catalog");
+    hosts.push_back(
+        worker_node("node-" + std::to_string(index), *gpu, group.gpus_per_node, group.cpu_cores));
+    links.push_back(
+        {hosts.back().name, parts.hosts[index].uplink,
+         written_link(group.host_bandwidth_gbps, group.host_latency_us, group.loss_rate)});
+  }
+  for (const FabricParts::Link& link : parts.links) {
+    links.push_back(
+        {link.a, link.b, written_link(link.bandwidth_gbps, shape.switch_latency_us, 0)});
+  }
+  return Topology::from_parts(name, std::move(hosts), parts.switches, links);
 }
 
 }  // namespace dynamix

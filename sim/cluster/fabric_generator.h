@@ -14,6 +14,7 @@ namespace dynamix {
 
 class ConfigNode;
 class Diagnostics;
+class Topology;
 
 enum class FabricKind {
   /// Leaves (top-of-rack switches) of hosts_per_leaf hosts, every leaf linked to every spine.
@@ -98,5 +99,10 @@ std::size_t smallest_fat_tree_radix(std::size_t nodes);
 /// The explicit topology document (name, switches, nodes, links) that the shape describes; a
 /// fat-tree of radix 0 gets the smallest that holds its nodes.
 std::string fabric_document(const std::string& name, const FabricShape& shape);
+
+/// The topology that fabric_document's document describes, built without writing or parsing
+/// it (the scenario sampler draws one per episode), with the numbers the document would carry.
+/// `shape` must be valid (read_fabric_shape's checks) and its GPUs in `gpus`.
+Topology fabric_topology(const std::string& name, const FabricShape& shape, const GpuCatalog& gpus);
 
 }  // namespace dynamix

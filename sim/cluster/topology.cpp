@@ -380,6 +380,26 @@ Topology Topology::leaf_spine(std::vector<NodeSpec> hosts, const LeafSpineOption
   return topology;
 }
 
+Topology Topology::from_parts(std::string name, std::vector<NodeSpec> hosts,
+                              std::vector<std::string> switches,
+                              const std::vector<NamedLink>& links) {
+  std::unordered_map<std::string_view, std::size_t> vertex;
+  for (std::size_t h = 0; h < hosts.size(); ++h) vertex.emplace(hosts[h].name, h);
+  for (std::size_t s = 0; s < switches.size(); ++s) vertex.emplace(switches[s], hosts.size() + s);
+  auto index = [&](const std::string& name) {
+    const auto found = vertex.find(name);
+    DYNAMIX_CHECK(found != vertex.end(), "a link to '" << name << "', which is not declared");
+    return found->second;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(links.size());
+  for (const NamedLink& link : links) edges.push_back({index(link.a), index(link.b), link.spec});
+  Topology topology = assemble(std::move(name), std::move(hosts), std::move(switches), edges);
+  DYNAMIX_CHECK(!topology.unreachable_vertex(),
+                "topology '" << topology.name() << "' is connected");
+  return topology;
+}
+
 Topology Topology::assemble(std::string name, std::vector<NodeSpec> hosts,
                             std::vector<std::string> switches, const std::vector<Edge>& edges) {
   Topology topology;

@@ -89,6 +89,19 @@ class Topology {
   /// Hosts under leaf switches "leaf-0".., every leaf linked to every spine "spine-0"..
   static Topology leaf_spine(std::vector<NodeSpec> hosts, const LeafSpineOptions& options);
 
+  /// A link between two hosts or switches named as in from_parts.
+  struct NamedLink {
+    std::string a;
+    std::string b;
+    LinkSpec spec;
+  };
+  /// Hosts (in order), switches and links given whole, as a document lists them; for generated
+  /// topologies, whose names and links are right by construction (a broken invariant, not
+  /// InputError, if not, or if the graph is disconnected).
+  static Topology from_parts(std::string name, std::vector<NodeSpec> hosts,
+                             std::vector<std::string> switches,
+                             const std::vector<NamedLink>& links);
+
   const std::string& name() const { return name_; }
   /// All hosts in file order; a host's index is its id everywhere else.
   const std::vector<NodeSpec>& hosts() const { return hosts_; }

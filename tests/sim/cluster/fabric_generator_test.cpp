@@ -233,3 +233,50 @@ TEST_CASE("A fabric-wide loss_rate reaches every host uplink; without it the lin
 
 }  // namespace
 }  // namespace dynamix
+
+namespace dynamix {
+
+TEST_CASE("A fabric built directly is the topology its generated document describes") {
+  FabricShape leaf_spine{.nodes = 37,
+                         .hosts_per_leaf = 8,
+                         .spines = 3,
+                         .oversubscription = 2.718281828459045,
+                         .host_bandwidth_gbps = 13.3333333333333,
+                         .gpus = {{"A100", 0.35}, {"V100", 0.4}, {"T4", 0.25}}};
+  FabricShape fat_tree{.kind = FabricKind::kFatTree,
+                       .nodes = 50,
+                       .oversubscription = 1.7,
+                       .host_bandwidth_gbps = 31.4159265358979,
+                       .switch_latency_us = 0.3333333,
+                       .gpus = {{"V100", 1.0}}};
+  FabricShape grouped{.nodes = 20, .hosts_per_leaf = 16};
+  grouped.groups = {{.gpu = "A100", .share = 1.0, .gpus_per_node = 4, .loss_rate = 0.0012345678901},
+                    {.gpu = "T4", .count = 3, .cpu_cores = 7, .host_bandwidth_gbps = 9.87654321}};
+  for (const FabricShape& shape : {leaf_spine, fat_tree, grouped}) {
+    const Topology built = fabric_topology("sampled", shape, catalog());
+    const Topology parsed = Topology::load(
+        ConfigNode::parse(fabric_document("sampled", shape), "generated.yaml"), catalog());
+    REQUIRE(built.hosts().size() == parsed.hosts().size());
+    for (std::size_t h = 0; h < built.hosts().size(); ++h) {
+      const NodeSpec& a = built.hosts()[h];
+      const NodeSpec& b = parsed.hosts()[h];
+      CHECK(a.name == b.name);
+      CHECK(a.gpu == b.gpu);
+      CHECK(a.gpus == b.gpus);
+      CHECK(a.cpu_cores == b.cpu_cores);
+      CHECK(a.core_sharing == b.core_sharing);
+    }
+    CHECK(built.switches() == parsed.switches());
+    REQUIRE(built.links().size() == parsed.links().size());
+    for (LinkId l = 0; l < built.links().size(); ++l) {
+      CHECK(built.link_source(l) == parsed.link_source(l));
+      CHECK(built.link_target(l) == parsed.link_target(l));
+      // Bit for bit: the sampler's clusters must not move when the document is skipped.
+      CHECK(built.links()[l].bandwidth_gbps == parsed.links()[l].bandwidth_gbps);
+      CHECK(built.links()[l].latency == parsed.links()[l].latency);
+      CHECK(built.links()[l].loss_rate == parsed.links()[l].loss_rate);
+    }
+  }
+}
+
+}  // namespace dynamix
