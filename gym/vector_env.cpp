@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 
@@ -32,10 +33,12 @@ class VectorEnv::Pool {
 
   std::size_t threads() const { return workers_.size() + 1; }
 
-  void run(std::size_t tasks, Task task, void* context) {
+  /// Tasks are taken in `order` (a permutation of 0..tasks-1) when given, else in index order.
+  void run(std::size_t tasks, Task task, void* context, std::span<const std::size_t> order = {}) {
     errors_.assign(tasks, nullptr);
+    order_ = order;
     if (workers_.empty()) {
-      for (std::size_t i = 0; i < tasks; ++i) run_one(task, context, i);
+      for (std::size_t i = 0; i < tasks; ++i) run_one(task, context, index_of(i));
     } else {
       {
         std::lock_guard lock(mutex_);
@@ -66,9 +69,11 @@ class VectorEnv::Pool {
     }
   }
 
+  std::size_t index_of(std::size_t taken) const { return order_.empty() ? taken : order_[taken]; }
+
   void drain() {
     for (std::size_t i = next_.fetch_add(1); i < tasks_; i = next_.fetch_add(1)) {
-      run_one(task_, context_, i);
+      run_one(task_, context_, index_of(i));
     }
   }
 
@@ -102,6 +107,7 @@ class VectorEnv::Pool {
   std::size_t tasks_ = 0;
   std::atomic<std::size_t> next_{0};
   std::vector<std::exception_ptr> errors_;
+  std::span<const std::size_t> order_;
 };
 
 namespace {
@@ -174,9 +180,17 @@ void VectorEnv::step(std::span<const std::vector<int>> actions, std::vector<Step
   out.resize(envs_.size());
   actions_ = actions;
   out_ = &out;
+  // Largest clusters first: the threads take environments in this order, and a large one taken
+  // last would leave the others idle until it is done. Each environment's result does not
+  // depend on the order.
+  order_.resize(envs_.size());
+  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
+    return envs_[a]->workers() > envs_[b]->workers();
+  });
   pool_->run(
       envs_.size(), [](void* self, std::size_t i) { static_cast<VectorEnv*>(self)->step_one(i); },
-      this);
+      this, order_);
 }
 
 void VectorEnv::step_one(std::size_t i) {

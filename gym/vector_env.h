@@ -47,6 +47,8 @@ class VectorEnv {
   std::vector<std::uint8_t> needs_reset_;
   std::unique_ptr<Pool> pool_;
   bool was_reset_ = false;
+  /// The order step() hands environments to the threads.
+  std::vector<std::size_t> order_;
   std::span<const std::vector<int>> actions_;
   std::vector<StepResult>* out_ = nullptr;
 };

@@ -165,6 +165,39 @@ std::size_t MaxMinSolver::saturate(const MaxMinProblem& problem, double lowest,
   return fixed;
 }
 
+double MaxMinSolver::solve_single(const MaxMinProblem& problem) {
+  // Each resource's weight summed in usage order, and its level, as collect_resources and
+  // level() compute them, so that the rate is the general path's to the bit.
+  for (const std::uint32_t resource : resources_) {
+    if (resource < local_of_.size()) local_of_[resource] = kNoResource;
+  }
+  local_of_.resize(problem.capacities.size(), kNoResource);
+  resources_.clear();
+  weight_.clear();
+  for (const MaxMinUsage& usage : problem.usages) {
+    DYNAMIX_CHECK(usage.resource < problem.capacities.size(),
+                  "usage of resource " << usage.resource << " among " << problem.capacities.size());
+    DYNAMIX_CHECK(usage.coefficient > 0, "usage coefficient " << usage.coefficient);
+    std::uint32_t& local = local_of_[usage.resource];
+    if (local == kNoResource) {
+      local = static_cast<std::uint32_t>(resources_.size());
+      resources_.push_back(usage.resource);
+      weight_.push_back(0);
+    }
+    weight_[local] += usage.coefficient;
+  }
+  const double bound = problem.bounds[0];
+  DYNAMIX_CHECK(bound >= 0, "variable 0 has bound " << bound);
+  if (resources_.empty()) return bound;
+  double lowest = kUnbounded;
+  for (std::size_t local = 0; local < resources_.size(); ++local) {
+    lowest =
+        std::min(lowest, std::max(0.0, problem.capacities[resources_[local]]) / weight_[local]);
+  }
+  if (bound <= lowest) return bound;
+  return std::isfinite(lowest) ? lowest : kUnbounded;
+}
+
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
   const std::size_t count = problem.variable_count();
   DYNAMIX_CHECK(
@@ -172,6 +205,10 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& problem) {
       "first_usage has " << problem.first_usage.size() << " entries for " << count << " variables");
   rates_.assign(count, 0.0);
   fixed_.assign(count, 0);
+  if (count == 1) {
+    rates_[0] = solve_single(problem);
+    return rates_;
+  }
   collect_resources(problem);
   std::size_t unfixed = queue_bounds(problem);
   heap_.clear();

@@ -52,6 +52,9 @@ class MaxMinSolver {
     double level;
     std::uint32_t local;
   };
+  /// One variable (a lone collective, the common case): the lowest level among its resources,
+  /// or its bound, without the heaps.
+  double solve_single(const MaxMinProblem& problem);
   void collect_resources(const MaxMinProblem& problem);
   void fix(const MaxMinProblem& problem, std::size_t variable, double rate);
   double level(std::uint32_t local) const;

@@ -139,6 +139,29 @@ TEST_CASE("MaxMinSolver gives the same rates when reused on a different problem"
   CHECK(solver.solve(large) == first);
 }
 
+TEST_CASE("A lone variable gets the rate the general solver gives it, to the bit") {
+  // The general path runs when a second variable, on a resource of its own, joins the problem.
+  Rng rng(3, stream_id("max_min_single_test"));
+  MaxMinSolver solver;
+  for (int trial = 0; trial < 200; ++trial) {
+    MaxMinProblem alone;
+    const auto resources = 1 + rng.below(6);
+    for (std::uint64_t r = 0; r < resources; ++r) alone.capacities.push_back(rng.uniform(0, 10));
+    alone.add_variable(rng.bernoulli(0.3) ? rng.uniform(0.1, 5) : kUnbounded);
+    const auto usages = rng.below(5);
+    for (std::uint64_t u = 0; u < usages; ++u) {
+      alone.add_usage(static_cast<std::uint32_t>(rng.below(resources)),
+                      static_cast<double>(1 + rng.below(3)) / 3);
+    }
+    MaxMinProblem joined = alone;
+    joined.capacities.push_back(1);
+    joined.add_variable();
+    joined.add_usage(static_cast<std::uint32_t>(resources));
+    const double single = solver.solve(alone).at(0);
+    CHECK(solver.solve(joined).at(0) == single);
+  }
+}
+
 TEST_CASE("max-min rates are feasible and every variable has a bottleneck, on random problems") {
   // The bottleneck characterization (Bertsekas & Gallager §6.5.2): rates are max-min fair iff
   // each variable is at its bound or uses a saturated resource where no user has a higher rate.
