@@ -6,6 +6,8 @@
 # baselines on the validation clusters (which selected it: read those as optimistic). Extra
 # arguments go to `dynamix train` (e.g. --steps 50000 for a shorter run).
 set -euo pipefail
+# Only what this script runs: the tests and benchmarks are scripts/test.sh's to build.
+build_targets=(apps/dynamix apps/dynamix-torch)
 source "$(dirname "$0")/setup.sh"
 runs=runs/quickstart
 dynamix=./build/apps/dynamix

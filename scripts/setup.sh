@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dynamix needs (if missing) and builds it into build/.
-# Sourced by scripts/quickstart.sh and scripts/test.sh.
+# Sourced by scripts/quickstart.sh and scripts/test.sh. A script that runs only part of what
+# dynamix builds names those ninja targets in the array build_targets before sourcing this file
+# (the quick start: the two executables); without it everything is built, tests and benchmarks
+# included, with the pinned Gymnasium the tests use.
 set -euo pipefail
+build_targets=("${build_targets[@]}")
 
 packages=(
   g++ meson ninja-build pkg-config cmake python3 clang-tidy
@@ -39,7 +43,7 @@ cd "$root"
 # The pinned Gymnasium in .venv, which sees Debian's numpy and torch, for the python_gymnasium
 # test's gymnasium.utils.env_checker.check_env; without PyPI the test runs its own checks only.
 gymnasium_pin=1.4.0
-if ! .venv/bin/python3 -c "import gymnasium, sys; sys.exit(gymnasium.__version__ != '$gymnasium_pin')" \
+if ((${#build_targets[@]} == 0)) && ! .venv/bin/python3 -c "import gymnasium, sys; sys.exit(gymnasium.__version__ != '$gymnasium_pin')" \
     2>/dev/null; then
   if ! { /usr/bin/python3 -m venv --system-site-packages .venv &&
     .venv/bin/pip install -q --disable-pip-version-check --timeout 20 --retries 1 "gymnasium==$gymnasium_pin"; } >&2; then
@@ -56,7 +60,7 @@ fi
 build_quietly() {
   local log
   log=$(mktemp)
-  if ! ninja -C "$1" -j"$(nproc)" >"$log" 2>&1; then
+  if ! ninja -C "$@" -j"$(nproc)" >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "dynamix: the build in $1 failed (output above)" >&2
@@ -64,4 +68,4 @@ build_quietly() {
   fi
   rm -f "$log"
 }
-build_quietly build
+build_quietly build "${build_targets[@]}"
