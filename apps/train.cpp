@@ -38,6 +38,7 @@
 #include "studies/evaluation.h"
 #include "studies/interrupt.h"
 #include "studies/progress.h"
+#include "studies/ranks.h"
 #include "studies/run_directory.h"
 
 namespace dynamix {
@@ -480,11 +481,31 @@ std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t sc
          kBestSnapshot;
 }
 
+/// Whether every rank trains on: rank 0's word (`lead_goes_on` there), on every rank.
+bool go_on(Ranks* ranks, bool lead_goes_on) {
+  if (ranks == nullptr) return lead_goes_on;
+  return ranks->share({lead_goes_on ? "1" : "0"}).front() == "1";
+}
+
+/// A VectorEnv spread over the ranks of `mpirun -n R dynamix train`.
+class RankExchange : public EnvExchange {
+ public:
+  explicit RankExchange(Ranks& ranks) : ranks_(ranks) {}
+  std::size_t rank() const override { return ranks_.rank(); }
+  std::size_t ranks() const override { return ranks_.size(); }
+  std::vector<std::string> all_gather(const std::string& mine) override {
+    return ranks_.all_gather(mine);
+  }
+
+ private:
+  Ranks& ranks_;
+};
+
 /// Trains to the end or an interrupt; after each update: evaluation when due, a curve row,
 /// the checkpoint when due (and on the interrupt), the progress line. True if interrupted.
 bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& directory,
                 const TrainOptions& o, const std::shared_ptr<const Scenario>& scenario,
-                PolicySelection* selection) {
+                PolicySelection* selection, Ranks* ranks) {
   const InterruptScope interrupt;
   const std::filesystem::path policy_file = directory.file("policy.pt");
   double last_return = std::nan("");
@@ -512,10 +533,31 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
     }
     progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(o.steps),
                     progress_status(stats, last_return, last_eval));
-    return !interrupt.requested();
+    return go_on(ranks, !interrupt.requested());
   });
   progress.finish();
   return interrupt.requested();
+}
+
+/// As one of the ranks of `mpirun -n R dynamix train`, R > 1: every rank steps its block of the
+/// environments and learns alike from all of them; rank 0 owns --out, evaluates, selects and
+/// decides when to stop. The same policy.pt as one process.
+int follow_training(const TrainOptions& o, Ranks& ranks) {
+  Diagnostics quiet;
+  const auto scenario =
+      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, quiet));
+  const std::shared_ptr<const ScenarioSource> source =
+      o.randomize ? std::shared_ptr<const ScenarioSource>(
+                        std::make_shared<ScenarioSampler>(o.sampler, quiet))
+                  : std::make_shared<FixedScenario>(scenario);
+  RankExchange exchange(ranks);
+  VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
+                 static_cast<std::size_t>(o.threads), &exchange);
+  PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
+  const std::string checkpoint = ranks.share({}).front();
+  if (!checkpoint.empty()) trainer.load_checkpoint(checkpoint);
+  trainer.train(o.steps, [&](const UpdateStats&) { return go_on(&ranks, true); });
+  return 0;
 }
 
 }  // namespace
@@ -525,7 +567,20 @@ int run_train(const std::vector<std::string>& args) {
   const po::options_description options = describe();
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
-  check(values, o);
+  std::optional<Ranks> ranks;
+  if (mpi_world_size() > 1) ranks.emplace("train");
+  const bool lead = !ranks || ranks->lead();
+  // Every rank reads the same command line; rank 0 says what is wrong with it.
+  std::string definition;
+  try {
+    check(values, o);
+    definition = join(args);
+  } catch (...) {
+    if (ranks && ranks->lead()) ranks->agree(nullptr, "training run");
+    if (lead) throw;
+  }
+  if (ranks && !ranks->agree(definition.empty() ? nullptr : &definition, "training run")) return 2;
+  if (!lead) return follow_training(o, *ranks);
   Diagnostics diagnostics = Diagnostics::on_stderr(o.strict);
   const auto scenario =
       std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, diagnostics));
@@ -533,18 +588,23 @@ int run_train(const std::vector<std::string>& args) {
       o.randomize ? std::shared_ptr<const ScenarioSource>(
                         std::make_shared<ScenarioSampler>(o.sampler, diagnostics))
                   : std::make_shared<FixedScenario>(scenario);
+  std::optional<RankExchange> exchange;
+  if (ranks) exchange.emplace(*ranks);
   VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
-                 static_cast<std::size_t>(o.threads));
+                 static_cast<std::size_t>(o.threads), exchange ? &*exchange : nullptr);
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
   const std::unique_ptr<PolicySelection> selection = make_selection(o, diagnostics);
   RunDirectory directory(o.out, "train",
                          o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
+  // The other ranks load the checkpoint too, and replay its episodes with this rank.
+  if (ranks) ranks->share({o.resume ? directory.file("checkpoint.pt").string() : ""});
   TrainCurve curve = start_curve(directory, trainer, o.resume);
   // A resumed run scores the policy it had kept again.
   if (selection && o.resume && std::filesystem::exists(directory.file(kSelectedPolicy))) {
     selection->consider(directory.file(kSelectedPolicy), directory.file(kSelectedPolicy));
   }
-  if (train_loop(trainer, curve, directory, o, scenario, selection.get())) {
+  if (train_loop(trainer, curve, directory, o, scenario, selection.get(),
+                 ranks ? &*ranks : nullptr)) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
   }

@@ -1,19 +1,28 @@
 // VectorEnv: a persistent thread pool steps independent environments; each environment's seeds
-// depend only on its index, so results do not depend on the thread count.
+// depend only on its index, so results depend neither on the thread count nor, with an
+// exchange, on how many processes share the environments.
 #include "gym/vector_env.h"
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <numeric>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
+
+#include "sim/core/check.h"
 
 namespace dynamix {
 
-/// Runs task(0..n-1) on its threads and the caller's, blocking until all are done.
+/// Runs task(i) for each index given, on its threads and the caller's, blocking until all are
+/// done.
 class VectorEnv::Pool {
  public:
   using Task = void (*)(void* context, std::size_t index);
@@ -33,12 +42,13 @@ class VectorEnv::Pool {
 
   std::size_t threads() const { return workers_.size() + 1; }
 
-  /// Tasks are taken in `order` (a permutation of 0..tasks-1) when given, else in index order.
-  void run(std::size_t tasks, Task task, void* context, std::span<const std::size_t> order = {}) {
-    errors_.assign(tasks, nullptr);
-    order_ = order;
+  /// The threads take the indices in the order given.
+  void run(std::span<const std::size_t> indices, Task task, void* context) {
+    const std::size_t tasks = indices.size();
+    errors_.assign(tasks == 0 ? 0 : *std::max_element(indices.begin(), indices.end()) + 1, nullptr);
+    order_ = indices;
     if (workers_.empty()) {
-      for (std::size_t i = 0; i < tasks; ++i) run_one(task, context, index_of(i));
+      for (std::size_t i = 0; i < tasks; ++i) run_one(task, context, order_[i]);
     } else {
       {
         std::lock_guard lock(mutex_);
@@ -69,11 +79,9 @@ class VectorEnv::Pool {
     }
   }
 
-  std::size_t index_of(std::size_t taken) const { return order_.empty() ? taken : order_[taken]; }
-
   void drain() {
     for (std::size_t i = next_.fetch_add(1); i < tasks_; i = next_.fetch_add(1)) {
-      run_one(task_, context_, index_of(i));
+      run_one(task_, context_, order_[i]);
     }
   }
 
@@ -112,6 +120,149 @@ class VectorEnv::Pool {
 
 namespace {
 
+/// Results in bytes between processes of one build (same layout, same endianness).
+class Writer {
+ public:
+  template <typename T>
+  void put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  template <typename T>
+  void put(const std::vector<T>& values) {
+    put(values.size());
+    for (const T& value : values) put(value);
+  }
+  void put(const std::vector<bool>& values) {
+    put(values.size());
+    for (const bool value : values) put(value);
+  }
+  void put(const std::optional<double>& value) {
+    put(value.has_value());
+    put(value.value_or(0.0));
+  }
+  void put(const std::string& text) {
+    put(text.size());
+    bytes_ += text;
+  }
+  void put(const Observation& observation) {
+    put(observation.workers);
+    put(observation.features);
+    put(observation.values);
+  }
+  void put(const StepInfo& info) {
+    put(info.batches);
+    put(info.clamped);
+    put(info.decision);
+    put(info.time_s);
+    put(info.window_s);
+    put(info.time_scale_s);
+    put(info.iteration);
+    put(info.validation_accuracy);
+    put(info.epochs);
+    put(info.time_to_target_s);
+    put(info.autoreset);
+  }
+  void put(const ResetResult& result) {
+    put(result.observation);
+    put(result.info);
+  }
+  void put(const StepResult& result) {
+    put(result.observation);
+    put(result.rewards);
+    put(result.terminated);
+    put(result.truncated);
+    put(result.info);
+  }
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+
+  template <typename T>
+  void get(T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    DYNAMIX_CHECK(at_ + sizeof value <= bytes_.size(), "a VectorEnv exchange cut short");
+    std::memcpy(&value, bytes_.data() + at_, sizeof value);
+    at_ += sizeof value;
+  }
+  template <typename T>
+  void get(std::vector<T>& values) {
+    values.resize(size());
+    for (T& value : values) get(value);
+  }
+  void get(std::vector<bool>& values) {
+    values.resize(size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      bool value = false;
+      get(value);
+      values[i] = value;
+    }
+  }
+  void get(std::optional<double>& value) {
+    bool present = false;
+    double number = 0;
+    get(present);
+    get(number);
+    value = present ? std::optional(number) : std::nullopt;
+  }
+  void get(std::string& text) {
+    const std::size_t length = size();
+    DYNAMIX_CHECK(at_ + length <= bytes_.size(), "a VectorEnv exchange cut short");
+    text.assign(bytes_.substr(at_, length));
+    at_ += length;
+  }
+  void get(Observation& observation) {
+    get(observation.workers);
+    get(observation.features);
+    get(observation.values);
+  }
+  void get(StepInfo& info) {
+    get(info.batches);
+    get(info.clamped);
+    get(info.decision);
+    get(info.time_s);
+    get(info.window_s);
+    get(info.time_scale_s);
+    get(info.iteration);
+    get(info.validation_accuracy);
+    get(info.epochs);
+    get(info.time_to_target_s);
+    get(info.autoreset);
+  }
+  void get(ResetResult& result) {
+    get(result.observation);
+    get(result.info);
+  }
+  void get(StepResult& result) {
+    get(result.observation);
+    get(result.rewards);
+    get(result.terminated);
+    get(result.truncated);
+    get(result.info);
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  std::size_t size() {
+    std::size_t n = 0;
+    get(n);
+    DYNAMIX_CHECK(n <= bytes_.size() - at_, "a VectorEnv exchange cut short");
+    return n;
+  }
+
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
+
+/// What a process's block of an exchange starts with.
+enum class Outcome : char { kResults, kEnvError, kFailure };
+
 [[noreturn]] void rethrow_for(std::size_t i) {
   try {
     throw;
@@ -123,8 +274,15 @@ namespace {
 }  // namespace
 
 VectorEnv::VectorEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options,
-                     std::size_t environments, std::size_t threads) {
+                     std::size_t environments, std::size_t threads, EnvExchange* exchange)
+    : exchange_(exchange), end_owned_(environments) {
   if (environments == 0) throw EnvError("VectorEnv: expected at least one environment, found 0");
+  if (exchange_) {
+    DYNAMIX_CHECK(exchange_->rank() < exchange_->ranks(),
+                  "rank " << exchange_->rank() << " of " << exchange_->ranks());
+    first_owned_ = environments * exchange_->rank() / exchange_->ranks();
+    end_owned_ = environments * (exchange_->rank() + 1) / exchange_->ranks();
+  }
   for (std::size_t i = 0; i < environments; ++i) {
     envs_.push_back(std::make_unique<BatchSizeEnv>(scenarios, options));
   }
@@ -138,6 +296,51 @@ VectorEnv::~VectorEnv() = default;
 
 std::size_t VectorEnv::threads() const { return pool_->threads(); }
 
+template <typename Result>
+void VectorEnv::run_shared(std::span<const std::size_t> indices, void (*task)(void*, std::size_t),
+                           void* context, std::vector<Result>& results) {
+  if (!exchange_) {
+    pool_->run(indices, task, context);
+    return;
+  }
+  // A failure is everyone's: a process that threw alone would leave the others waiting.
+  Writer mine;
+  try {
+    pool_->run(indices, task, context);
+    mine.put(Outcome::kResults);
+    for (std::size_t i = first_owned_; i < end_owned_; ++i) mine.put(results[i]);
+  } catch (const EnvError& error) {
+    mine = Writer();
+    mine.put(Outcome::kEnvError);
+    mine.put(std::string(error.what()));
+  } catch (const std::exception& error) {
+    mine = Writer();
+    mine.put(Outcome::kFailure);
+    mine.put(std::string(error.what()));
+  }
+  const std::vector<std::string> blocks = exchange_->all_gather(mine.take());
+  DYNAMIX_CHECK(blocks.size() == exchange_->ranks(),
+                blocks.size() << " blocks from " << exchange_->ranks() << " processes");
+  const std::size_t m = envs_.size();
+  for (std::size_t rank = 0; rank < blocks.size(); ++rank) {
+    Reader reader(blocks[rank]);
+    Outcome outcome{};
+    reader.get(outcome);
+    if (outcome == Outcome::kResults) {
+      if (rank == exchange_->rank()) continue;
+      for (std::size_t i = m * rank / blocks.size(); i < m * (rank + 1) / blocks.size(); ++i) {
+        reader.get(results[i]);
+      }
+      DYNAMIX_CHECK(reader.done(), "process " << rank << " sent more results than its block");
+      continue;
+    }
+    std::string message;
+    reader.get(message);
+    if (outcome == Outcome::kEnvError) throw EnvError(message);
+    throw std::runtime_error("process " + std::to_string(rank) + ": " + message);
+  }
+}
+
 std::vector<ResetResult> VectorEnv::reset(std::uint64_t seed, const ResetOptions& options) {
   const std::size_t m = envs_.size();
   std::vector<ResetResult> results(m);
@@ -147,8 +350,10 @@ std::vector<ResetResult> VectorEnv::reset(std::uint64_t seed, const ResetOptions
     std::vector<ResetResult>* results;
     const ResetOptions* options;
   } context{this, &results, &options};
-  pool_->run(
-      m,
+  order_.resize(end_owned_ - first_owned_);
+  std::iota(order_.begin(), order_.end(), first_owned_);
+  run_shared(
+      order_,
       [](void* raw, std::size_t i) {
         auto& c = *static_cast<Context*>(raw);
         try {
@@ -159,7 +364,7 @@ std::vector<ResetResult> VectorEnv::reset(std::uint64_t seed, const ResetOptions
         c.self->next_seed_[i] += c.self->envs_.size();
         c.self->needs_reset_[i] = c.self->envs_[i]->episode_over() ? 1 : 0;
       },
-      &context);
+      &context, results);
   was_reset_ = true;
   return results;
 }
@@ -183,14 +388,14 @@ void VectorEnv::step(std::span<const std::vector<int>> actions, std::vector<Step
   // Largest clusters first: the threads take environments in this order, and a large one taken
   // last would leave the others idle until it is done. Each environment's result does not
   // depend on the order.
-  order_.resize(envs_.size());
-  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  order_.resize(end_owned_ - first_owned_);
+  std::iota(order_.begin(), order_.end(), first_owned_);
   std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
     return envs_[a]->workers() > envs_[b]->workers();
   });
-  pool_->run(
-      envs_.size(), [](void* self, std::size_t i) { static_cast<VectorEnv*>(self)->step_one(i); },
-      this, order_);
+  run_shared(
+      order_, [](void* self, std::size_t i) { static_cast<VectorEnv*>(self)->step_one(i); }, this,
+      out);
 }
 
 void VectorEnv::step_one(std::size_t i) {

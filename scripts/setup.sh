@@ -15,6 +15,11 @@ packages=(
   python3-nbclient python3-nbconvert python3-matplotlib python3-pandas python3-ipykernel
   pybind11-dev python3-dev python3-numpy python3-yaml python3-venv
 )
+# The whole build also spreads sweep, evaluate and train over MPI ranks, and its tests run them
+# under mpirun on this host.
+if ((${#build_targets[@]} == 0)); then
+  packages+=(libboost-mpi-dev openmpi-bin)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -36,6 +41,7 @@ if ((${#missing[@]})); then
   "${as_root[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+  reconfigure=1
 fi
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,6 +59,9 @@ fi
 # DYNAMIX_WERROR=1 (CI) turns every compiler warning into an error.
 if [[ ! -f build/build.ninja ]]; then
   meson setup build --buildtype=release -Db_ndebug=false ${DYNAMIX_WERROR:+-Dwerror=true} >/dev/null
+elif [[ -n ${reconfigure:-} ]]; then
+  # Packages just installed (MPI after a quick start) are found only by a new configuration.
+  meson setup --reconfigure build ${DYNAMIX_WERROR:+-Dwerror=true} >/dev/null
 elif [[ -n ${DYNAMIX_WERROR:-} ]]; then
   meson configure build -Dwerror=true >/dev/null
 fi

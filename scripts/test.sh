@@ -24,7 +24,7 @@ if [[ ${DYNAMIX_SANITIZERS:-0} == 1 ]]; then
     # -O1 without debug info: the sanitized build compiles in a few minutes and still runs fast.
     meson setup build-asan --buildtype=plain -Db_ndebug=false -Db_sanitize=address,undefined \
       -Dcpp_args="-O1 $sanitizer_flags" -Dcpp_link_args="$sanitizer_flags" \
-      -Dppo=disabled -Dpython=disabled -Dbenchmarks=disabled >/dev/null
+      -Dppo=disabled -Dpython=disabled -Dbenchmarks=disabled -Dmpi=disabled >/dev/null
   fi
   build_quietly build-asan
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

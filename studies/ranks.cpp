@@ -183,6 +183,15 @@ std::vector<std::string> Ranks::share(std::vector<std::string> values) {
   return values;
 }
 
+std::size_t Ranks::rank() const { return static_cast<std::size_t>(impl_->world.rank()); }
+std::size_t Ranks::size() const { return static_cast<std::size_t>(impl_->world.size()); }
+
+std::vector<std::string> Ranks::all_gather(const std::string& mine) {
+  std::vector<std::string> all;
+  mpi::all_gather(impl_->world, mine, all);
+  return all;
+}
+
 int Ranks::lead_episodes(EpisodeQueue& queue, const std::function<int()>& local) {
   queue.set_waiting(impl_->world.size() > 1);
   std::exception_ptr failure;
@@ -226,6 +235,9 @@ Ranks::~Ranks() = default;
 bool Ranks::lead() const { return true; }
 bool Ranks::agree(const std::string*, const std::string&) { return false; }
 std::vector<std::string> Ranks::share(std::vector<std::string> values) { return values; }
+std::size_t Ranks::rank() const { return 0; }
+std::size_t Ranks::size() const { return 1; }
+std::vector<std::string> Ranks::all_gather(const std::string& mine) { return {mine}; }
 int Ranks::lead_episodes(EpisodeQueue&, const std::function<int()>& local) { return local(); }
 int Ranks::follow_episodes(const std::function<void(EpisodeFeed&)>&) { return 1; }
 

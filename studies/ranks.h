@@ -4,6 +4,7 @@
 // without MPI refuses to run as one of several ranks.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,6 +35,11 @@ class Ranks {
   bool agree(const std::string* definition, const std::string& what);
   /// Rank 0's `values`, on every rank (every rank calls it).
   std::vector<std::string> share(std::vector<std::string> values);
+  /// This rank, 0 … size() − 1, and how many ranks the job has.
+  std::size_t rank() const;
+  std::size_t size() const;
+  /// Every rank's `mine`, in rank order, on every rank (every rank calls it).
+  std::vector<std::string> all_gather(const std::string& mine);
   /// On rank 0: hands the episodes of `queue` to the other ranks, whose records reach the
   /// queue's sink, while `local` runs episodes here from the same queue; returns local's status
   /// once every rank is done, after rethrowing the first failure another rank reported.

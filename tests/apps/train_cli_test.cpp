@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "dynamix_config.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -520,6 +521,47 @@ TEST_CASE("train --help shows its defaults as they were written") {
   CHECK(help.stdout_text.find("0.00099") == std::string::npos);
   CHECK(help.stdout_text.find("0.9499") == std::string::npos);
 }
+
+#ifdef DYNAMIX_MPI
+TEST_CASE("mpirun -n 2 dynamix train writes the policy.pt and curve of one process") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)");
+    return;
+  }
+  TempDirectory work;
+  // 5 environments: rank 0 steps 2 of them, rank 1 three.
+  const std::string train =
+      "train --randomize --steps 1280 --envs 5 --rollout-steps 64 --eval-every 2 --seed 4 -q";
+  REQUIRE(dynamix(train + " --out " + quoted(work / "one")).status == 0);
+  const Outcome spread = dynamix_over_mpi(train + " --threads 1 --out " + quoted(work / "ranks"));
+  REQUIRE_MESSAGE(spread.status == 0, spread.stderr_text);
+  CHECK(contents(work.path() / "one" / "policy.pt") ==
+        contents(work.path() / "ranks" / "policy.pt"));
+  CHECK(contents(work.path() / "one" / "checkpoint.pt") ==
+        contents(work.path() / "ranks" / "checkpoint.pt"));
+  // The curves agree but for their wall-clock column.
+  const Csv one = read_csv(work.path() / "one" / "train_curve.csv");
+  const Csv ranks = read_csv(work.path() / "ranks" / "train_curve.csv");
+  REQUIRE(one.rows.size() == ranks.rows.size());
+  const std::size_t wall = one.column("wall_s");
+  for (std::size_t r = 0; r < one.rows.size(); ++r) {
+    std::vector<std::string> a = one.rows[r], b = ranks.rows[r];
+    a[wall] = b[wall] = "";
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE(
+    "mpirun -n 2 dynamix train refuses a bad option on rank 0 with status 2, writing nothing") {
+  if (!have_mpirun()) return;
+  TempDirectory work;
+  const Outcome outcome =
+      dynamix_over_mpi("train --steps 100 --gamma 2 --out " + quoted(work / "bad"));
+  CHECK(outcome.status != 0);
+  CHECK(outcome.stderr_text.find("--gamma") != std::string::npos);
+  CHECK(fs::is_empty(work.path()));
+}
+#endif
 
 }  // namespace
 }  // namespace dynamix

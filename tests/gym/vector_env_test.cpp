@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <barrier>
+#include <string>
+#include <thread>
+
 #include "gym/env_knobs.h"
 
 namespace dynamix {
@@ -95,4 +99,110 @@ TEST_CASE("VectorEnv misuse is an EnvError naming the environment") {
 }
 
 }  // namespace
+}  // namespace dynamix
+
+namespace dynamix {
+namespace {
+
+/// Processes as threads: all_gather through shared slots and a barrier.
+class ThreadExchange : public EnvExchange {
+ public:
+  struct Board {
+    explicit Board(std::size_t ranks) : slots(ranks), barrier(static_cast<std::ptrdiff_t>(ranks)) {}
+    std::vector<std::string> slots;
+    std::barrier<> barrier;
+  };
+  ThreadExchange(Board& board, std::size_t rank) : board_(board), rank_(rank) {}
+  std::size_t rank() const override { return rank_; }
+  std::size_t ranks() const override { return board_.slots.size(); }
+  std::vector<std::string> all_gather(const std::string& mine) override {
+    board_.slots[rank_] = mine;
+    board_.barrier.arrive_and_wait();
+    std::vector<std::string> all = board_.slots;
+    board_.barrier.arrive_and_wait();
+    return all;
+  }
+
+ private:
+  Board& board_;
+  std::size_t rank_;
+};
+
+/// Every result's observation, rewards, flags and times over 30 decisions of M = 5
+/// environments, as the process of `exchange` (or a lone process) sees them.
+std::vector<double> shared_trajectory(EnvExchange* exchange) {
+  VectorEnv vector_env(short_episodes(), evaluation_env_options(), 5, 1, exchange);
+  std::vector<double> trace;
+  std::vector<std::size_t> workers;
+  for (const ResetResult& reset : vector_env.reset(100)) {
+    trace.push_back(reset.info.time_s);
+    workers.push_back(reset.observation.workers);
+  }
+  std::vector<StepResult> results;
+  for (int decision = 0; decision < 30; ++decision) {
+    std::vector<std::vector<int>> actions(workers.size());
+    for (std::size_t i = 0; i < actions.size(); ++i)
+      actions[i].assign(workers[i], static_cast<int>((decision + i) % 5));
+    vector_env.step(actions, results);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const StepResult& step = results[i];
+      workers[i] = step.observation.workers;
+      trace.insert(trace.end(), step.rewards.begin(), step.rewards.end());
+      trace.insert(trace.end(), step.observation.values.begin(), step.observation.values.end());
+      trace.insert(trace.end(), step.info.batches.begin(), step.info.batches.end());
+      trace.push_back(step.terminated + 2 * step.truncated + 4 * step.info.autoreset);
+      trace.push_back(step.info.time_s + step.info.window_s + step.info.epochs);
+      trace.push_back(step.info.time_to_target_s.value_or(-1));
+    }
+  }
+  return trace;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "A VectorEnv spread over 2 or 3 processes gives every process the lone process's results") {
+  const std::vector<double> alone = shared_trajectory(nullptr);
+  for (const std::size_t ranks : {std::size_t{2}, std::size_t{3}, std::size_t{7}}) {
+    ThreadExchange::Board board(ranks);
+    std::vector<std::vector<double>> seen(ranks);
+    std::vector<std::thread> processes;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      processes.emplace_back([&, r] {
+        ThreadExchange exchange(board, r);
+        seen[r] = shared_trajectory(&exchange);
+      });
+    }
+    for (std::thread& process : processes) process.join();
+    for (std::size_t r = 0; r < ranks; ++r) {
+      INFO(ranks << " processes, rank " << r);
+      CHECK(seen[r] == alone);
+    }
+  }
+}
+
+TEST_CASE("A spread VectorEnv throws the same error on every process, naming the environment") {
+  ThreadExchange::Board board(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> processes;
+  for (std::size_t r = 0; r < 2; ++r) {
+    processes.emplace_back([&, r] {
+      ThreadExchange exchange(board, r);
+      VectorEnv vector_env(short_episodes(), evaluation_env_options(), 4, 1, &exchange);
+      const std::vector<ResetResult> resets = vector_env.reset(1);
+      std::vector<std::vector<int>> actions;
+      for (const ResetResult& reset : resets) actions.emplace_back(reset.observation.workers, 0);
+      actions[3].push_back(0);  // one action too many for environment 3, on process 1
+      try {
+        vector_env.step(actions);
+      } catch (const EnvError& error) {
+        errors[r] = error.what();
+      }
+    });
+  }
+  for (std::thread& process : processes) process.join();
+  CHECK(errors[0].starts_with("environment 3: "));
+  CHECK(errors[1] == errors[0]);
+}
+
 }  // namespace dynamix
