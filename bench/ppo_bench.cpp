@@ -1,4 +1,5 @@
-// PPO update throughput and TorchScript inference latency (one thread, as deployed).
+// PPO training throughput (whole updates, rollouts alone, the acting forward pass, the update
+// alone) and TorchScript inference latency (one LibTorch thread, as deployed).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -6,8 +7,11 @@
 #include <vector>
 
 #include "gym/observation.h"
+#include "gym/scenario_source.h"
+#include "gym/vector_env.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/ppo_learner.h"
+#include "policies/ppo/ppo_trainer.h"
 #include "policies/ppo/running_mean_std.h"
 #include "sim/core/random.h"
 
@@ -81,5 +85,110 @@ BENCHMARK(BM_TorchScriptInference)
     ->Unit(benchmark::kMicrosecond)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
+
+/// The quick-start family `dynamix train --randomize` learns from (4-256 workers), or that
+/// family at exactly `workers` workers.
+std::shared_ptr<ScenarioSource> family(int workers = 0) {
+  SamplerOptions options = training_family(kDefaultScenario, {}, 0);
+  if (workers > 0) options.min_workers = options.max_workers = workers;
+  return std::make_shared<ScenarioSampler>(options);
+}
+
+/// `dynamix train`'s PPO options.
+PpoOptions train_options() { return {.learning_rate = 1e-3, .initial_hold_probability = 0.5}; }
+
+// Whole PPO updates (8 environments × 64 decisions, then the epochs) on the environment's own
+// threads; the rate is decisions of all environments per second.
+void BM_TrainDecisions(benchmark::State& state) {
+  constexpr std::size_t kEnvironments = 8;
+  VectorEnv envs(family(static_cast<int>(state.range(0))), {}, kEnvironments);
+  const PpoOptions options = train_options();
+  PpoTrainer trainer(envs, options);
+  const auto per_update = static_cast<std::int64_t>(kEnvironments) * options.rollout_steps;
+  for (auto _ : state) trainer.train((trainer.updates() + 1) * per_update);
+  state.counters["decisions_per_s"] =
+      benchmark::Counter(static_cast<double>(trainer.env_steps()), benchmark::Counter::kIsRate);
+}
+// workers = 0: the randomized quick-start family; 256: its clusters of 256 workers.
+BENCHMARK(BM_TrainDecisions)
+    ->Arg(0)
+    ->Arg(256)
+    ->ArgName("workers")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(10);
+
+// Rollouts alone: every environment's observation through the acting forward pass, then a step
+// of all of them, without learning; decisions of all environments per second.
+void BM_Rollout(benchmark::State& state) {
+  VectorEnv envs(family(), {}, 8);
+  const std::size_t f = envs.env(0).schema().features_per_worker();
+  PpoLearner learner(f, envs.env(0).options().actions.size(), train_options());
+  std::vector<ResetResult> resets = envs.reset(1);
+  std::vector<Observation> observations;
+  for (ResetResult& reset : resets) observations.push_back(std::move(reset.observation));
+  Rng rng(1, stream_id("bench.rollout"));
+  std::vector<float> rows;
+  std::vector<double> uniforms;
+  std::vector<int> actions;
+  std::vector<float> log_probs, values;
+  std::vector<std::vector<int>> env_actions(envs.size());
+  std::vector<StepResult> results;
+  std::int64_t decisions = 0;
+  for (auto _ : state) {
+    rows.clear();
+    for (const Observation& observation : observations)
+      rows.insert(rows.end(), observation.values.begin(), observation.values.end());
+    const std::size_t count = rows.size() / f;
+    uniforms.resize(count);
+    for (double& u : uniforms) u = rng.uniform();
+    actions.resize(count);
+    log_probs.resize(count);
+    values.resize(count);
+    learner.act(rows, uniforms, actions, log_probs, values);
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < envs.size(); ++i) {
+      const std::size_t workers = observations[i].workers;
+      env_actions[i].assign(actions.begin() + static_cast<std::ptrdiff_t>(first),
+                            actions.begin() + static_cast<std::ptrdiff_t>(first + workers));
+      first += workers;
+    }
+    envs.step(env_actions, results);
+    for (std::size_t i = 0; i < envs.size(); ++i) {
+      observations[i] = results[i].observation;
+      decisions += results[i].info.autoreset ? 0 : 1;
+    }
+  }
+  state.counters["decisions_per_s"] =
+      benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Rollout)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(10);
+
+// The acting forward pass (actor and critic, log-softmax, inverse-CDF draw) over `rows` worker
+// rows, against LibTorch's logits alone for the same rows; rows per second.
+void BM_Act(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  const std::size_t f = features();
+  PpoLearner learner(f, kActions.size(), train_options());
+  const std::vector<float> observations = random_rows(rows, f, 5);
+  const std::vector<double> uniforms(rows, 0.5);
+  std::vector<int> actions(rows);
+  std::vector<float> log_probs(rows), values(rows);
+  for (auto _ : state) learner.act(observations, uniforms, actions, log_probs, values);
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(rows * state.iterations()),
+                                                    benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Act)->Arg(512)->ArgName("rows")->Unit(benchmark::kMicrosecond);
+
+void BM_LibTorchLogits(benchmark::State& state) {
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  const std::size_t f = features();
+  PpoLearner learner(f, kActions.size(), train_options());
+  const std::vector<float> observations = random_rows(rows, f, 5);
+  for (auto _ : state) benchmark::DoNotOptimize(learner.logits(observations));
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(rows * state.iterations()),
+                                                    benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LibTorchLogits)->Arg(512)->ArgName("rows")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
