@@ -371,14 +371,20 @@ class TrainCurve {
 };
 
 /// Loads the checkpoint of the interrupted run with --resume, and opens the curve.
-TrainCurve start_curve(const RunDirectory& directory, PpoTrainer& trainer, bool resume) {
+/// InputError unless an interrupted run left its checkpoint in `directory`.
+void require_checkpoint(const RunDirectory& directory) {
   const std::filesystem::path checkpoint = directory.file("checkpoint.pt");
-  const std::filesystem::path curve = directory.file("train_curve.csv");
-  if (!resume) return TrainCurve(curve, {});
   if (!std::filesystem::exists(checkpoint)) {
     throw InputError("--resume", 0, "", "a checkpoint of an interrupted run",
                      checkpoint.string() + " missing");
   }
+}
+
+TrainCurve start_curve(const RunDirectory& directory, PpoTrainer& trainer, bool resume) {
+  const std::filesystem::path checkpoint = directory.file("checkpoint.pt");
+  const std::filesystem::path curve = directory.file("train_curve.csv");
+  if (!resume) return TrainCurve(curve, {});
+  require_checkpoint(directory);
   trainer.load_checkpoint(checkpoint);
   return TrainCurve(curve, kept_curve_rows(curve, trainer.updates()));
 }
@@ -511,7 +517,7 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
   double last_return = std::nan("");
   std::string last_eval = "-";
   Progress progress(std::cerr, {.style = stderr_progress_style(o.quiet)});
-  trainer.train(o.steps, [&](const UpdateStats& stats) {
+  auto after_update = [&](const UpdateStats& stats) {
     if (!std::isnan(stats.mean_return)) last_return = stats.mean_return;
     std::optional<Evaluation> evaluation;
     if (stats.update % o.eval_every == 0) {
@@ -533,6 +539,15 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
     }
     progress.update(static_cast<double>(stats.env_steps) / static_cast<double>(o.steps),
                     progress_status(stats, last_return, last_eval));
+  };
+  trainer.train(o.steps, [&](const UpdateStats& stats) {
+    try {
+      after_update(stats);
+    } catch (...) {
+      // The other ranks stop with this one instead of waiting for its word.
+      if (ranks) go_on(ranks, false);
+      throw;
+    }
     return go_on(ranks, !interrupt.requested());
   });
   progress.finish();
@@ -569,53 +584,63 @@ int run_train(const std::vector<std::string>& args) {
   if (parse_command_line(args, options, values)) return 0;
   std::optional<Ranks> ranks;
   if (mpi_world_size() > 1) ranks.emplace("train");
-  const bool lead = !ranks || ranks->lead();
-  // Every rank reads the same command line; rank 0 says what is wrong with it.
-  std::string definition;
+  const std::string definition = join(args);
+  if (ranks && !ranks->lead()) {
+    try {
+      check(values, o);
+    } catch (const std::exception&) {
+      ranks->agree(nullptr, "training run");
+      return 2;
+    }
+    return ranks->agree(&definition, "training run") ? follow_training(o, *ranks) : 2;
+  }
+  // Everything that can refuse the input, before the other ranks start: they wait for rank 0.
+  std::optional<Diagnostics> diagnostics;
+  std::shared_ptr<const Scenario> scenario;
+  std::shared_ptr<const ScenarioSource> source;
+  std::unique_ptr<PolicySelection> selection;
+  std::optional<RunDirectory> directory;
   try {
     check(values, o);
-    definition = join(args);
+    diagnostics.emplace(DiagnosticsOptions{.strict = o.strict, .out = &std::cerr});
+    scenario =
+        std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, *diagnostics));
+    source = o.randomize ? std::shared_ptr<const ScenarioSource>(
+                               std::make_shared<ScenarioSampler>(o.sampler, *diagnostics))
+                         : std::make_shared<FixedScenario>(scenario);
+    selection = make_selection(o, *diagnostics);
+    directory.emplace(o.out, "train", o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
+    if (o.resume) require_checkpoint(*directory);
   } catch (...) {
-    if (ranks && ranks->lead()) ranks->agree(nullptr, "training run");
-    if (lead) throw;
+    if (ranks) ranks->agree(nullptr, "training run");
+    throw;
   }
-  if (ranks && !ranks->agree(definition.empty() ? nullptr : &definition, "training run")) return 2;
-  if (!lead) return follow_training(o, *ranks);
-  Diagnostics diagnostics = Diagnostics::on_stderr(o.strict);
-  const auto scenario =
-      std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, diagnostics));
-  const std::shared_ptr<const ScenarioSource> source =
-      o.randomize ? std::shared_ptr<const ScenarioSource>(
-                        std::make_shared<ScenarioSampler>(o.sampler, diagnostics))
-                  : std::make_shared<FixedScenario>(scenario);
+  if (ranks && !ranks->agree(&definition, "training run")) return 2;
   std::optional<RankExchange> exchange;
   if (ranks) exchange.emplace(*ranks);
   VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
                  static_cast<std::size_t>(o.threads), exchange ? &*exchange : nullptr);
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
-  const std::unique_ptr<PolicySelection> selection = make_selection(o, diagnostics);
-  RunDirectory directory(o.out, "train",
-                         o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
   // The other ranks load the checkpoint too, and replay its episodes with this rank.
-  if (ranks) ranks->share({o.resume ? directory.file("checkpoint.pt").string() : ""});
-  TrainCurve curve = start_curve(directory, trainer, o.resume);
+  if (ranks) ranks->share({o.resume ? directory->file("checkpoint.pt").string() : ""});
+  TrainCurve curve = start_curve(*directory, trainer, o.resume);
   // A resumed run scores the policy it had kept again.
-  if (selection && o.resume && std::filesystem::exists(directory.file(kSelectedPolicy))) {
-    selection->consider(directory.file(kSelectedPolicy), directory.file(kSelectedPolicy));
+  if (selection && o.resume && std::filesystem::exists(directory->file(kSelectedPolicy))) {
+    selection->consider(directory->file(kSelectedPolicy), directory->file(kSelectedPolicy));
   }
-  if (train_loop(trainer, curve, directory, o, scenario, selection.get(),
+  if (train_loop(trainer, curve, *directory, o, scenario, selection.get(),
                  ranks ? &*ranks : nullptr)) {
     std::cerr << "dynamix: interrupted; resume with: " << resume_command(args) << '\n';
     return 130;
   }
   curve.close();
-  trainer.save_checkpoint(directory.file("checkpoint.pt"));
-  const std::optional<Shipped> shipped = write_policy(trainer, directory, selection.get());
-  write_run_json(directory.file("run.json"), o, trainer.updates(), *scenario, shipped);
-  directory.commit();
+  trainer.save_checkpoint(directory->file("checkpoint.pt"));
+  const std::optional<Shipped> shipped = write_policy(trainer, *directory, selection.get());
+  write_run_json(directory->file("run.json"), o, trainer.updates(), *scenario, shipped);
+  directory->commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
-            << "wrote " << directory.final_path().string() << "/{policy.pt,"
+            << "wrote " << directory->final_path().string() << "/{policy.pt,"
             << (selection ? "last_policy.pt,best_snapshot.pt," : "")
             << "checkpoint.pt,train_curve.csv,run.json}\n";
   if (shipped) {

@@ -551,15 +551,21 @@ TEST_CASE("mpirun -n 2 dynamix train writes the policy.pt and curve of one proce
   }
 }
 
-TEST_CASE(
-    "mpirun -n 2 dynamix train refuses a bad option on rank 0 with status 2, writing nothing") {
+TEST_CASE("mpirun -n 2 dynamix train refuses bad input on rank 0 with status 2, no rank hangs") {
   if (!have_mpirun()) return;
   TempDirectory work;
-  const Outcome outcome =
+  const Outcome option =
       dynamix_over_mpi("train --steps 100 --gamma 2 --out " + quoted(work / "bad"));
-  CHECK(outcome.status != 0);
-  CHECK(outcome.stderr_text.find("--gamma") != std::string::npos);
+  CHECK(option.status == 2);
+  CHECK(option.stderr_text.find("--gamma") != std::string::npos);
   CHECK(fs::is_empty(work.path()));
+  // Rank 0 alone finds that --out is not its to write; the other rank must not wait for it.
+  fs::create_directory(work.path() / "theirs");
+  std::ofstream(work.path() / "theirs" / "notes.txt") << "kept";
+  const Outcome out = dynamix_over_mpi("train --steps 100 --out " + quoted(work / "theirs"));
+  CHECK(out.status == 2);
+  CHECK(out.stderr_text.find("--out") != std::string::npos);
+  CHECK(contents(work.path() / "theirs" / "notes.txt") == "kept");
 }
 #endif
 
