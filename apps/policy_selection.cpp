@@ -1,7 +1,11 @@
 // Selection on held-out scenarios: learned policies against the heuristics, reach-aware.
 #include "apps/policy_selection.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
@@ -12,18 +16,43 @@ namespace {
 
 constexpr const char* kHeuristics[] = {"goodput", "proportional", "gns", "goodput+proportional"};
 
-std::vector<EpisodeResult> run_seeds(const std::shared_ptr<const Scenario>& scenario,
-                                     const std::string& name, const EnvOptions& options,
-                                     int seeds) {
-  std::vector<EpisodeResult> results;
-  for (int i = 0; i < seeds; ++i) {
-    const std::uint64_t seed = PolicySelection::kSelectionSeed + static_cast<std::uint64_t>(i);
-    const std::unique_ptr<Policy> policy = make_policy(name, seed, options, "--select-on");
-    BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), options);
-    EpisodeResult result = run_episode(env, *policy, seed);
-    result.scenario = scenario->name;
-    result.policy = name;
-    results.push_back(std::move(result));
+/// `seeds` episodes of the policy `name` on each of `scenarios`, scenario by scenario, on
+/// `threads` threads: each episode has its own policy and environment, so the results do not
+/// depend on which thread ran it.
+std::vector<std::vector<EpisodeResult>> run_seeds(
+    const std::vector<std::shared_ptr<const Scenario>>& scenarios, const std::string& name,
+    const EnvOptions& options, int seeds, std::size_t threads) {
+  const auto per_scenario = static_cast<std::size_t>(seeds);
+  std::vector<EpisodeResult> flat(scenarios.size() * per_scenario);
+  std::vector<std::exception_ptr> errors(flat.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k = next++; k < flat.size(); k = next++) {
+      try {
+        const std::shared_ptr<const Scenario>& scenario = scenarios[k / per_scenario];
+        const std::uint64_t seed = PolicySelection::kSelectionSeed + k % per_scenario;
+        const std::unique_ptr<Policy> policy = make_policy(name, seed, options, "--select-on");
+        BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), options);
+        flat[k] = run_episode(env, *policy, seed);
+        flat[k].scenario = scenario->name;
+        flat[k].policy = name;
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  {
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 1; t < std::min(threads, flat.size()); ++t) helpers.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  std::vector<std::vector<EpisodeResult>> results(scenarios.size());
+  for (std::size_t k = 0; k < flat.size(); ++k) {
+    results[k / per_scenario].push_back(std::move(flat[k]));
   }
   return results;
 }
@@ -51,15 +80,18 @@ bool does_harm(const SelectionScore& policy, const SelectionScore& fixed_point) 
 }
 
 PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios,
-                                 const EnvOptions& env, int seeds)
-    : scenarios_(std::move(scenarios)), env_(selection_options(env)), seeds_(seeds) {
+                                 const EnvOptions& env, int seeds, std::size_t threads)
+    : scenarios_(std::move(scenarios)),
+      env_(selection_options(env)),
+      seeds_(seeds),
+      threads_(threads),
+      references_(scenarios_.size()) {
   const EnvOptions heuristic = selection_options(evaluation_env_options());
-  for (const auto& scenario : scenarios_) {
-    std::vector<EpisodeResult>& results = references_.emplace_back();
-    for (const char* name : kHeuristics) {
-      for (EpisodeResult& result : run_seeds(scenario, name, heuristic, seeds_)) {
-        results.push_back(std::move(result));
-      }
+  for (const char* name : kHeuristics) {
+    std::vector<std::vector<EpisodeResult>> runs =
+        run_seeds(scenarios_, name, heuristic, seeds_, threads_);
+    for (std::size_t s = 0; s < scenarios_.size(); ++s) {
+      for (EpisodeResult& result : runs[s]) references_[s].push_back(std::move(result));
     }
   }
 }
@@ -67,9 +99,11 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
 SelectionScore PolicySelection::score(const std::filesystem::path& file) const {
   SelectionScore score;
   double log_sum = 0;
+  std::vector<std::vector<EpisodeResult>> runs =
+      run_seeds(scenarios_, "ppo:" + file.string(), env_, seeds_, threads_);
   for (std::size_t s = 0; s < scenarios_.size(); ++s) {
     std::vector<EpisodeResult> results = references_[s];
-    for (EpisodeResult& result : run_seeds(scenarios_[s], "ppo:" + file.string(), env_, seeds_)) {
+    for (EpisodeResult& result : runs[s]) {
       score.reached.push_back(result.time_to_target_s.has_value());
       results.push_back(std::move(result));
     }

@@ -31,9 +31,10 @@ class PolicySelection {
  public:
   /// Runs the heuristic baselines once on every scenario (`seeds` seeds from kSelectionSeed, at
   /// kEvaluationInitialBatch as `dynamix evaluate` starts them); `env` gives the learned
-  /// policies' environment (decision interval, bounds).
+  /// policies' environment (decision interval, bounds). Episodes run on `threads` threads (0:
+  /// one per core); the scores do not depend on how many.
   PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios, const EnvOptions& env,
-                  int seeds);
+                  int seeds, std::size_t threads = 1);
 
   /// The reach-aware score of the policy in `file` (lower is better): the geometric mean over
   /// the scenarios of its score over the best heuristic's there, both as `dynamix evaluate`
@@ -58,6 +59,7 @@ class PolicySelection {
   std::vector<std::shared_ptr<const Scenario>> scenarios_;
   EnvOptions env_;
   int seeds_;
+  std::size_t threads_;
   /// The heuristics' episodes, per scenario.
   std::vector<std::vector<EpisodeResult>> references_;
   std::optional<SelectionScore> best_;

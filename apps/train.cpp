@@ -411,7 +411,8 @@ std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnosti
     scenarios.push_back(
         std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {}, diagnostics)));
   }
-  return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds);
+  return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds,
+                                           static_cast<std::size_t>(o.threads));
 }
 
 /// A selecting run's best snapshot, whether it ships or not.
@@ -485,6 +486,14 @@ std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t sc
   return "policy.pt: the fixed point " + *shipped.fixed_point + " (selection " + fixed_point +
          " against the best snapshot's " + snapshot + on + misses + "); the best snapshot is in " +
          kBestSnapshot;
+}
+
+/// What train's environments draw their episodes from: the scenario, or its randomized family.
+std::shared_ptr<const ScenarioSource> episode_source(const TrainOptions& o,
+                                                     std::shared_ptr<const Scenario> scenario,
+                                                     Diagnostics& diagnostics) {
+  if (o.randomize) return std::make_shared<ScenarioSampler>(o.sampler, diagnostics);
+  return std::make_shared<FixedScenario>(std::move(scenario));
 }
 
 /// Whether every rank trains on: rank 0's word (`lead_goes_on` there), on every rank.
@@ -561,13 +570,10 @@ int follow_training(const TrainOptions& o, Ranks& ranks) {
   Diagnostics quiet;
   const auto scenario =
       std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, quiet));
-  const std::shared_ptr<const ScenarioSource> source =
-      o.randomize ? std::shared_ptr<const ScenarioSource>(
-                        std::make_shared<ScenarioSampler>(o.sampler, quiet))
-                  : std::make_shared<FixedScenario>(scenario);
   RankExchange exchange(ranks);
-  VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
-                 static_cast<std::size_t>(o.threads), &exchange);
+  VectorEnv envs(episode_source(o, scenario, quiet), o.env,
+                 static_cast<std::size_t>(o.environments), static_cast<std::size_t>(o.threads),
+                 &exchange);
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
   const std::string checkpoint = ranks.share({}).front();
   if (!checkpoint.empty()) trainer.load_checkpoint(checkpoint);
@@ -605,9 +611,7 @@ int run_train(const std::vector<std::string>& args) {
     diagnostics.emplace(DiagnosticsOptions{.strict = o.strict, .out = &std::cerr});
     scenario =
         std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, *diagnostics));
-    source = o.randomize ? std::shared_ptr<const ScenarioSource>(
-                               std::make_shared<ScenarioSampler>(o.sampler, *diagnostics))
-                         : std::make_shared<FixedScenario>(scenario);
+    source = episode_source(o, scenario, *diagnostics);
     selection = make_selection(o, *diagnostics);
     directory.emplace(o.out, "train", o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
     if (o.resume) require_checkpoint(*directory);

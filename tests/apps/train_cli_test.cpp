@@ -522,6 +522,26 @@ TEST_CASE("train --help shows its defaults as they were written") {
   CHECK(help.stdout_text.find("0.9499") == std::string::npos);
 }
 
+TEST_CASE("train selects the same snapshot with the same scores on 1 and 2 threads") {
+  TempDirectory work;
+  const std::string train =
+      "train --randomize --steps 1024 --envs 4 --rollout-steps 64 --eval-every 2 --seed 2 "
+      "--eval-seeds 3 --select-on embedded:/scenarios/validation/v4_extreme.yaml "
+      "--select-on embedded:/scenarios/validation/v16_lossy.yaml -q";
+  for (const char* threads : {"1", "2"}) {
+    const Outcome outcome =
+        dynamix(train + " --threads " + threads + " --out " + quoted(work / threads));
+    REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  }
+  CHECK(contents(work.path() / "1" / "policy.pt") == contents(work.path() / "2" / "policy.pt"));
+  const Csv one = read_csv(work.path() / "1" / "train_curve.csv");
+  const Csv two = read_csv(work.path() / "2" / "train_curve.csv");
+  const std::size_t score = one.column("selection_score");
+  REQUIRE(one.rows.size() == two.rows.size());
+  for (std::size_t r = 0; r < one.rows.size(); ++r) CHECK(one.rows[r][score] == two.rows[r][score]);
+  CHECK_FALSE(one.rows.back()[score].empty());
+}
+
 #ifdef DYNAMIX_MPI
 TEST_CASE("mpirun -n 2 dynamix train writes the policy.pt and curve of one process") {
   if (!have_mpirun()) {
