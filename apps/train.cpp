@@ -563,6 +563,47 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
   return interrupt.requested();
 }
 
+/// What rank 0 (or the only process) loads and opens before training: each may refuse the input.
+struct LeadSetup {
+  explicit LeadSetup(const TrainOptions& o)
+      : diagnostics({.strict = o.strict, .out = &std::cerr}),
+        scenario(std::make_shared<const Scenario>(
+            load_scenario(o.scenario_path, o.overrides, diagnostics))),
+        source(episode_source(o, scenario, diagnostics)),
+        selection(make_selection(o, diagnostics)) {
+    directory.emplace(o.out, "train", o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
+    if (o.resume) require_checkpoint(*directory);
+  }
+
+  Diagnostics diagnostics;
+  std::shared_ptr<const Scenario> scenario;
+  std::shared_ptr<const ScenarioSource> source;
+  std::unique_ptr<PolicySelection> selection;
+  std::optional<RunDirectory> directory;
+};
+
+/// After the last update: the checkpoint, policy.pt (the selection's verdict), run.json, the
+/// committed run directory, and what was written.
+void finish(PpoTrainer& trainer, LeadSetup& setup, const TrainOptions& o) {
+  RunDirectory& directory = *setup.directory;
+  const PolicySelection* selection = setup.selection.get();
+  trainer.save_checkpoint(directory.file("checkpoint.pt"));
+  const std::optional<Shipped> shipped = write_policy(trainer, directory, setup.selection.get());
+  write_run_json(directory.file("run.json"), o, trainer.updates(), *setup.scenario, shipped);
+  directory.commit();
+  std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
+            << " decisions) on " << setup.scenario->name << (o.randomize ? " (randomized)" : "")
+            << '\n'
+            << "wrote " << directory.final_path().string() << "/{policy.pt,"
+            << (selection ? "last_policy.pt,best_snapshot.pt," : "")
+            << "checkpoint.pt,train_curve.csv,run.json}\n";
+  if (shipped) {
+    std::cout << "selected the policy that scored " << format_rounded(shipped->snapshot.score)
+              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n"
+              << shipped_line(*shipped, o.env.action_base, selection->scenarios()) << '\n';
+  }
+}
+
 /// As one of the ranks of `mpirun -n R dynamix train`, R > 1: every rank steps its block of the
 /// environments and learns alike from all of them; rank 0 owns --out, evaluates, selects and
 /// decides when to stop. The same policy.pt as one process.
@@ -601,28 +642,21 @@ int run_train(const std::vector<std::string>& args) {
     return ranks->agree(&definition, "training run") ? follow_training(o, *ranks) : 2;
   }
   // Everything that can refuse the input, before the other ranks start: they wait for rank 0.
-  std::optional<Diagnostics> diagnostics;
-  std::shared_ptr<const Scenario> scenario;
-  std::shared_ptr<const ScenarioSource> source;
-  std::unique_ptr<PolicySelection> selection;
-  std::optional<RunDirectory> directory;
+  std::optional<LeadSetup> setup;
   try {
     check(values, o);
-    diagnostics.emplace(DiagnosticsOptions{.strict = o.strict, .out = &std::cerr});
-    scenario =
-        std::make_shared<const Scenario>(load_scenario(o.scenario_path, o.overrides, *diagnostics));
-    source = episode_source(o, scenario, *diagnostics);
-    selection = make_selection(o, *diagnostics);
-    directory.emplace(o.out, "train", o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
-    if (o.resume) require_checkpoint(*directory);
+    setup.emplace(o);
   } catch (...) {
     if (ranks) ranks->agree(nullptr, "training run");
     throw;
   }
   if (ranks && !ranks->agree(&definition, "training run")) return 2;
+  const std::shared_ptr<const Scenario>& scenario = setup->scenario;
+  const std::unique_ptr<PolicySelection>& selection = setup->selection;
+  std::optional<RunDirectory>& directory = setup->directory;
   std::optional<RankExchange> exchange;
   if (ranks) exchange.emplace(*ranks);
-  VectorEnv envs(source, o.env, static_cast<std::size_t>(o.environments),
+  VectorEnv envs(setup->source, o.env, static_cast<std::size_t>(o.environments),
                  static_cast<std::size_t>(o.threads), exchange ? &*exchange : nullptr);
   PpoTrainer trainer(envs, o.ppo, run_settings(o, *scenario));
   // The other ranks load the checkpoint too, and replay its episodes with this rank.
@@ -638,20 +672,7 @@ int run_train(const std::vector<std::string>& args) {
     return 130;
   }
   curve.close();
-  trainer.save_checkpoint(directory->file("checkpoint.pt"));
-  const std::optional<Shipped> shipped = write_policy(trainer, *directory, selection.get());
-  write_run_json(directory->file("run.json"), o, trainer.updates(), *scenario, shipped);
-  directory->commit();
-  std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
-            << " decisions) on " << scenario->name << (o.randomize ? " (randomized)" : "") << '\n'
-            << "wrote " << directory->final_path().string() << "/{policy.pt,"
-            << (selection ? "last_policy.pt,best_snapshot.pt," : "")
-            << "checkpoint.pt,train_curve.csv,run.json}\n";
-  if (shipped) {
-    std::cout << "selected the policy that scored " << format_rounded(shipped->snapshot.score)
-              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n"
-              << shipped_line(*shipped, o.env.action_base, selection->scenarios()) << '\n';
-  }
+  finish(trainer, *setup, o);
   return 0;
 }
 

@@ -125,8 +125,9 @@ void BM_Rollout(benchmark::State& state) {
   const std::size_t f = envs.env(0).schema().features_per_worker();
   PpoLearner learner(f, envs.env(0).options().actions.size(), train_options());
   std::vector<ResetResult> resets = envs.reset(1);
-  std::vector<Observation> observations;
-  for (ResetResult& reset : resets) observations.push_back(std::move(reset.observation));
+  std::vector<Observation> observations(resets.size());
+  for (std::size_t i = 0; i < resets.size(); ++i)
+    observations[i] = std::move(resets[i].observation);
   Rng rng(1, stream_id("bench.rollout"));
   std::vector<float> rows;
   std::vector<double> uniforms;

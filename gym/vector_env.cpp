@@ -273,8 +273,9 @@ enum class Outcome : char { kResults, kEnvError, kFailure };
 
 }  // namespace
 
-VectorEnv::VectorEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options,
-                     std::size_t environments, std::size_t threads, EnvExchange* exchange)
+VectorEnv::VectorEnv(const std::shared_ptr<const ScenarioSource>& scenarios,
+                     const EnvOptions& options, std::size_t environments, std::size_t threads,
+                     EnvExchange* exchange)
     : exchange_(exchange), end_owned_(environments) {
   if (environments == 0) throw EnvError("VectorEnv: expected at least one environment, found 0");
   if (exchange_) {

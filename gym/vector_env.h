@@ -30,7 +30,7 @@ class VectorEnv {
   /// options. With an `exchange` (which must outlive the VectorEnv), this process steps only
   /// environments [M·r/R, M·(r+1)/R) of rank r of R, and reset() and step() return every
   /// environment's result, the same bytes as one process stepping all of them.
-  VectorEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options,
+  VectorEnv(const std::shared_ptr<const ScenarioSource>& scenarios, const EnvOptions& options,
             std::size_t environments, std::size_t threads = 0, EnvExchange* exchange = nullptr);
   ~VectorEnv();
   VectorEnv(const VectorEnv&) = delete;

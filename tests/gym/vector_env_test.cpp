@@ -190,8 +190,9 @@ TEST_CASE("A spread VectorEnv throws the same error on every process, naming the
       ThreadExchange exchange(board, r);
       VectorEnv vector_env(short_episodes(), evaluation_env_options(), 4, 1, &exchange);
       const std::vector<ResetResult> resets = vector_env.reset(1);
-      std::vector<std::vector<int>> actions;
-      for (const ResetResult& reset : resets) actions.emplace_back(reset.observation.workers, 0);
+      std::vector<std::vector<int>> actions(resets.size());
+      for (std::size_t i = 0; i < resets.size(); ++i)
+        actions[i].assign(resets[i].observation.workers, 0);
       actions[3].push_back(0);  // one action too many for environment 3, on process 1
       try {
         vector_env.step(actions);

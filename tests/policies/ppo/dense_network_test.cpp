@@ -20,7 +20,9 @@ std::int64_t ulps_apart(float a, float b) {
 }
 
 DenseLayer random_layer(std::size_t inputs, std::size_t outputs, Rng& rng) {
-  DenseLayer layer{.inputs = inputs, .outputs = outputs};
+  DenseLayer layer;
+  layer.inputs = inputs;
+  layer.outputs = outputs;
   for (std::size_t i = 0; i < inputs * outputs; ++i)
     layer.weight.push_back(static_cast<float>(rng.normal() / std::sqrt(inputs)));
   for (std::size_t o = 0; o < outputs; ++o)

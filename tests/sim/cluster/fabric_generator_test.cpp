@@ -237,21 +237,33 @@ TEST_CASE("A fabric-wide loss_rate reaches every host uplink; without it the lin
 namespace dynamix {
 
 TEST_CASE("A fabric built directly is the topology its generated document describes") {
-  FabricShape leaf_spine{.nodes = 37,
-                         .hosts_per_leaf = 8,
-                         .spines = 3,
-                         .oversubscription = 2.718281828459045,
-                         .host_bandwidth_gbps = 13.3333333333333,
-                         .gpus = {{"A100", 0.35}, {"V100", 0.4}, {"T4", 0.25}}};
-  FabricShape fat_tree{.kind = FabricKind::kFatTree,
-                       .nodes = 50,
-                       .oversubscription = 1.7,
-                       .host_bandwidth_gbps = 31.4159265358979,
-                       .switch_latency_us = 0.3333333,
-                       .gpus = {{"V100", 1.0}}};
-  FabricShape grouped{.nodes = 20, .hosts_per_leaf = 16};
-  grouped.groups = {{.gpu = "A100", .share = 1.0, .gpus_per_node = 4, .loss_rate = 0.0012345678901},
-                    {.gpu = "T4", .count = 3, .cpu_cores = 7, .host_bandwidth_gbps = 9.87654321}};
+  FabricShape leaf_spine;
+  leaf_spine.nodes = 37;
+  leaf_spine.hosts_per_leaf = 8;
+  leaf_spine.spines = 3;
+  leaf_spine.oversubscription = 2.718281828459045;
+  leaf_spine.host_bandwidth_gbps = 13.3333333333333;
+  leaf_spine.gpus = {{"A100", 0.35}, {"V100", 0.4}, {"T4", 0.25}};
+  FabricShape fat_tree;
+  fat_tree.kind = FabricKind::kFatTree;
+  fat_tree.nodes = 50;
+  fat_tree.oversubscription = 1.7;
+  fat_tree.host_bandwidth_gbps = 31.4159265358979;
+  fat_tree.switch_latency_us = 0.3333333;
+  fat_tree.gpus = {{"V100", 1.0}};
+  FabricShape grouped;
+  grouped.nodes = 20;
+  FabricGroup a100;
+  a100.gpu = "A100";
+  a100.share = 1.0;
+  a100.gpus_per_node = 4;
+  a100.loss_rate = 0.0012345678901;
+  FabricGroup t4;
+  t4.gpu = "T4";
+  t4.count = 3;
+  t4.cpu_cores = 7;
+  t4.host_bandwidth_gbps = 9.87654321;
+  grouped.groups = {a100, t4};
   for (const FabricShape& shape : {leaf_spine, fat_tree, grouped}) {
     const Topology built = fabric_topology("sampled", shape, catalog());
     const Topology parsed = Topology::load(

@@ -102,7 +102,7 @@ TEST_CASE("max-min never exceeds a capacity on a star of ring flows") {
   // host 4's downlink is slower and paces the one coupled variable.
   const std::uint32_t hosts = 5;
   MaxMinProblem problem;
-  problem.capacities.assign(2 * hosts, 1.0);
+  problem.capacities.assign(std::size_t{2} * hosts, 1.0);
   problem.capacities[2 * 4 + 1] = 0.25;
   problem.add_variable();
   for (std::uint32_t i = 0; i < hosts; ++i) {
