@@ -16,6 +16,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "sim/core/check.h"
 
@@ -145,34 +146,9 @@ class Writer {
     put(text.size());
     bytes_ += text;
   }
-  void put(const Observation& observation) {
-    put(observation.workers);
-    put(observation.features);
-    put(observation.values);
-  }
-  void put(const StepInfo& info) {
-    put(info.batches);
-    put(info.clamped);
-    put(info.decision);
-    put(info.time_s);
-    put(info.window_s);
-    put(info.time_scale_s);
-    put(info.iteration);
-    put(info.validation_accuracy);
-    put(info.epochs);
-    put(info.time_to_target_s);
-    put(info.autoreset);
-  }
-  void put(const ResetResult& result) {
-    put(result.observation);
-    put(result.info);
-  }
-  void put(const StepResult& result) {
-    put(result.observation);
-    put(result.rewards);
-    put(result.terminated);
-    put(result.truncated);
-    put(result.info);
+  template <typename... T>
+  void operator()(const T&... values) {
+    (put(values), ...);
   }
   std::string take() { return std::move(bytes_); }
 
@@ -217,34 +193,9 @@ class Reader {
     text.assign(bytes_.substr(at_, length));
     at_ += length;
   }
-  void get(Observation& observation) {
-    get(observation.workers);
-    get(observation.features);
-    get(observation.values);
-  }
-  void get(StepInfo& info) {
-    get(info.batches);
-    get(info.clamped);
-    get(info.decision);
-    get(info.time_s);
-    get(info.window_s);
-    get(info.time_scale_s);
-    get(info.iteration);
-    get(info.validation_accuracy);
-    get(info.epochs);
-    get(info.time_to_target_s);
-    get(info.autoreset);
-  }
-  void get(ResetResult& result) {
-    get(result.observation);
-    get(result.info);
-  }
-  void get(StepResult& result) {
-    get(result.observation);
-    get(result.rewards);
-    get(result.terminated);
-    get(result.truncated);
-    get(result.info);
+  template <typename... T>
+  void operator()(T&... values) {
+    (get(values), ...);
   }
   bool done() const { return at_ == bytes_.size(); }
 
@@ -259,6 +210,21 @@ class Reader {
   std::string_view bytes_;
   std::size_t at_ = 0;
 };
+
+/// The fields of a ResetResult or StepResult an exchange carries, listed once for the Writer
+/// (a const result) and the Reader.
+template <typename Archive, typename Result>
+void carry(Archive& archive, Result& result) {
+  auto& observation = result.observation;
+  archive(observation.workers, observation.features, observation.values);
+  if constexpr (requires { result.rewards; }) {
+    archive(result.rewards, result.terminated, result.truncated);
+  }
+  auto& info = result.info;
+  archive(info.batches, info.clamped, info.decision, info.time_s, info.window_s, info.time_scale_s,
+          info.iteration, info.validation_accuracy, info.epochs, info.time_to_target_s,
+          info.autoreset);
+}
 
 /// What a process's block of an exchange starts with.
 enum class Outcome : char { kResults, kEnvError, kFailure };
@@ -309,7 +275,7 @@ void VectorEnv::run_shared(std::span<const std::size_t> indices, void (*task)(vo
   try {
     pool_->run(indices, task, context);
     mine.put(Outcome::kResults);
-    for (std::size_t i = first_owned_; i < end_owned_; ++i) mine.put(results[i]);
+    for (std::size_t i = first_owned_; i < end_owned_; ++i) carry(mine, std::as_const(results[i]));
   } catch (const EnvError& error) {
     mine = Writer();
     mine.put(Outcome::kEnvError);
@@ -330,7 +296,7 @@ void VectorEnv::run_shared(std::span<const std::size_t> indices, void (*task)(vo
     if (outcome == Outcome::kResults) {
       if (rank == exchange_->rank()) continue;
       for (std::size_t i = m * rank / blocks.size(); i < m * (rank + 1) / blocks.size(); ++i) {
-        reader.get(results[i]);
+        carry(reader, results[i]);
       }
       DYNAMIX_CHECK(reader.done(), "process " << rank << " sent more results than its block");
       continue;

@@ -44,7 +44,7 @@ void MaxMinProblem::clear_variables() {
   first_usage.assign(1, 0);
 }
 
-void MaxMinSolver::collect_resources(const MaxMinProblem& problem) {
+void MaxMinSolver::gather_weights(const MaxMinProblem& problem) {
   for (const std::uint32_t resource : resources_) {
     if (resource < local_of_.size()) local_of_[resource] = kNoResource;
   }
@@ -69,7 +69,10 @@ void MaxMinSolver::collect_resources(const MaxMinProblem& problem) {
     weight_[local] += usage.coefficient;
     ++unfixed_users_[local];
   }
+}
 
+void MaxMinSolver::collect_resources(const MaxMinProblem& problem) {
+  gather_weights(problem);
   const std::size_t count = resources_.size();
   first_user_.assign(count + 1, 0);
   for (const MaxMinUsage& usage : problem.usages) ++first_user_[local_of_[usage.resource] + 1];
@@ -166,33 +169,13 @@ std::size_t MaxMinSolver::saturate(const MaxMinProblem& problem, double lowest,
 }
 
 double MaxMinSolver::solve_single(const MaxMinProblem& problem) {
-  // Each resource's weight summed in usage order, and its level, as collect_resources and
-  // level() compute them, so that the rate is the general path's to the bit.
-  for (const std::uint32_t resource : resources_) {
-    if (resource < local_of_.size()) local_of_[resource] = kNoResource;
-  }
-  local_of_.resize(problem.capacities.size(), kNoResource);
-  resources_.clear();
-  weight_.clear();
-  for (const MaxMinUsage& usage : problem.usages) {
-    DYNAMIX_CHECK(usage.resource < problem.capacities.size(),
-                  "usage of resource " << usage.resource << " among " << problem.capacities.size());
-    DYNAMIX_CHECK(usage.coefficient > 0, "usage coefficient " << usage.coefficient);
-    std::uint32_t& local = local_of_[usage.resource];
-    if (local == kNoResource) {
-      local = static_cast<std::uint32_t>(resources_.size());
-      resources_.push_back(usage.resource);
-      weight_.push_back(0);
-    }
-    weight_[local] += usage.coefficient;
-  }
+  // The general path's weights and levels, so that the rate is its rate to the bit.
+  gather_weights(problem);
   const double bound = problem.bounds[0];
   DYNAMIX_CHECK(bound >= 0, "variable 0 has bound " << bound);
-  if (resources_.empty()) return bound;
   double lowest = kUnbounded;
-  for (std::size_t local = 0; local < resources_.size(); ++local) {
-    lowest =
-        std::min(lowest, std::max(0.0, problem.capacities[resources_[local]]) / weight_[local]);
+  for (std::uint32_t local = 0; local < resources_.size(); ++local) {
+    lowest = std::min(lowest, level(local));
   }
   if (bound <= lowest) return bound;
   return std::isfinite(lowest) ? lowest : kUnbounded;

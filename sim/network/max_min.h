@@ -55,6 +55,9 @@ class MaxMinSolver {
   /// One variable (a lone collective, the common case): the lowest level among its resources,
   /// or its bound, without the heaps.
   double solve_single(const MaxMinProblem& problem);
+  /// Each used resource's local index, capacity left and summed coefficients (weight).
+  void gather_weights(const MaxMinProblem& problem);
+  /// gather_weights, then each resource's users.
   void collect_resources(const MaxMinProblem& problem);
   void fix(const MaxMinProblem& problem, std::size_t variable, double rate);
   double level(std::uint32_t local) const;
