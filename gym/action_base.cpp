@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gym/rules.h"
 #include "sim/core/check.h"
 
 namespace dynamix {
@@ -35,6 +36,8 @@ std::string_view action_base_name(ActionBase base) {
       return "goodput";
     case ActionBase::kGoodputSteady:
       return "goodput-steady";
+    case ActionBase::kRule:
+      return "rule";
     case ActionBase::kCurrent:
       break;
   }
@@ -58,6 +61,11 @@ std::string action_base_names() {
 }
 
 std::vector<int> default_actions(ActionBase base) {
+  if (base == ActionBase::kRule) {
+    std::vector<int> rules(kSelectableRules.size());
+    for (std::size_t i = 0; i < rules.size(); ++i) rules[i] = static_cast<int>(i);
+    return rules;
+  }
   if (base == ActionBase::kGlobal) return {-50, -20, 0, 25, 100};
   if (base == ActionBase::kNoise) return {100, 200, 400, 800, 1600};
   if (anchors_on_goodput(base)) return {50, 71, 100, 141, 200};
@@ -65,6 +73,13 @@ std::vector<int> default_actions(ActionBase base) {
 }
 
 std::string action_rule(ActionBase base) {
+  if (base == ActionBase::kRule) {
+    std::string rules;
+    for (std::size_t i = 0; i < kSelectableRules.size(); ++i) {
+      rules += (i == 0 ? "" : ", ") + std::to_string(i) + " " + std::string(kSelectableRules[i]);
+    }
+    return "numbers of selectable rules (" + rules + ")";
+  }
   if (base == ActionBase::kGlobal) return "changes above -100 (percent of the global batch)";
   if (base == ActionBase::kNoise) return "percentages of the noise scale above 0";
   if (anchors_on_goodput(base)) return "percentages of the goodput-optimal batch above 0";
@@ -72,6 +87,12 @@ std::string action_rule(ActionBase base) {
 }
 
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions) {
+  if (base == ActionBase::kRule) {
+    for (int action : actions) {
+      if (action < 0 || static_cast<std::size_t>(action) >= kSelectableRules.size()) return action;
+    }
+    return std::nullopt;
+  }
   if (!shares_one_action(base)) return std::nullopt;
   const int floor = base == ActionBase::kGlobal ? -100 : 0;
   for (int action : actions) {
@@ -81,6 +102,9 @@ std::optional<int> invalid_action(ActionBase base, std::span<const int> actions)
 }
 
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions) {
+  if (base == ActionBase::kRule) {
+    return actions.empty() ? std::nullopt : std::optional<std::size_t>(0);
+  }
   if (anchors_on_goodput(base)) {
     // 100% of the optimum where the set has it, else its middle.
     const auto hundred = std::find(actions.begin(), actions.end(), 100);
@@ -100,6 +124,7 @@ void requested_batches(ActionBase base, std::span<const int> actions, const Wind
                        std::vector<long long>& out) {
   DYNAMIX_CHECK(chosen.size() == current.size(),
                 chosen.size() << " actions for " << current.size() << " workers");
+  DYNAMIX_CHECK(base != ActionBase::kRule, "the rule base decides through a RuleBook");
   const std::size_t p = current.size();
   out.assign(current.begin(), current.end());
   double speed_sum = 0;

@@ -37,14 +37,19 @@ enum class ActionBase {
   /// 5% of G*'s (goodput_within), the hysteresis of Pollux's rule: the neutral action changes the
   /// batch only for a real gain, not for every swing of a noisy B_noise estimate.
   kGoodputSteady,
+  /// Each action picks the hand-made rule that decides the next window (gym/rules.h: its number
+  /// in kSelectableRules), per-worker split included: the workers' choices meet in the most
+  /// common one, and every rule sees every window, so that a rule picked later decides on
+  /// everything measured so far. The first action is the neutral one (the anchor rule).
+  kRule,
 };
 
 /// Every base, in the order help texts list them.
-inline constexpr std::array<ActionBase, 6> kActionBases = {
-    ActionBase::kCurrent, ActionBase::kBalanced, ActionBase::kGlobal,
-    ActionBase::kNoise,   ActionBase::kGoodput,  ActionBase::kGoodputSteady};
+inline constexpr std::array<ActionBase, 7> kActionBases = {
+    ActionBase::kCurrent, ActionBase::kBalanced,       ActionBase::kGlobal, ActionBase::kNoise,
+    ActionBase::kGoodput, ActionBase::kGoodputSteady, ActionBase::kRule};
 
-/// "current", "balanced", "global", "noise", "goodput" or "goodput-steady".
+/// "current", "balanced", "global", "noise", "goodput", "goodput-steady" or "rule".
 std::string_view action_base_name(ActionBase base);
 /// The ActionBase named `name`; nullopt for any other text.
 std::optional<ActionBase> parse_action_base(std::string_view name);
@@ -62,19 +67,19 @@ constexpr bool has_anchor(ActionBase base) {
 /// Whether the workers' actions under `base` meet in one change of the global batch (global and
 /// the anchored bases) rather than each moving its own batch.
 constexpr bool shares_one_action(ActionBase base) {
-  return base == ActionBase::kGlobal || has_anchor(base);
+  return base == ActionBase::kGlobal || has_anchor(base) || base == ActionBase::kRule;
 }
 /// The default action set of `base`: batch changes in samples, for kGlobal changes of the
 /// global batch in percent, for kNoise percentages of the noise scale, for kGoodput percentages
-/// of the goodput-optimal global batch.
+/// of the goodput-optimal global batch, for kRule every selectable rule (goodput:100 first).
 std::vector<int> default_actions(ActionBase base);
 /// What the actions of `base` must be, for error messages ("" when any integer will do).
 std::string action_rule(ActionBase base);
 /// The first action `base` cannot take (a global change of -100% or less, a noise-scale
-/// or goodput percentage <= 0), if any.
+/// or goodput percentage <= 0, a number that names no selectable rule), if any.
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
 /// The index of the action that keeps things as they are (a change of 0; for kNoise the middle
-/// of the set; for kGoodput 100%, else the middle), if the set has one: what an untrained policy
+/// of the set; for kGoodput 100%, else the middle; for kRule the first), if the set has one: what an untrained policy
 /// favours and departures are counted from.
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 
@@ -82,7 +87,7 @@ std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> 
 /// given the batches it ran in `window` (`current`), into `out` (not yet clamped to any bound).
 /// The balanced and global bases fall back to the current batches when the window lacks a
 /// positive speed for every worker (a window from another cluster, or one without
-/// measurements).
+/// measurements). Not for kRule, whose rules keep state between windows (RuleBook).
 void requested_batches(ActionBase base, std::span<const int> actions, const WindowMetrics& window,
                        std::span<const int> current, std::span<const int> chosen,
                        std::vector<long long>& out);

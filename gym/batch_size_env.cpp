@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "gym/rules.h"
 #include "sim/core/check.h"
 
 namespace dynamix {
@@ -91,6 +92,18 @@ BatchSizeEnv::BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvO
   if (!scenarios_) throw EnvError("BatchSizeEnv: expected a scenario source, found none");
   if (options_.actions.empty()) options_.actions = default_actions(options_.action_base);
   validate(options_);
+  if (options_.action_base == ActionBase::kRule) {
+    rules_ = std::make_unique<RuleBook>(options_.actions);
+  }
+}
+
+BatchSizeEnv::~BatchSizeEnv() = default;
+BatchSizeEnv::BatchSizeEnv(BatchSizeEnv&&) noexcept = default;
+BatchSizeEnv& BatchSizeEnv::operator=(BatchSizeEnv&&) noexcept = default;
+
+std::optional<std::size_t> BatchSizeEnv::last_rule_choice() const {
+  if (!rules_ || decision_ == 0) return std::nullopt;
+  return rules_->last_choice();
 }
 
 DecisionContext BatchSizeEnv::decision_context() const {
@@ -147,6 +160,8 @@ ResetResult BatchSizeEnv::reset(std::uint64_t seed, const ResetOptions& reset_op
   reward_ = options_.reward;
   resolve_reward_scales(seed, reference, initial == reference);
   follow_members();
+  if (rules_) rules_->begin_episode(decision_context());
+  rules_restart_ = false;
   builder_.build(window_, result.observation);
   done_ = target_ends_episode() || run_->budget_exhausted();
   fill_info(result.info);
@@ -231,7 +246,14 @@ void BatchSizeEnv::step(std::span<const int> actions, StepResult& out) {
   const std::size_t p = actions.size();
   out.info.batches.resize(p);
   out.info.clamped.resize(p);
-  requested_batches(options_.action_base, options_.actions, window_, batches_, actions, requested_);
+  if (rules_) {
+    if (rules_restart_) rules_->begin_episode(decision_context());
+    rules_restart_ = false;
+    rules_->decide(decision_context(), actions, requested_);
+  } else {
+    requested_batches(options_.action_base, options_.actions, window_, batches_, actions,
+                      requested_);
+  }
   for (std::size_t w = 0; w < p; ++w) set_batch(w, requested_[w], out.info);
   apply_guard_rail(out.info);
   apply_lr_guard_rail();
@@ -362,6 +384,7 @@ void BatchSizeEnv::follow_members() {
       max_batches_[i] = run_->max_batch(members_[i]);
     }
     keep_member_rows();
+    rules_restart_ = true;
   }
   leaving_in_s_.resize(members_.size());
   const TimePoint now = run_->now();

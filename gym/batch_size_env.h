@@ -129,11 +129,16 @@ struct DecisionContext {
   std::size_t workers() const { return batches.size(); }
 };
 
+class RuleBook;
+
 class BatchSizeEnv {
  public:
   /// Throws EnvError for invalid options (k < 1, an action set the base cannot take, bounds out
   /// of order). options().actions is the action set in force (the base's default if empty).
   BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options = {});
+  ~BatchSizeEnv();
+  BatchSizeEnv(BatchSizeEnv&&) noexcept;
+  BatchSizeEnv& operator=(BatchSizeEnv&&) noexcept;
 
   /// Starts an episode on the scenario the source gives for this seed and runs its first window
   /// of k iterations at the initial batch, so that the first observation carries measurements.
@@ -166,6 +171,9 @@ class BatchSizeEnv {
   bool episode_over() const { return done_; }
   /// The latest raw window, before normalization (for baselines).
   const WindowMetrics& window() const { return window_; }
+  /// Under ActionBase::kRule: the action index (of options().actions) of the rule that decided
+  /// the last step; nullopt under the other bases or before a step.
+  std::optional<std::size_t> last_rule_choice() const;
   /// What a policy deciding now reads.
   DecisionContext decision_context() const;
 
@@ -214,6 +222,9 @@ class BatchSizeEnv {
   std::vector<double> leaving_in_s_;
   /// Scratch: the batches this step's actions ask for.
   std::vector<long long> requested_;
+  /// Under ActionBase::kRule: the rules, fed every window; started over when members change.
+  std::unique_ptr<RuleBook> rules_;
+  bool rules_restart_ = false;
   WindowAccumulator accumulator_;
   WindowMetrics window_;
   IterationObserver observer_;

@@ -70,11 +70,17 @@ Arbitrator::Arbitrator(const std::string& bytes, const std::filesystem::path& po
                        const ArbitratorOptions& options)
     : identity_(pinned_identity(bytes, policy, options.policy_sha256)),
       policy_(load_policy(bytes, policy)),
+      rule_book_(rule_book_for(policy_->metadata())),
       options_(options) {
   check_guard_rails(options_.guard_rails);
   // A policy decides with its own action set (a trained --actions), so only its inputs must match.
   require_compatible(policy_->metadata(), builder_.schema().to_json(), policy_->metadata().actions,
                      policy.string());
+  // A rule-base policy's rules read the policy's own bounds and action set.
+  env_options_.min_batch = policy_->metadata().min_batch;
+  env_options_.max_batch = policy_->metadata().max_batch;
+  env_options_.action_base = policy_->metadata().action_base;
+  env_options_.actions = policy_->metadata().actions;
   identity_.set_format_version(policy_->metadata().version);
   identity_.set_action_base(std::string(action_base_name(policy_->metadata().action_base)));
 }
@@ -133,11 +139,6 @@ void Arbitrator::decide(const wire::WindowReport& report, wire::LogRecord& recor
 
 void Arbitrator::ask_policy(const wire::WindowReport& report, std::span<const int> reported,
                             std::span<const int> caps, Trace& trace) const {
-  if (policy_) {
-    decide_greedy(*policy_, trace.window, reported, trace.observation,
-                  policy_->metadata().min_batch, trace.greedy);
-    return;
-  }
   const EnvOptions options = served_options(env_options_, report);
   const std::vector<double> leaving = leaving_in_s(report.metrics());
   const DecisionContext context{.options = options,
@@ -147,6 +148,12 @@ void Arbitrator::ask_policy(const wire::WindowReport& report, std::span<const in
                                 .reference_batch = report.reference_batch(),
                                 .epochs = report.metrics().epochs(),
                                 .leaving_in_s = leaving};
+  if (policy_) {
+    if (!begun_ && rule_book_) rule_book_->begin_episode(context);
+    decide_greedy(*policy_, context, trace.observation, policy_->metadata().min_batch,
+                  trace.greedy, rule_book_.get());
+    return;
+  }
   if (!begun_) rule_->begin_episode(context);
   trace.greedy.batches = rule_->decide(context, trace.observation);
   trace.greedy.logits.clear();

@@ -92,6 +92,8 @@ class Arbitrator {
 
   wire::PolicyIdentity identity_;
   std::optional<TorchScriptPolicy> policy_;
+  /// A rule-base policy.pt's rules, fed every report (started over with each episode).
+  std::unique_ptr<RuleBook> rule_book_;
   std::unique_ptr<Policy> rule_;
   EnvOptions env_options_;
   ObservationBuilder builder_;

@@ -8,7 +8,6 @@
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
-#include "sim/training/dynamics.h"
 
 namespace dynamix {
 namespace {
@@ -19,24 +18,6 @@ std::vector<int> memory_limits(const DecisionContext& context) {
     limits[w] = std::min(context.options.max_batch, context.max_batches[w]);
   }
   return limits;
-}
-
-std::vector<int> uniform(const DecisionContext& context, int batch,
-                         const std::vector<int>& limits) {
-  std::vector<int> batches(context.workers());
-  for (std::size_t w = 0; w < batches.size(); ++w) {
-    batches[w] = std::clamp(batch, context.options.min_batch, limits[w]);
-  }
-  return batches;
-}
-
-double goodput(const ThroughputModel& model, const std::vector<int>& batches, double reference,
-               double noise_scale) {
-  double global = 0;
-  for (int b : batches) global += b;
-  const double seconds = model.iteration_s(batches);
-  if (seconds <= 0) return 0;
-  return global / seconds * statistical_efficiency(global, reference, noise_scale);
 }
 
 /// The whole of `text` as a number (from_chars: no sign, space or trailing text accepted).
@@ -65,49 +46,9 @@ std::vector<int> RandomPolicy::decide(const DecisionContext& context, const Obse
   return batches;
 }
 
-void ProportionalPolicy::begin_episode(const DecisionContext& context) {
-  model_.reset(context.workers());
-  global_batch_ = 0;
-  for (int b : context.batches) global_batch_ += b;
-}
-
-std::vector<int> ProportionalPolicy::decide(const DecisionContext& context, const Observation&) {
-  model_.observe(context.window);
-  return model_.proportional_split(global_batch_, context.options.min_batch,
-                                   memory_limits(context));
-}
-
-void GoodputPolicy::begin_episode(const DecisionContext& context) {
-  model_.reset(context.workers());
-  noise_.reset();
-  current_.assign(context.batches.begin(), context.batches.end());
-}
-
-std::vector<int> GoodputPolicy::decide(const DecisionContext& context, const Observation&) {
-  const WindowMetrics& window = context.window;
-  model_.observe(window);
-  const double noise = smoothed_ ? noise_.update(window) : measured_noise_scale(window);
-  const double reference = context.reference_batch;
-  const std::vector<int> limits = memory_limits(context);
-  const int p = static_cast<int>(context.workers());
-  auto candidate = [&](int per_worker) {
-    return split_ ? model_.proportional_split(per_worker * p, context.options.min_batch, limits)
-                  : uniform(context, per_worker, limits);
-  };
-  std::vector<int> best = current_;
-  double best_goodput = goodput(model_, current_, reference, noise);
-  const double incumbent = best_goodput;
-  const int step = std::max(1, context.options.min_batch / 4);
-  for (int b = context.options.min_batch; b <= context.options.max_batch; b += step) {
-    std::vector<int> batches = candidate(b);
-    const double value = goodput(model_, batches, reference, noise);
-    if (value > best_goodput) {
-      best_goodput = value;
-      best = std::move(batches);
-    }
-  }
-  if (best_goodput > (1 + kGoodputHysteresis) * incumbent) current_ = best;
-  return current_;
+std::vector<int> RulePolicy::decide(const DecisionContext& context, const Observation&) {
+  rule_->observe(context);
+  return rule_->decide(context);
 }
 
 std::vector<int> GnsPolicy::decide(const DecisionContext& context, const Observation&) {
@@ -200,64 +141,15 @@ std::vector<int> SchedulePolicy::decide(const DecisionContext& context, const Ob
                                    slowdowns_);
 }
 
-AnchorRatioPolicy::AnchorRatioPolicy(ActionBase base, int percent)
-    : base_(base), percent_(percent) {
-  DYNAMIX_CHECK(has_anchor(base), "no anchor for the " << action_base_name(base) << " base");
-  DYNAMIX_CHECK(percent >= 1, "percent " << percent);
-}
-
-std::vector<int> AnchorRatioPolicy::decide(const DecisionContext& context, const Observation&) {
-  const std::vector<int> percent = {percent_};
-  const std::vector<int> chosen(context.workers(), 0);
-  requested_batches(base_, percent, context.window, context.batches, chosen, requested_);
-  std::vector<int> batches(requested_.size());
-  for (std::size_t w = 0; w < batches.size(); ++w) {
-    batches[w] = static_cast<int>(
-        std::clamp<long long>(requested_[w], context.options.min_batch, context.options.max_batch));
-  }
-  return batches;
-}
-
 std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions) {
+  if (base == ActionBase::kRule) {
+    if (actions.empty()) return std::nullopt;
+    return std::string(kSelectableRules[static_cast<std::size_t>(actions.front())]);
+  }
   if (!has_anchor(base)) return std::nullopt;
   const std::optional<std::size_t> neutral = neutral_action(base, actions);
   if (!neutral || actions[*neutral] < 1) return std::nullopt;
   return std::string(action_base_name(base)) + ":" + std::to_string(actions[*neutral]);
-}
-
-std::vector<int> NoticeGoodputPolicy::decide(const DecisionContext& context,
-                                             const Observation& observation) {
-  const std::size_t p = context.workers();
-  // A worker computes until its last window: its share moves when it would leave before the
-  // decision after this one takes effect.
-  const double horizon_s = (1 + context.options.decision_lag) * context.options.decision_interval *
-                           context.window.iteration_s;
-  const auto leaving = [&](std::size_t w) {
-    return context.leaving_in_s.size() == p && context.leaving_in_s[w] <= horizon_s;
-  };
-  survivors_ = context.window;
-  survivors_.workers.clear();
-  survivor_batches_.clear();
-  for (std::size_t w = 0; w < p; ++w) {
-    if (leaving(w)) continue;
-    survivors_.workers.push_back(context.window.workers[w]);
-    survivor_batches_.push_back(context.batches[w]);
-  }
-  if (survivor_batches_.size() == p || survivor_batches_.empty()) {
-    return anchor_.decide(context, observation);
-  }
-  const std::vector<int> percent = {percent_};
-  const std::vector<int> chosen(survivor_batches_.size(), 0);
-  requested_batches(ActionBase::kGoodput, percent, survivors_, survivor_batches_, chosen,
-                    requested_);
-  std::vector<int> batches(p, context.options.min_batch);
-  std::size_t survivor = 0;
-  for (std::size_t w = 0; w < p; ++w) {
-    if (leaving(w)) continue;
-    batches[w] = static_cast<int>(std::clamp<long long>(
-        requested_[survivor++], context.options.min_batch, context.options.max_batch));
-  }
-  return batches;
 }
 
 std::string baseline_names() {
@@ -301,14 +193,10 @@ std::unique_ptr<Policy> make_baseline(const std::string& name, std::uint64_t see
     return std::make_unique<NoticeGoodputPolicy>(percent);
   }
   if (name == "random") return std::make_unique<RandomPolicy>(seed);
-  if (name == "proportional") return std::make_unique<ProportionalPolicy>();
-  const bool smoothed = name.ends_with("+ema");
-  const std::string rule = smoothed ? name.substr(0, name.size() - 4) : name;
-  if (rule == "goodput") return std::make_unique<GoodputPolicy>(false, 1, smoothed);
-  if (rule == "goodput+proportional") return std::make_unique<GoodputPolicy>(true, 1, smoothed);
-  // Half of a worker's speed estimate is its last window: a slowdown shows within a window or
-  // two, while one window's jitter moves the split by only half of it.
-  if (rule == "goodput+straggler") return std::make_unique<GoodputPolicy>(true, 0.5, smoothed);
+  // The anchors and goodput-notice:R were parsed above: what is left of the rules are heuristics.
+  if (std::unique_ptr<Rule> rule = make_rule(name)) {
+    return std::make_unique<RulePolicy>(std::move(rule), PolicyKind::kHeuristic);
+  }
   if (name == "gns") return std::make_unique<GnsPolicy>();
   throw InputError(source, 0, "", "one of " + baseline_names() + ", ppo:PATH", "'" + name + "'");
 }

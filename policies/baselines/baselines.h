@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "gym/action_base.h"
-#include "policies/baselines/throughput_model.h"
+#include "gym/rules.h"
+#include "gym/throughput_model.h"
 #include "policies/policy.h"
 #include "sim/cluster/variability.h"
 #include "sim/core/random.h"
@@ -43,53 +44,34 @@ class RandomPolicy : public Policy {
   std::vector<int> actions_;
 };
 
-/// LB-BSP-style split (Chen et al., SoCC'20): keeps the global batch and gives each worker a
-/// share proportional to its measured speed, so compute times meet at the barrier.
-class ProportionalPolicy : public Policy {
+/// A hand-made rule of gym/rules.h as a policy: the rule sees each window and decides on it.
+class RulePolicy : public Policy {
  public:
-  std::string name() const override { return "proportional"; }
-  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
-  void begin_episode(const DecisionContext& context) override;
+  RulePolicy(std::unique_ptr<Rule> rule, PolicyKind kind) : rule_(std::move(rule)), kind_(kind) {}
+  std::string name() const override { return rule_->name(); }
+  PolicyKind kind() const override { return kind_; }
+  void begin_episode(const DecisionContext& context) override { rule_->begin_episode(context); }
   std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
 
  private:
-  ThroughputModel model_;
-  int global_batch_ = 0;
+  std::unique_ptr<Rule> rule_;
+  PolicyKind kind_;
 };
 
-/// Pollux/AdaptDL goodput (Qiao et al., OSDI'21): one batch on every worker, chosen to maximize
-/// throughput × statistical efficiency, changed only for a gain above 5% (hysteresis). With
-/// `proportional_split` the chosen global batch is split by speed instead of evenly, the speeds
-/// fitted over every window so far; with a `speed_memory` below 1 as well ("goodput+straggler")
-/// each window weighs `speed_memory` times the next, so a worker that slows down (a straggler)
-/// has its share cut by its recently measured speed within a window or two. With `smoothed`
-/// ("+ema" after the name) it reads B_noise averaged over windows as AdaptDL does
-/// (SmoothedNoiseScale) instead of the last window's: the rule as deployed where the estimate is
-/// as noisy as a real job's.
-class GoodputPolicy : public Policy {
+/// ProportionalRule (LB-BSP) as a heuristic.
+class ProportionalPolicy : public RulePolicy {
+ public:
+  ProportionalPolicy()
+      : RulePolicy(std::make_unique<ProportionalRule>(), PolicyKind::kHeuristic) {}
+};
+
+/// GoodputRule (Pollux/AdaptDL, with its split and smoothing variants) as a heuristic.
+class GoodputPolicy : public RulePolicy {
  public:
   explicit GoodputPolicy(bool proportional_split = false, double speed_memory = 1,
                          bool smoothed = false)
-      : split_(proportional_split),
-        model_(speed_memory),
-        straggler_(speed_memory < 1),
-        smoothed_(smoothed) {}
-  std::string name() const override {
-    const std::string rule =
-        !split_ ? "goodput" : (straggler_ ? "goodput+straggler" : "goodput+proportional");
-    return smoothed_ ? rule + "+ema" : rule;
-  }
-  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
-  void begin_episode(const DecisionContext& context) override;
-  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
-
- private:
-  bool split_;
-  ThroughputModel model_;
-  bool straggler_;
-  bool smoothed_;
-  SmoothedNoiseScale noise_;
-  std::vector<int> current_;
+      : RulePolicy(std::make_unique<GoodputRule>(proportional_split, speed_memory, smoothed),
+                   PolicyKind::kHeuristic) {}
 };
 
 /// Gradient-noise-scale threshold (KungFu-like, Mai et al., OSDI'20): starts every worker at the
@@ -146,51 +128,28 @@ class SchedulePolicy : public Policy {
   std::vector<double> slowdowns_;
 };
 
-/// The global batch at a fixed percentage of what an action base measures, split by speed: of
-/// the gradient noise scale ("noise:R") or of the goodput-optimal batch ("goodput:R"). That is
-/// what an untrained policy on that base does (its neutral action), so the reference a learned
-/// one must beat. Reported as "other", not as a heuristic.
-class AnchorRatioPolicy : public Policy {
+/// AnchorRatioRule ("noise:R", "goodput:R", "goodput-steady:R"): what an untrained policy on that
+/// base does (its neutral action), so the reference a learned one must beat. Reported as
+/// "other", not as a heuristic.
+class AnchorRatioPolicy : public RulePolicy {
  public:
   /// `base` is ActionBase::kNoise, kGoodput or kGoodputSteady, `percent` >= 1.
-  AnchorRatioPolicy(ActionBase base, int percent);
-  std::string name() const override {
-    return std::string(action_base_name(base_)) + ":" + std::to_string(percent_);
-  }
-  PolicyKind kind() const override { return PolicyKind::kOther; }
-  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
-
- private:
-  ActionBase base_;
-  int percent_;
-  std::vector<long long> requested_;
+  AnchorRatioPolicy(ActionBase base, int percent)
+      : RulePolicy(std::make_unique<AnchorRatioRule>(base, percent), PolicyKind::kOther) {}
 };
 
-/// The AnchorRatioPolicy a learned policy on `base` with action set `actions` decides as when it
-/// always takes its neutral action (its fixed point: "goodput:100", "noise:400"); nullopt on a
-/// base whose neutral action no baseline equals (current, balanced, global).
+/// The baseline a learned policy on `base` with action set `actions` decides as when it always
+/// takes its neutral action (its fixed point: "goodput:100", "noise:400", for the rule base its
+/// first rule); nullopt on a base whose neutral action no baseline equals (current, balanced,
+/// global).
 std::optional<std::string> fixed_point_policy(ActionBase base, std::span<const int> actions);
 
-/// goodput:R for spot instances, the rule a practitioner writes for preemption notices: when a
-/// worker under notice (DecisionContext::leaving_in_s) leaves before the next decision takes
-/// effect, the goodput-optimal global batch is measured on the survivors alone and split among
-/// them by speed, and the departing worker runs the smallest batch until it leaves, so that its
-/// departure takes nothing away from the global batch. Otherwise it is goodput:R.
-class NoticeGoodputPolicy : public Policy {
+/// NoticeGoodputRule ("goodput-notice:R", goodput:R for spot instances) as a heuristic.
+class NoticeGoodputPolicy : public RulePolicy {
  public:
   /// `percent` >= 1 of the survivors' goodput-optimal global batch.
   explicit NoticeGoodputPolicy(int percent)
-      : percent_(percent), anchor_(ActionBase::kGoodput, percent) {}
-  std::string name() const override { return "goodput-notice:" + std::to_string(percent_); }
-  PolicyKind kind() const override { return PolicyKind::kHeuristic; }
-  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
-
- private:
-  int percent_;
-  AnchorRatioPolicy anchor_;
-  WindowMetrics survivors_;
-  std::vector<int> survivor_batches_;
-  std::vector<long long> requested_;
+      : RulePolicy(std::make_unique<NoticeGoodputRule>(percent), PolicyKind::kHeuristic) {}
 };
 
 /// A policy from its name: static:B, random, proportional, goodput, goodput+proportional,

@@ -5,7 +5,7 @@ namespace dynamix {
 
 PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
                      const EnvOptions& options)
-    : module_(file) {
+    : module_(file), rules_(rule_book_for(module_.metadata())) {
   const PolicyMetadata& metadata = module_.metadata();
   // The policy decides with its own action set, as with its own k, unless the command gives one.
   require_compatible(metadata, schema.to_json(),
@@ -19,9 +19,12 @@ std::optional<int> PpoPolicy::neutral_action() const {
   return neutral ? std::optional(static_cast<int>(*neutral)) : std::nullopt;
 }
 
+void PpoPolicy::begin_episode(const DecisionContext& context) {
+  if (rules_) rules_->begin_episode(context);
+}
+
 std::vector<int> PpoPolicy::decide(const DecisionContext& context, const Observation& observation) {
-  decide_greedy(module_, context.window, context.batches, observation, context.options.min_batch,
-                decision_);
+  decide_greedy(module_, context, observation, context.options.min_batch, decision_, rules_.get());
   actions_ = decision_.actions;
   return decision_.batches;
 }

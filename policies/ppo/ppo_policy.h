@@ -23,6 +23,8 @@ class PpoPolicy : public Policy {
   /// Each worker's base (the policy's action_base) plus the change of its most likely action
   /// (decide_greedy, the path the arbitrator and replay take too).
   std::vector<int> decide(const DecisionContext& context, const Observation& observation) override;
+  /// A rule-base policy's rules start over.
+  void begin_episode(const DecisionContext& context) override;
   int decision_interval() const override { return module_.metadata().decision_interval; }
   std::span<const int> last_actions() const override { return actions_; }
   /// The neutral action of the file's own base and action set.
@@ -33,6 +35,7 @@ class PpoPolicy : public Policy {
   TorchScriptPolicy module_;
   std::vector<int> actions_;
   GreedyDecision decision_;
+  std::unique_ptr<RuleBook> rules_;
 };
 
 }  // namespace dynamix

@@ -20,7 +20,7 @@ WindowMetrics window_with_speeds(const std::vector<double>& speeds) {
 TEST_CASE("names round-trip and unknown names are refused") {
   for (ActionBase base : kActionBases) CHECK(parse_action_base(action_base_name(base)) == base);
   CHECK_FALSE(parse_action_base("proportional").has_value());
-  CHECK(action_base_names() == "current, balanced, global, noise, goodput, goodput-steady");
+  CHECK(action_base_names() == "current, balanced, global, noise, goodput, goodput-steady, rule");
 }
 
 /// The batches workers ask for under `base` with the default action set, all taking `chosen`.

@@ -255,7 +255,7 @@ TEST_CASE("A policy whose action base this build does not know is refused") {
   CHECK_THROWS_WITH_AS(
       from_extra_files(files, "policy.pt"),
       "policy.pt: action_base: expected one of current, balanced, global, noise, goodput, "
-      "goodput-steady, found "
+      "goodput-steady, rule, found "
       "'sideways'",
       PolicyFileError);
   // A noise-base policy's actions are percentages of the noise scale, all above 0.

@@ -1,5 +1,5 @@
 // ThroughputModel: online least squares per worker.
-#include "policies/baselines/throughput_model.h"
+#include "gym/throughput_model.h"
 
 #include <algorithm>
 #include <cmath>
