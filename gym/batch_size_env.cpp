@@ -85,6 +85,18 @@ double progress_of(const TrainingRun& run, const Scenario& scenario) {
   return std::clamp(progress, 0.0, 1.0);
 }
 
+/// What of each budget is spent and how near the target the run is (the window's budget fields).
+void fill_budgets(const TrainingRun& run, const Scenario& scenario, WindowMetrics& window) {
+  const TrainingOptions& training = scenario.training;
+  window.epoch_budget_used =
+      training.budget_epochs ? std::clamp(run.epochs() / *training.budget_epochs, 0.0, 1.0) : 0.0;
+  window.time_budget_used =
+      training.budget_time_s ? std::clamp(to_seconds(run.now()) / *training.budget_time_s, 0.0, 1.0)
+                             : 0.0;
+  window.target_progress =
+      std::clamp(window.validation_accuracy / training.target_accuracy, 0.0, 1.0);
+}
+
 }  // namespace
 
 BatchSizeEnv::BatchSizeEnv(std::shared_ptr<const ScenarioSource> scenarios, EnvOptions options)
@@ -354,6 +366,7 @@ void BatchSizeEnv::run_window() {
   }
   accumulator_.finish(window_.train_accuracy, run_->validation_accuracy().value_or(0.0),
                       progress_of(*run_, *scenario_), window_);
+  fill_budgets(*run_, *scenario_, window_);
   if (!scenario_->preemption.enabled()) return;
   for (std::size_t w = 0; w < window_.workers.size(); ++w) {
     if (window_.workers[w].batch_size > 0) last_rows_[w] = window_.workers[w];

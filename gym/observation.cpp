@@ -103,6 +103,14 @@ constexpr GlobalFeature kGlobal[] = {
      }},
     {"progress", "1", "x", 0, 1,
      [](const WindowMetrics& m, const Aggregates&) { return m.progress; }},
+    // What precedes a budget miss: a budget running out while the target is still far (a batch
+    // grown past the noise scale spends epochs on little progress).
+    {"epoch_budget_used", "1", "x", 0, 1,
+     [](const WindowMetrics& m, const Aggregates&) { return m.epoch_budget_used; }},
+    {"time_budget_used", "1", "x", 0, 1,
+     [](const WindowMetrics& m, const Aggregates&) { return m.time_budget_used; }},
+    {"target_progress", "1", "validation_accuracy/target_accuracy", 0, 1,
+     [](const WindowMetrics& m, const Aggregates&) { return m.target_progress; }},
     {"iteration_time", "s", "(log10(x)+3)/5", 0, 1,
      [](const WindowMetrics& m, const Aggregates&) {
        return (std::log10(std::max(m.iteration_s, 1e-9)) + 3) / 5;

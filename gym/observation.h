@@ -22,7 +22,7 @@ struct FeatureSpec {
 
 struct ObservationSchema {
   /// Schema version; bump when features change (exported policies check it).
-  int version = 2;
+  int version = 3;
   std::vector<FeatureSpec> local;
   std::vector<FeatureSpec> global;
   std::size_t features_per_worker() const { return local.size() + global.size(); }

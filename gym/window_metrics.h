@@ -45,6 +45,13 @@ struct WindowMetrics {
   /// Fraction of the training budget spent, [0, 1].
   double progress = 0;
   double epochs = 0;
+  /// Fractions of the epoch budget and of the time budget spent, [0, 1]; 0 without that budget
+  /// (or a report that does not say).
+  double epoch_budget_used = 0;
+  double time_budget_used = 0;
+  /// Validation accuracy over the target accuracy, [0, 1]; 0 before the first validation or
+  /// without a known target.
+  double target_progress = 0;
   std::vector<WorkerWindow> workers;
 };
 

@@ -45,6 +45,9 @@ constexpr Range kWindowRanges[] = {
     {"validation_accuracy", 0, 1},
     {"progress", 0, 1},
     {"epochs", 0, 1e9},
+    {"epoch_budget_used", 0, 1},
+    {"time_budget_used", 0, 1},
+    {"target_progress", 0, 1},
 };
 constexpr Range kWorkerRanges[] = {
     {"batch_size", 1, kMaxPolicyBatch},
@@ -162,6 +165,9 @@ WindowMetrics to_window_metrics(const wire::WindowMetrics& metrics) {
   window.validation_accuracy = metrics.validation_accuracy();
   window.progress = metrics.progress();
   window.epochs = metrics.epochs();
+  window.epoch_budget_used = metrics.epoch_budget_used();
+  window.time_budget_used = metrics.time_budget_used();
+  window.target_progress = metrics.target_progress();
   window.workers.reserve(static_cast<std::size_t>(metrics.workers_size()));
   for (const wire::WorkerWindow& worker : metrics.workers()) {
     window.workers.push_back({.gpu_type = worker.gpu_type(),
@@ -191,6 +197,9 @@ wire::WindowMetrics to_wire_metrics(const WindowMetrics& window) {
   metrics.set_validation_accuracy(window.validation_accuracy);
   metrics.set_progress(window.progress);
   metrics.set_epochs(window.epochs);
+  metrics.set_epoch_budget_used(window.epoch_budget_used);
+  metrics.set_time_budget_used(window.time_budget_used);
+  metrics.set_target_progress(window.target_progress);
   for (const WorkerWindow& worker : window.workers) {
     wire::WorkerWindow& out = *metrics.add_workers();
     out.set_gpu_type(worker.gpu_type);

@@ -86,7 +86,8 @@ TEST_CASE(
   const std::vector<std::string> window_fields = {
       "iterations",          "time_s",         "iteration_s",
       "train_loss",          "train_accuracy", "train_accuracy_change",
-      "validation_accuracy", "progress",       "epochs"};
+      "validation_accuracy", "progress",       "epochs",
+      "epoch_budget_used",   "time_budget_used", "target_progress"};
   const std::vector<std::string> worker_fields = {
       "gpu_type",        "batch_size",      "compute_s",      "comm_s",      "wait_s",
       "throughput_gbps", "retransmit_rate", "cpu_time_ratio", "memory_util", "samples_per_s",

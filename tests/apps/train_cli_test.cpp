@@ -459,7 +459,7 @@ TEST_CASE("train refuses an unknown action base with status 2, naming both") {
   CHECK(refused.status == 2);
   CHECK(refused.stderr_text ==
         "dynamix: --action-base: expected one of current, balanced, global, noise, goodput, "
-        "goodput-steady, found 'sideways'\n");
+        "goodput-steady, rule, found 'sideways'\n");
   CHECK_FALSE(fs::exists(work.path() / "train"));
 }
 
