@@ -182,6 +182,11 @@ std::string episode_text(const EpisodeResult& r) {
   add(r.min_global_batch);
   add(r.max_global_batch);
   add(r.decisions);
+  add(r.rule_choices.size());
+  for (const auto& [rule, count] : r.rule_choices) {
+    text += rule + ' ';
+    add(count);
+  }
   return text;
 }
 
@@ -215,6 +220,17 @@ EpisodeResult parse_episode_text(const std::string& text) {
   take(r.min_global_batch);
   take(r.max_global_batch);
   take(r.decisions);
+  std::size_t rules = 0;
+  take(rules);
+  for (std::size_t i = 0; i < rules; ++i) {
+    const char* space = std::find(at, end, ' ');
+    DYNAMIX_CHECK(space != end, "a garbled episode record: " << text);
+    std::string rule(at, space);
+    at = space + 1;
+    std::int64_t count = 0;
+    take(count);
+    r.rule_choices.emplace_back(std::move(rule), count);
+  }
   return r;
 }
 
@@ -341,6 +357,10 @@ void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& re
     write_results_csv(csv, results);
     std::ofstream markdown(directory.file("summary.md"));
     write_summary_markdown(markdown, results);
+    if (has_rule_choices(results)) {
+      markdown << '\n';
+      write_rule_choices_markdown(markdown, results);
+    }
     if (!csv || !markdown) throw InputError(out, 0, "", "writable result files");
   }
   directory.commit();

@@ -5,16 +5,17 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
+#include "gym/rules.h"
 #include "sim/core/check.h"
 
 namespace dynamix {
 namespace {
 
-constexpr const char* kHeuristics[] = {"goodput", "proportional", "gns", "goodput+proportional"};
 
 /// `seeds` episodes of the policy `name` on each of `scenarios`, scenario by scenario, on
 /// `threads` threads: each episode has its own policy and environment, so the results do not
@@ -63,6 +64,16 @@ EnvOptions selection_options(EnvOptions options) {
   return options;
 }
 
+/// The per-scenario best rule's score there: the fastest reference that reached on every seed;
+/// the scenario's miss time when none did.
+double reference_score(const ScenarioScores& scores, std::size_t references) {
+  double best = scores.penalty_s;
+  for (std::size_t i = 0; i < references; ++i) {
+    if (scores.policies[i].reached_all()) best = std::min(best, scores.policies[i].score_s);
+  }
+  return best;
+}
+
 }  // namespace
 
 int misses_beside(const SelectionScore& policy, const SelectionScore& reference) {
@@ -79,6 +90,12 @@ bool does_harm(const SelectionScore& policy, const SelectionScore& fixed_point) 
   return policy.score > fixed_point.score || misses_beside(policy, fixed_point) > 0;
 }
 
+std::vector<std::string> PolicySelection::selection_rules() {
+  std::vector<std::string> rules(kSelectableRules.begin(), kSelectableRules.end());
+  rules.emplace_back("gns");
+  return rules;
+}
+
 PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios,
                                  const EnvOptions& env, int seeds, std::size_t threads)
     : scenarios_(std::move(scenarios)),
@@ -86,14 +103,59 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
       seeds_(seeds),
       threads_(threads),
       references_(scenarios_.size()) {
-  const EnvOptions heuristic = selection_options(evaluation_env_options());
-  for (const char* name : kHeuristics) {
+  const EnvOptions rule_options = selection_options(evaluation_env_options());
+  const std::vector<std::string> names = selection_rules();
+  for (const std::string& name : names) {
     std::vector<std::vector<EpisodeResult>> runs =
-        run_seeds(scenarios_, name, heuristic, seeds_, threads_);
+        run_seeds(scenarios_, name, rule_options, seeds_, threads_);
     for (std::size_t s = 0; s < scenarios_.size(); ++s) {
       for (EpisodeResult& result : runs[s]) references_[s].push_back(std::move(result));
     }
   }
+  rules_.resize(names.size());
+  std::vector<double> log_sums(names.size(), 0.0);
+  for (std::size_t s = 0; s < scenarios_.size(); ++s) {
+    const ScenarioScores scores = score_results(references_[s]).front();
+    const double reference = reference_score(scores, names.size());
+    SelectionScenario& best = bests_.emplace_back(SelectionScenario{
+        .name = scenarios_[s]->name, .best_rule = std::nullopt, .best_rule_time_s = 0});
+    for (std::size_t r = 0; r < names.size(); ++r) {
+      const PolicyScore& rule = scores.policies[r];
+      if (rule.reached_all() && rule.score_s == reference && !best.best_rule) {
+        best.best_rule = rule.policy;
+        best.best_rule_time_s = rule.score_s;
+      }
+      log_sums[r] += std::log(rule.score_s / reference);
+      rules_[r].misses += rule.seeds - rule.reached;
+    }
+    for (const EpisodeResult& result : references_[s]) {
+      const auto r = static_cast<std::size_t>(
+          std::find(names.begin(), names.end(), result.policy) - names.begin());
+      rules_[r].score.reached.push_back(result.time_to_target_s.has_value());
+    }
+  }
+  for (std::size_t r = 0; r < names.size(); ++r) {
+    rules_[r].rule = names[r];
+    rules_[r].score.score = std::exp(log_sums[r] / static_cast<double>(scenarios_.size()));
+  }
+}
+
+std::optional<std::string> PolicySelection::best_reaching_rule(
+    std::span<const std::string_view> candidates) const {
+  const RuleStanding* best = nullptr;
+  for (const RuleStanding& rule : rules_) {
+    const bool candidate = candidates.empty() || std::find(candidates.begin(), candidates.end(),
+                                                           rule.rule) != candidates.end();
+    if (!candidate || rule.misses > 0) continue;
+    if (best == nullptr || rule.score.score < best->score.score) best = &rule;
+  }
+  return best ? std::optional(best->rule) : std::nullopt;
+}
+
+double PolicySelection::best_rule_score() const {
+  double best = std::numeric_limits<double>::infinity();
+  for (const RuleStanding& rule : rules_) best = std::min(best, rule.score.score);
+  return best;
 }
 
 SelectionScore PolicySelection::score(const std::filesystem::path& file) const {
@@ -103,14 +165,13 @@ SelectionScore PolicySelection::score(const std::filesystem::path& file) const {
       run_seeds(scenarios_, "ppo:" + file.string(), env_, seeds_, threads_);
   for (std::size_t s = 0; s < scenarios_.size(); ++s) {
     std::vector<EpisodeResult> results = references_[s];
+    const std::size_t references = rules_.size();
     for (EpisodeResult& result : runs[s]) {
       score.reached.push_back(result.time_to_target_s.has_value());
       results.push_back(std::move(result));
     }
     const ScenarioScores scores = score_results(results).front();
-    const double reference =
-        scores.best_heuristic ? scores.policies[*scores.best_heuristic].score_s : scores.penalty_s;
-    log_sum += std::log(scores.policies.back().score_s / reference);
+    log_sum += std::log(scores.policies.back().score_s / reference_score(scores, references));
   }
   score.score = std::exp(log_sum / static_cast<double>(scenarios_.size()));
   return score;

@@ -18,6 +18,7 @@
 #include "apps/portable_kernels.h"
 #include "apps/train_options.h"
 #include "gym/action_base.h"
+#include "gym/rules.h"
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
@@ -225,19 +226,87 @@ struct Shipped {
   SelectionScore snapshot;
   /// The fixed point's, on the same scenarios and seeds.
   std::optional<SelectionScore> fixed_point_score;
+  /// The best score any single rule reached there (PolicySelection::best_rule_score).
+  double best_rule_score = 0;
 
   /// Episodes the best snapshot missed that the fixed point reached.
   int misses() const { return fixed_point_score ? misses_beside(snapshot, *fixed_point_score) : 0; }
-  /// True when policy.pt is the fixed point: the best snapshot scored worse or missed where
-  /// the fixed point reached.
+  /// Whether the best snapshot beat every single rule on the selection scenarios.
+  bool beats_every_rule() const { return snapshot.score < best_rule_score; }
+  /// True when policy.pt is the fixed point: the best snapshot did not beat every single rule,
+  /// or scored worse than the fixed point, or missed where the fixed point reached.
   bool fixed_point_ships() const {
-    return fixed_point_score && does_harm(snapshot, *fixed_point_score);
+    return fixed_point_score && (does_harm(snapshot, *fixed_point_score) || !beats_every_rule());
+  }
+  /// The selection episodes of what policy.pt is.
+  const SelectionScore& shipped_score() const {
+    return fixed_point_ships() ? *fixed_point_score : snapshot;
   }
 };
 
-/// run.json's "selection": the scenarios, the best snapshot's score, the fixed point's, and
-/// which one policy.pt is.
-void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& shipped) {
+/// run.json's "rules": every rule's selection score and missed episodes, best first.
+void write_rule_standings(JsonWriter& json, const PolicySelection& selection) {
+  std::vector<RuleStanding> rules = selection.rules();
+  std::stable_sort(rules.begin(), rules.end(), [](const RuleStanding& a, const RuleStanding& b) {
+    return a.score.score < b.score.score;
+  });
+  json.begin_array();
+  for (const RuleStanding& rule : rules) {
+    json.begin_object();
+    json.key("rule");
+    json.value(rule.rule);
+    json.key("score");
+    json.value(rule.score.score);
+    json.key("missed_episodes");
+    json.value(rule.misses);
+    json.end_object();
+  }
+  json.end_array();
+}
+
+/// A selection scenario on which policy.pt missed the target.
+struct SelectionMiss {
+  std::string scenario;
+  int missed = 0;
+  int episodes = 0;
+  std::optional<std::string> best_rule;
+  double best_rule_time_s = 0;
+};
+
+/// The selection scenarios on which the episodes `score` holds missed the target.
+std::vector<SelectionMiss> selection_misses(const SelectionScore& score,
+                                            const PolicySelection& selection) {
+  std::vector<SelectionMiss> misses;
+  const auto seeds = static_cast<std::size_t>(selection.seeds());
+  for (std::size_t s = 0; s < selection.scenarios(); ++s) {
+    const SelectionScenario& scenario = selection.scenario_bests()[s];
+    const auto first = score.reached.begin() + static_cast<std::ptrdiff_t>(s * seeds);
+    const auto missed =
+        static_cast<int>(std::count(first, first + static_cast<std::ptrdiff_t>(seeds), false));
+    if (missed == 0) continue;
+    misses.push_back({.scenario = scenario.name,
+                      .missed = missed,
+                      .episodes = static_cast<int>(seeds),
+                      .best_rule = scenario.best_rule,
+                      .best_rule_time_s = scenario.best_rule_time_s});
+  }
+  return misses;
+}
+
+/// The line train prints for a selection scenario policy.pt missed.
+std::string miss_line(const SelectionMiss& miss) {
+  std::string line = "dynamix: policy.pt missed the target on " + miss.scenario + " in " +
+                     std::to_string(miss.missed) + " of " + std::to_string(miss.episodes) +
+                     " selection episodes; ";
+  if (!miss.best_rule) return line + "no rule reached it on every seed there either";
+  return line + "the best rule there, " + *miss.best_rule + ", reached it on every seed in " +
+         format_rounded(miss.best_rule_time_s) + " s";
+}
+
+/// run.json's "selection": the scenarios, the best snapshot's score, the fixed point's, the best
+/// single rule's, which one policy.pt is, every rule's standing, and where policy.pt missed.
+void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& shipped,
+                     const PolicySelection& selection) {
   json.begin_object();
   json.key("scenarios");
   write_string_list(json, run.select_on);
@@ -254,8 +323,33 @@ void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& s
                                        : std::nullopt);
   json.key("misses_beside_fixed_point");
   json.value(shipped.misses());
+  json.key("best_rule_score");
+  json.value(shipped.best_rule_score);
   json.key("shipped");
   json.value(shipped.fixed_point_ships() ? "fixed point" : "snapshot");
+  json.key("rules");
+  write_rule_standings(json, selection);
+  json.key("misses");
+  json.begin_array();
+  for (const SelectionMiss& miss : selection_misses(shipped.shipped_score(), selection)) {
+    json.begin_object();
+    json.key("scenario");
+    json.value(miss.scenario);
+    json.key("missed_episodes");
+    json.value(miss.missed);
+    json.key("episodes");
+    json.value(miss.episodes);
+    json.key("best_rule");
+    if (miss.best_rule) {
+      json.value(*miss.best_rule);
+    } else {
+      json.null();
+    }
+    json.key("best_rule_time_s");
+    json.value(miss.best_rule ? std::optional(miss.best_rule_time_s) : std::nullopt);
+    json.end_object();
+  }
+  json.end_array();
   json.end_object();
 }
 
@@ -265,7 +359,7 @@ void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& s
 /// resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
                     std::int64_t updates, const Scenario& scenario,
-                    const std::optional<Shipped>& shipped) {
+                    const std::optional<Shipped>& shipped, const PolicySelection* selection) {
   std::ofstream out(file);
   JsonWriter json(out);
   json.begin_object();
@@ -292,7 +386,7 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   }
   if (shipped) {
     json.key("selection");
-    write_selection(json, run, *shipped);
+    write_selection(json, run, *shipped, *selection);
   }
   json.key("config");
   json.value(scenario.resolved);
@@ -430,6 +524,7 @@ Shipped judge(const PpoTrainer& trainer, const RunDirectory& directory,
   Shipped shipped;
   shipped.fixed_point = fixed_point_policy(metadata.action_base, metadata.actions);
   shipped.snapshot = *selection.best_score();
+  shipped.best_rule_score = selection.best_rule_score();
   if (!shipped.fixed_point) return shipped;
   const std::size_t neutral = *neutral_action(metadata.action_base, metadata.actions);
   save_torchscript_policy(constant_action_snapshot(snapshot, neutral), directory.file(kFixedPoint));
@@ -473,18 +568,22 @@ std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t sc
   }
   const std::string fixed_point = format_rounded(shipped.fixed_point_score->score);
   const std::string snapshot = format_rounded(shipped.snapshot.score);
+  const std::string best_rule = format_rounded(shipped.best_rule_score);
   const std::string on = " on " + std::to_string(scenarios) + " scenario(s)";
   if (!shipped.fixed_point_ships()) {
     return "policy.pt: the best snapshot (selection " + snapshot + " against the fixed point " +
-           *shipped.fixed_point + "'s " + fixed_point + on + ")";
+           *shipped.fixed_point + "'s " + fixed_point + " and the best single rule's " +
+           best_rule + on + ")";
   }
-  std::string misses;
+  std::string why;
   if (shipped.misses() > 0) {
-    misses = ", and it missed the target in " + std::to_string(shipped.misses()) +
-             " episode(s) the fixed point reached";
+    why = "; it missed the target in " + std::to_string(shipped.misses()) +
+          " episode(s) the fixed point reached";
+  } else if (!shipped.beats_every_rule() && shipped.snapshot.score <= shipped.fixed_point_score->score) {
+    why = "; it did not beat the best single rule's " + best_rule;
   }
   return "policy.pt: the fixed point " + *shipped.fixed_point + " (selection " + fixed_point +
-         " against the best snapshot's " + snapshot + on + misses + "); the best snapshot is in " +
+         " against the best snapshot's " + snapshot + on + why + "); the best snapshot is in " +
          kBestSnapshot;
 }
 
@@ -494,6 +593,44 @@ std::shared_ptr<const ScenarioSource> episode_source(const TrainOptions& o,
                                                      Diagnostics& diagnostics) {
   if (o.randomize) return std::make_shared<ScenarioSampler>(o.sampler, diagnostics);
   return std::make_shared<FixedScenario>(std::move(scenario));
+}
+
+/// Under the rule base with a selection: moves the best rule that reached the target in every
+/// selection episode to the front of the action set, where it is the neutral action (the anchor
+/// and fixed point). What was chosen, for the output; nothing under the other bases.
+std::optional<std::string> anchor_on_best_rule(EnvOptions& env, const PolicySelection* selection) {
+  if (env.action_base != ActionBase::kRule || selection == nullptr) return std::nullopt;
+  std::vector<std::string_view> candidates;
+  for (int action : env.actions) {
+    candidates.push_back(kSelectableRules[static_cast<std::size_t>(action)]);
+  }
+  const std::optional<std::string> best = selection->best_reaching_rule(candidates);
+  if (!best) {
+    return "anchor: " + std::string(candidates.front()) +
+           " (no rule of the action set reached the target in every selection episode)";
+  }
+  const auto first = std::find(env.actions.begin(), env.actions.end(), *selectable_rule(*best));
+  std::rotate(env.actions.begin(), first, first + 1);
+  const auto standing = std::find_if(selection->rules().begin(), selection->rules().end(),
+                                     [&](const RuleStanding& rule) { return rule.rule == *best; });
+  return "anchor: " + *best + ", the best rule that reached the target in every selection " +
+         "episode (selection " + format_rounded(standing->score.score) + ")";
+}
+
+/// The action set as text, to share with the other ranks.
+std::string actions_text(const std::vector<int>& actions) {
+  std::string text;
+  for (int action : actions) text += std::to_string(action) + ",";
+  return text;
+}
+
+std::vector<int> actions_of(const std::string& text) {
+  std::vector<int> actions;
+  for (std::size_t start = 0, end; (end = text.find(',', start)) != std::string::npos;
+       start = end + 1) {
+    actions.push_back(std::stoi(text.substr(start, end - start)));
+  }
+  return actions;
 }
 
 /// Whether every rank trains on: rank 0's word (`lead_goes_on` there), on every rank.
@@ -589,7 +726,8 @@ void finish(PpoTrainer& trainer, LeadSetup& setup, const TrainOptions& o) {
   const PolicySelection* selection = setup.selection.get();
   trainer.save_checkpoint(directory.file("checkpoint.pt"));
   const std::optional<Shipped> shipped = write_policy(trainer, directory, setup.selection.get());
-  write_run_json(directory.file("run.json"), o, trainer.updates(), *setup.scenario, shipped);
+  write_run_json(directory.file("run.json"), o, trainer.updates(), *setup.scenario, shipped,
+                 selection);
   directory.commit();
   std::cout << "trained " << trainer.updates() << " updates (" << trainer.env_steps()
             << " decisions) on " << setup.scenario->name << (o.randomize ? " (randomized)" : "")
@@ -599,8 +737,12 @@ void finish(PpoTrainer& trainer, LeadSetup& setup, const TrainOptions& o) {
             << "checkpoint.pt,train_curve.csv,run.json}\n";
   if (shipped) {
     std::cout << "selected the policy that scored " << format_rounded(shipped->snapshot.score)
-              << " against the best heuristic on " << selection->scenarios() << " scenario(s)\n"
+              << " against the per-scenario best rule on " << selection->scenarios()
+              << " scenario(s)\n"
               << shipped_line(*shipped, o.env.action_base, selection->scenarios()) << '\n';
+    for (const SelectionMiss& miss : selection_misses(shipped->shipped_score(), *selection)) {
+      std::cout << miss_line(miss) << '\n';
+    }
   }
 }
 
@@ -639,7 +781,9 @@ int run_train(const std::vector<std::string>& args) {
       ranks->agree(nullptr, "training run");
       return 2;
     }
-    return ranks->agree(&definition, "training run") ? follow_training(o, *ranks) : 2;
+    if (!ranks->agree(&definition, "training run")) return 2;
+    o.env.actions = actions_of(ranks->share({}).front());
+    return follow_training(o, *ranks);
   }
   // Everything that can refuse the input, before the other ranks start: they wait for rank 0.
   std::optional<LeadSetup> setup;
@@ -651,6 +795,11 @@ int run_train(const std::vector<std::string>& args) {
     throw;
   }
   if (ranks && !ranks->agree(&definition, "training run")) return 2;
+  if (const std::optional<std::string> anchor = anchor_on_best_rule(o.env, setup->selection.get());
+      anchor && !o.quiet) {
+    std::cerr << *anchor << '\n';
+  }
+  if (ranks) ranks->share({actions_text(o.env.actions)});
   const std::shared_ptr<const Scenario>& scenario = setup->scenario;
   const std::unique_ptr<PolicySelection>& selection = setup->selection;
   std::optional<RunDirectory>& directory = setup->directory;

@@ -36,6 +36,9 @@ class Policy {
   /// The index among last_actions() that leaves things as they are, when the policy has its own
   /// action set (a learned policy: its file's); nullopt to count against the environment's.
   virtual std::optional<int> neutral_action() const { return std::nullopt; }
+  /// The rule that decided the last decide(), for a policy that picks among the hand-made rules
+  /// (a learned policy on the rule base); nullopt for any other.
+  virtual std::optional<std::string> last_rule() const { return std::nullopt; }
   /// Called at the start of an episode (after env.reset(), or at a served job's first report);
   /// policies with per-episode state clear it here.
   virtual void begin_episode(const DecisionContext& context) { (void)context; }

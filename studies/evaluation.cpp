@@ -98,6 +98,17 @@ EpisodeResult start_result(const BatchSizeEnv& env, const Policy& policy, std::u
   return result;
 }
 
+void count_choice(EpisodeResult& result, const std::string& rule) {
+  auto& choices = result.rule_choices;
+  const auto found = std::find_if(choices.begin(), choices.end(),
+                                  [&](const auto& choice) { return choice.first == rule; });
+  if (found == choices.end()) {
+    choices.emplace_back(rule, 1);
+  } else {
+    ++found->second;
+  }
+}
+
 }  // namespace
 
 const char* policy_kind_name(PolicyKind kind) {
@@ -145,6 +156,7 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
     }
     const std::vector<int> batches = policy.decide(env.decision_context(), step.observation);
     if (log) log->request(env.batches(), batches);
+    if (const std::optional<std::string> rule = policy.last_rule()) count_choice(result, *rule);
     const std::span<const int> taken = policy.last_actions();
     actions.assign(taken.begin(), taken.end());
     before = env.batches();
@@ -403,6 +415,56 @@ void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>&
   const std::vector<ScenarioScores> scenarios = score_results(results);
   for (const ScenarioScores& scenario : scenarios) write_scenario_table(out, scenario);
   write_across_scenarios(out, scenarios);
+}
+
+}  // namespace dynamix
+
+namespace dynamix {
+
+bool has_rule_choices(const std::vector<EpisodeResult>& results) {
+  return std::any_of(results.begin(), results.end(),
+                     [](const EpisodeResult& r) { return !r.rule_choices.empty(); });
+}
+
+void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeResult>& results) {
+  out << "## Rule choices\n\n"
+         "Share of the decisions each rule decided, over every seed, for the policies that pick "
+         "rules (the rule action base).\n\n"
+         "| scenario | policy | rules |\n|---|---|---|\n";
+  // Scenario and policy in first-seen order, the rules by share.
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const EpisodeResult& r : results) {
+    if (r.rule_choices.empty()) continue;
+    const std::pair<std::string, std::string> key{r.scenario, r.policy};
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  for (const auto& [scenario, policy] : keys) {
+    std::vector<std::pair<std::string, std::int64_t>> totals;
+    std::int64_t decisions = 0;
+    for (const EpisodeResult& r : results) {
+      if (r.scenario != scenario || r.policy != policy) continue;
+      for (const auto& [rule, count] : r.rule_choices) {
+        decisions += count;
+        const auto found = std::find_if(totals.begin(), totals.end(),
+                                        [&](const auto& total) { return total.first == rule; });
+        if (found == totals.end()) {
+          totals.emplace_back(rule, count);
+        } else {
+          found->second += count;
+        }
+      }
+    }
+    std::stable_sort(totals.begin(), totals.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    out << "| " << scenario << " | " << policy << " | ";
+    for (std::size_t i = 0; i < totals.size(); ++i) {
+      out << (i == 0 ? "" : ", ") << "`" << totals[i].first << "` "
+          << fixed(100.0 * static_cast<double>(totals[i].second) / static_cast<double>(decisions),
+                   0)
+          << "%";
+    }
+    out << " |\n";
+  }
 }
 
 }  // namespace dynamix

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gym/batch_size_env.h"
@@ -53,6 +54,9 @@ struct EpisodeResult {
   /// Σ over decisions of the mean reward over workers.
   double episode_return = 0;
   std::int64_t decisions = 0;
+  /// For a policy that picks rules (Policy::last_rule): the decisions each rule decided, in the
+  /// order the rules were first picked.
+  std::vector<std::pair<std::string, std::int64_t>> rule_choices = {};
 };
 
 /// Runs `policy` in `env` from reset(seed) until the episode ends (at the budget, or at the
@@ -114,5 +118,10 @@ void write_results_csv(std::ostream& out, const std::vector<EpisodeResult>& resu
 /// A Markdown table per scenario and the geometric mean of each policy's ratios to the best
 /// static batch across the scenarios that have one (docs/evaluation.md).
 void write_summary_markdown(std::ostream& out, const std::vector<EpisodeResult>& results);
+/// Whether any result picked rules (EpisodeResult::rule_choices).
+bool has_rule_choices(const std::vector<EpisodeResult>& results);
+/// What the policies that pick rules chose: per scenario and policy, each rule's share of the
+/// decisions over every seed, as a Markdown table.
+void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeResult>& results);
 
 }  // namespace dynamix

@@ -19,6 +19,12 @@ std::optional<int> PpoPolicy::neutral_action() const {
   return neutral ? std::optional(static_cast<int>(*neutral)) : std::nullopt;
 }
 
+std::optional<std::string> PpoPolicy::last_rule() const {
+  if (!rules_ || actions_.empty()) return std::nullopt;
+  const int rule = module_.metadata().actions[rules_->last_choice()];
+  return std::string(kSelectableRules[static_cast<std::size_t>(rule)]);
+}
+
 void PpoPolicy::begin_episode(const DecisionContext& context) {
   if (rules_) rules_->begin_episode(context);
 }

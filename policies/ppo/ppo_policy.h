@@ -27,6 +27,8 @@ class PpoPolicy : public Policy {
   void begin_episode(const DecisionContext& context) override;
   int decision_interval() const override { return module_.metadata().decision_interval; }
   std::span<const int> last_actions() const override { return actions_; }
+  /// Under the rule base, the rule the policy's choices agreed on last.
+  std::optional<std::string> last_rule() const override;
   /// The neutral action of the file's own base and action set.
   std::optional<int> neutral_action() const override;
   const TorchScriptPolicy& module() const { return module_; }
