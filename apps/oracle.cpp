@@ -22,6 +22,7 @@
 #include "studies/oracle.h"
 #include "studies/progress.h"
 #include "studies/rollout.h"
+#include "gym/rules.h"
 #include "studies/run_directory.h"
 
 namespace dynamix {
@@ -60,6 +61,9 @@ bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
   if (a.rollout && a.hindsight) {
     throw InputError("--rollout", 0, "", "either --rollout or --hindsight", "both");
   }
+  if (a.rollout_rules && !a.rollout) {
+    throw InputError("--rollout-rules", 0, "", "--rollout as well", "--rollout-rules alone");
+  }
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }
@@ -95,15 +99,17 @@ void write_schedule_search(const OracleArgs& a,
   }
 }
 
-/// "i:R" for each decision i (from 0) that left goodput:100, joined by spaces.
-std::string departures(const std::vector<int>& percents) {
+/// "i:R" for each decision i (from 0) that left the base, joined by spaces; R a percentage, or a
+/// rule's name where `rules`.
+std::string departures(const std::vector<int>& choices, int base, bool rules) {
   std::string text;
-  for (std::size_t i = 0; i < percents.size(); ++i) {
-    if (percents[i] == kRolloutBasePercent) continue;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i] == base) continue;
     if (!text.empty()) text += ' ';
     text += std::to_string(i);
     text += ':';
-    text += std::to_string(percents[i]);
+    text += rules ? std::string(kSelectableRules[static_cast<std::size_t>(choices[i])])
+                  : std::to_string(choices[i]);
   }
   return text;
 }
@@ -118,27 +124,38 @@ std::optional<double> mean_if_all(const std::vector<std::optional<double>>& time
   return times.empty() ? std::nullopt : std::optional(sum / static_cast<double>(times.size()));
 }
 
-void write_rollout_rows(std::ostream& csv, std::ostream& markdown, const std::string& scenario,
-                        const std::vector<RolloutOutcome>& outcomes) {
-  std::vector<std::optional<double>> base, searched;
-  std::size_t changed = 0, decisions = 0;
+/// One scenario's rollout: the base's mean time, the searched one's, and the decisions changed.
+struct RolloutRow {
+  std::optional<double> base_s;
+  std::optional<double> rollout_s;
+  std::size_t changed = 0;
+  std::size_t decisions = 0;
+};
+
+RolloutRow write_rollout_rows(std::ostream& csv, const std::string& scenario, int base,
+                              bool rules, const std::vector<RolloutOutcome>& outcomes) {
+  std::vector<std::optional<double>> base_times, searched;
+  RolloutRow row;
   for (const RolloutOutcome& o : outcomes) {
-    const std::string moves = departures(o.percents);
     const auto changes = static_cast<std::size_t>(std::count_if(
-        o.percents.begin(), o.percents.end(), [](int p) { return p != kRolloutBasePercent; }));
-    csv << scenario << ',' << o.seed << ',' << (o.base_time_s ? format_number(*o.base_time_s) : "")
-        << ',' << (o.time_s ? format_number(*o.time_s) : "") << ',' << o.decisions << ',' << changes
-        << ',' << o.episodes << ',' << moves << '\n';
-    base.push_back(o.base_time_s);
+        o.choices.begin(), o.choices.end(), [&](int choice) { return choice != base; }));
+    csv << scenario << ',' << o.seed << ','
+        << (rules ? std::string(kSelectableRules[static_cast<std::size_t>(base)]) + "," : "")
+        << (o.base_time_s ? format_number(*o.base_time_s) : "") << ','
+        << (o.time_s ? format_number(*o.time_s) : "") << ',' << o.decisions << ',' << changes << ','
+        << o.episodes << ',' << departures(o.choices, base, rules) << '\n';
+    base_times.push_back(o.base_time_s);
     searched.push_back(o.time_s);
-    changed += changes;
-    decisions += static_cast<std::size_t>(o.decisions);
+    row.changed += changes;
+    row.decisions += static_cast<std::size_t>(o.decisions);
   }
-  const auto text = [](std::optional<double> t) { return t ? format_rounded(*t) : "miss"; };
-  const std::optional<double> b = mean_if_all(base), r = mean_if_all(searched);
-  markdown << "| " << scenario << " | " << text(b) << " | " << text(r) << " | "
-           << (b && r ? format_rounded(*r / *b) : "") << " | " << changed << " of " << decisions
-           << " |\n";
+  row.base_s = mean_if_all(base_times);
+  row.rollout_s = mean_if_all(searched);
+  return row;
+}
+
+std::string time_text(std::optional<double> seconds) {
+  return seconds ? format_rounded(*seconds) : "miss";
 }
 
 void write_rollouts(const OracleArgs& a,
@@ -173,8 +190,125 @@ void write_rollouts(const OracleArgs& a,
                                                 ", " + std::to_string(episodes) + " episodes");
                           });
     progress.finish();
-    write_rollout_rows(csv, markdown, scenario->name, outcomes);
+    const RolloutRow row =
+        write_rollout_rows(csv, scenario->name, kRolloutBasePercent, false, outcomes);
+    markdown << "| " << scenario->name << " | " << time_text(row.base_s) << " | "
+             << time_text(row.rollout_s) << " | "
+             << (row.base_s && row.rollout_s ? format_rounded(*row.rollout_s / *row.base_s) : "")
+             << " | " << row.changed << " of " << row.decisions << " |\n";
   }
+}
+
+/// Each selectable rule's mean time to target on the seeds, as evaluate runs it (nullopt where a
+/// seed missed), and the longest episode any of them ran (what a miss counts as).
+struct RuleTimes {
+  std::vector<std::optional<double>> mean_s;
+  double longest_s = 0;
+};
+
+RuleTimes rule_times(const std::shared_ptr<const Scenario>& scenario, EnvOptions env,
+                     const OracleArgs& a, const IterationObserver& observer) {
+  env.stop_at_target = true;
+  const std::size_t rules = kSelectableRules.size();
+  const auto seeds = static_cast<std::size_t>(a.seeds);
+  std::vector<EpisodeResult> results(rules * seeds);
+  parallel_for(static_cast<int>(results.size()), a.jobs, [&](int k) {
+    const auto i = static_cast<std::size_t>(k);
+    const std::uint64_t seed = static_cast<std::uint64_t>(a.first_seed) + i % seeds;
+    BatchSizeEnv batch_env(std::make_shared<FixedScenario>(scenario), env);
+    batch_env.set_iteration_observer(observer);
+    const std::unique_ptr<Policy> policy =
+        make_baseline(std::string(kSelectableRules[i / seeds]), seed);
+    results[i] = run_episode(batch_env, *policy, seed);
+  });
+  RuleTimes times;
+  for (std::size_t r = 0; r < rules; ++r) {
+    std::vector<std::optional<double>> seed_times;
+    for (std::size_t s = 0; s < seeds; ++s) {
+      const EpisodeResult& result = results[r * seeds + s];
+      seed_times.push_back(result.time_to_target_s);
+      times.longest_s = std::max(times.longest_s, result.total_time_s);
+    }
+    times.mean_s.push_back(mean_if_all(seed_times));
+  }
+  return times;
+}
+
+/// --rollout --rollout-rules: per scenario, the rules alone, then the rollout over which rule
+/// decides each block, from the per-scenario best rule; the headroom over it and over the best
+/// single rule across the scenarios.
+void write_rule_rollouts(const OracleArgs& a,
+                         const std::vector<std::shared_ptr<const Scenario>>& scenarios,
+                         const IterationObserver& observer, std::ostream& csv,
+                         std::ostream& markdown) {
+  csv << "scenario,seed,base_rule,base_time_to_target_s,rollout_time_to_target_s,decisions,"
+         "changed_decisions,episodes,changes\n";
+  markdown << "# Oracle: hindsight rollout over rules\n\nOn each of " << a.seeds
+           << " seeds, the rule that decides each block of " << a.rollout_block
+           << " decisions in turn (any of the rule action base's: gym/rules.h) chosen by "
+              "replaying the seed to the target after each candidate, starting from the "
+              "per-scenario best rule (the fastest that reached on every seed; "
+              "studies/rollout.h). Mean time to target over the seeds.\n\n"
+           << "| scenario | best rule | best rule (s) | rollout (s) | ratio | decisions changed |\n"
+           << "|---|---|---|---|---|---|\n";
+  EnvOptions env = a.env_options;
+  env.initial_batch = kEvaluationInitialBatch;
+  RolloutOptions options;
+  options.rules = default_actions(ActionBase::kRule);
+  options.jobs = a.jobs;
+  options.block = a.rollout_block;
+  options.observer = observer;
+  const std::size_t rules = kSelectableRules.size();
+  // Per rule, and for the rollout: log of the ratio to the per-scenario best rule, summed.
+  std::vector<double> rule_logs(rules, 0.0);
+  double rollout_log = 0;
+  int scored = 0;
+  for (const auto& scenario : scenarios) {
+    const RuleTimes times = rule_times(scenario, env, a, observer);
+    std::optional<std::size_t> best;
+    for (std::size_t r = 0; r < rules; ++r) {
+      if (times.mean_s[r] && (!best || *times.mean_s[r] < *times.mean_s[*best])) best = r;
+    }
+    if (!best) {
+      markdown << "| " << scenario->name << " | none reached on every seed | | | | |\n";
+      continue;
+    }
+    options.base_rule = static_cast<int>(*best);
+    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
+    const std::vector<RolloutOutcome> outcomes =
+        hindsight_rollout(scenario, env, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
+                          [&](int seed, int episodes) {
+                            progress.update(static_cast<double>(seed - 1) / a.seeds,
+                                            scenario->name + " seed " + std::to_string(seed) +
+                                                ", " + std::to_string(episodes) + " episodes");
+                          });
+    progress.finish();
+    const RolloutRow row = write_rollout_rows(csv, scenario->name, options.base_rule, true, outcomes);
+    const double best_s = *times.mean_s[*best];
+    markdown << "| " << scenario->name << " | `" << kSelectableRules[*best] << "` | "
+             << format_rounded(best_s) << " | " << time_text(row.rollout_s) << " | "
+             << (row.rollout_s ? format_rounded(*row.rollout_s / best_s) : "") << " | "
+             << row.changed << " of " << row.decisions << " |\n";
+    if (!row.rollout_s) continue;
+    ++scored;
+    rollout_log += std::log(*row.rollout_s / best_s);
+    for (std::size_t r = 0; r < rules; ++r) {
+      rule_logs[r] += std::log(times.mean_s[r].value_or(times.longest_s) / best_s);
+    }
+  }
+  if (scored == 0) return;
+  const std::size_t single =
+      static_cast<std::size_t>(std::min_element(rule_logs.begin(), rule_logs.end()) -
+                               rule_logs.begin());
+  const double rollout = std::exp(rollout_log / scored);
+  const double best_single = std::exp(rule_logs[single] / scored);
+  markdown << "\nGeometric means over the " << scored
+           << " scenarios, of the time to target over the per-scenario best rule's: the rollout "
+           << format_rounded(rollout) << "; the best single rule, `" << kSelectableRules[single]
+           << "`, " << format_rounded(best_single)
+           << " (a miss counts as the longest episode any rule ran there). The rollout against "
+              "the best single rule: "
+           << format_rounded(rollout / best_single) << ".\n";
 }
 
 }  // namespace
@@ -204,7 +338,9 @@ int run_oracle(const std::vector<std::string>& args) {
   {
     std::ofstream csv(directory.file(csv_name));
     std::ofstream markdown(directory.file("summary.md"));
-    if (a.rollout) {
+    if (a.rollout && a.rollout_rules) {
+      write_rule_rollouts(a, scenarios, observer, csv, markdown);
+    } else if (a.rollout) {
       write_rollouts(a, scenarios, observer, csv, markdown);
     } else {
       write_schedule_search(a, scenarios, observer, csv, markdown);

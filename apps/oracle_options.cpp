@@ -58,6 +58,12 @@ KnobTable<OracleArgs> make_oracle_knobs() {
             .meaning = "consecutive decisions one --rollout choice holds (1: every window alone)"},
            [](auto& a) -> auto& { return a.rollout_block; }, integers(1, 1000)),
        Rows::flag(
+           {.key = "rollout-rules",
+            .meaning = "with --rollout: choose which rule decides each block (the rule action "
+                       "base's rules), starting from the per-scenario best rule: the headroom "
+                       "over it and over the best single rule"},
+           [](auto& a) -> auto& { return a.rollout_rules; }),
+       Rows::flag(
            {.key = "quiet", .meaning = "print no progress on stderr"},
            [](auto& a) -> auto& { return a.quiet; }),
        Rows::text(

@@ -29,6 +29,9 @@ struct OracleArgs {
   bool rollout = false;
   /// Consecutive decisions one rollout choice holds.
   int rollout_block = 5;
+  /// The rollout chooses which rule decides each block (the rule action base), from the
+  /// per-scenario best rule, instead of goodput:R's R.
+  bool rollout_rules = false;
   bool quiet = false;
 
   OracleArgs();

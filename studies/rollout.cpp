@@ -1,9 +1,10 @@
-// Hindsight rollout: greedy one-decision improvement of goodput:100 by exact replays.
+// Hindsight rollout: greedy blockwise improvement of goodput:100, or of a rule, by exact replays.
 #include "studies/rollout.h"
 
 #include <algorithm>
 #include <limits>
 
+#include "gym/rules.h"
 #include "policies/baselines/baselines.h"
 #include "sim/core/check.h"
 #include "studies/evaluation.h"
@@ -12,27 +13,63 @@
 namespace dynamix {
 namespace {
 
-/// goodput:R with R scripted per decision: the i-th decision uses percents[i], every later one
-/// goodput:100.
-class ScriptedAnchorPolicy : public Policy {
+/// A decision scripted per decision: the i-th decision takes script[i], every later one `base`.
+class ScriptedPolicy : public Policy {
  public:
-  explicit ScriptedAnchorPolicy(std::vector<int> percents) : percents_(std::move(percents)) {}
+  ScriptedPolicy(std::vector<int> script, int base) : script_(std::move(script)), base_(base) {}
   std::string name() const override { return "rollout"; }
   PolicyKind kind() const override { return PolicyKind::kOracle; }
   void begin_episode(const DecisionContext&) override { decisions_ = 0; }
-  // The anchor holds no state to start over: the script goes on through membership changes.
+  // The script goes on through membership changes.
   void membership_changed(const DecisionContext&) override {}
-  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override {
-    const auto i = static_cast<std::size_t>(decisions_++);
-    AnchorRatioPolicy anchor(ActionBase::kGoodput,
-                             i < percents_.size() ? percents_[i] : kRolloutBasePercent);
-    return anchor.decide(context, observation);
-  }
   int decisions() const { return decisions_; }
 
+ protected:
+  /// This decision's scripted value, counting it.
+  int next() {
+    const auto i = static_cast<std::size_t>(decisions_++);
+    return i < script_.size() ? script_[i] : base_;
+  }
+
  private:
-  std::vector<int> percents_;
+  std::vector<int> script_;
+  int base_;
   int decisions_ = 0;
+};
+
+/// goodput:R with R scripted per decision.
+class ScriptedAnchorPolicy : public ScriptedPolicy {
+ public:
+  using ScriptedPolicy::ScriptedPolicy;
+  std::vector<int> decide(const DecisionContext& context, const Observation& observation) override {
+    AnchorRatioPolicy anchor(ActionBase::kGoodput, next());
+    return anchor.decide(context, observation);
+  }
+};
+
+/// The deciding rule scripted per decision; every rule sees every window (a RuleBook), and all
+/// start over when the members change, as the rule base does.
+class ScriptedRulePolicy : public ScriptedPolicy {
+ public:
+  ScriptedRulePolicy(std::vector<int> script, int base)
+      : ScriptedPolicy(std::move(script), base), book_(default_actions(ActionBase::kRule)) {}
+  void begin_episode(const DecisionContext& context) override {
+    ScriptedPolicy::begin_episode(context);
+    book_.begin_episode(context);
+  }
+  void membership_changed(const DecisionContext& context) override {
+    book_.begin_episode(context);
+  }
+  std::vector<int> decide(const DecisionContext& context, const Observation&) override {
+    chosen_.assign(context.workers(), next());
+    book_.decide(context, chosen_, requested_);
+    return {requested_.begin(), requested_.end()};
+  }
+
+ private:
+  RuleBook book_;
+  std::vector<int> chosen_;
+  std::vector<long long> requested_;
 };
 
 struct Trial {
@@ -51,14 +88,19 @@ class SeedSearch {
   RolloutOutcome run(const std::function<void(int)>& episodes_done);
 
  private:
-  Trial trial(const std::vector<int>& percents) const {
+  Trial trial(const std::vector<int>& choices) const {
     BatchSizeEnv env(std::make_shared<FixedScenario>(scenario_), env_options_);
     env.set_iteration_observer(options_.observer);
-    ScriptedAnchorPolicy policy(percents);
-    const EpisodeResult result = run_episode(env, policy, seed_);
+    std::unique_ptr<ScriptedPolicy> policy;
+    if (options_.rules.empty()) {
+      policy = std::make_unique<ScriptedAnchorPolicy>(choices, kRolloutBasePercent);
+    } else {
+      policy = std::make_unique<ScriptedRulePolicy>(choices, options_.base_rule);
+    }
+    const EpisodeResult result = run_episode(env, *policy, seed_);
     Trial trial;
     if (result.time_to_target_s) trial.time_s = *result.time_to_target_s;
-    trial.decisions = policy.decisions();
+    trial.decisions = policy->decisions();
     return trial;
   }
 
@@ -73,9 +115,11 @@ std::optional<double> finite(double seconds) {
 }
 
 RolloutOutcome SeedSearch::run(const std::function<void(int)>& episodes_done) {
+  const bool rules = !options_.rules.empty();
+  const int base = rules ? options_.base_rule : kRolloutBasePercent;
   std::vector<int> alternatives;
-  for (int percent : options_.percents) {
-    if (percent != kRolloutBasePercent) alternatives.push_back(percent);
+  for (int choice : rules ? options_.rules : options_.percents) {
+    if (choice != base) alternatives.push_back(choice);
   }
   std::vector<int> chosen;
   Trial best = trial(chosen);
@@ -84,11 +128,11 @@ RolloutOutcome SeedSearch::run(const std::function<void(int)>& episodes_done) {
   outcome.base_time_s = finite(best.time_s);
   outcome.episodes = 1;
   const auto block = static_cast<std::size_t>(options_.block);
-  const auto candidate = [&](std::size_t first, int percent) {
-    std::vector<int> percents = chosen;
-    percents.resize(first, kRolloutBasePercent);
-    percents.resize(first + block, percent);
-    return percents;
+  const auto candidate = [&](std::size_t first, int choice) {
+    std::vector<int> choices = chosen;
+    choices.resize(first, base);
+    choices.resize(first + block, choice);
+    return choices;
   };
   // Each block of the current best episode in turn; a kept change can shorten the episode.
   for (std::size_t i = 0; i < static_cast<std::size_t>(best.decisions); i += block) {
@@ -106,7 +150,7 @@ RolloutOutcome SeedSearch::run(const std::function<void(int)>& episodes_done) {
     }
   }
   outcome.time_s = finite(best.time_s);
-  outcome.percents = std::move(chosen);
+  outcome.choices = std::move(chosen);
   outcome.decisions = best.decisions;
   return outcome;
 }

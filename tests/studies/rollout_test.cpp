@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gym/env_knobs.h"
+#include "gym/rules.h"
 #include "gym/scenario_source.h"
 #include "policies/baselines/baselines.h"
 #include "studies/evaluation.h"
@@ -70,10 +71,35 @@ TEST_CASE("The rollout is never slower than goodput:100 and the same whatever th
     CHECK(*one[s].time_s <= *one[s].base_time_s);
     CHECK(one[s].seed == 1 + s);
     CHECK(two[s].time_s == one[s].time_s);
-    CHECK(two[s].percents == one[s].percents);
-    CHECK(one[s].percents.size() % 10 == 0);
+    CHECK(two[s].choices == one[s].choices);
+    CHECK(one[s].choices.size() % 10 == 0);
     CHECK(one[s].episodes > 1);
   }
+}
+
+TEST_CASE("Over rules, one block over the whole episode: the rollout is the fastest single rule") {
+  const auto scenario = short_quickstart();
+  RolloutOptions options;
+  options.block = 100000;
+  options.rules = default_actions(ActionBase::kRule);
+  options.base_rule = *selectable_rule("goodput-steady:100");
+  const std::vector<RolloutOutcome> outcomes =
+      hindsight_rollout(scenario, evaluation_start(), 3, 1, options);
+  REQUIRE(outcomes.size() == 1);
+  const auto rule_time = [&](std::string_view name) {
+    EnvOptions env = evaluation_start();
+    env.stop_at_target = true;
+    BatchSizeEnv batch_env(std::make_shared<FixedScenario>(scenario), env);
+    const std::unique_ptr<Policy> policy = make_baseline(std::string(name), 3);
+    return run_episode(batch_env, *policy, 3)
+        .time_to_target_s.value_or(std::numeric_limits<double>::infinity());
+  };
+  double fastest = std::numeric_limits<double>::infinity();
+  for (std::string_view name : kSelectableRules) fastest = std::min(fastest, rule_time(name));
+  REQUIRE(outcomes[0].time_s);
+  CHECK(outcomes[0].base_time_s == rule_time("goodput-steady:100"));
+  CHECK(*outcomes[0].time_s == fastest);
+  CHECK(outcomes[0].episodes == static_cast<int>(kSelectableRules.size()));
 }
 
 }  // namespace
