@@ -422,6 +422,17 @@ void check(const po::variables_map& values, TrainOptions& o) {
     select_on.insert(select_on.end(), paths.begin(), paths.end());
   }
   o.select_on = std::move(select_on);
+  if (o.randomize && !o.train_on.empty()) {
+    throw InputError("--train-on", 0, "", "either --train-on or --randomize", "both");
+  }
+  std::vector<std::string> train_on;
+  for (const std::string& name : o.train_on) {
+    const std::vector<std::string> paths =
+        name == "dynamic" ? dynamic_scenario_paths()
+                          : std::vector<std::string>{resolve_scenario(name)};
+    train_on.insert(train_on.end(), paths.begin(), paths.end());
+  }
+  o.train_on = std::move(train_on);
 }
 
 /// What a resume must repeat beside the PPO options: the scenario by name and resolved
@@ -429,7 +440,7 @@ void check(const po::variables_map& values, TrainOptions& o) {
 RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
   RunSettings settings = {{"scenario", scenario.name},
                           {"set", "resolved configuration " + fingerprint(scenario.resolved)}};
-  for (const char* key : {"randomize", "family-budget", "steps"}) {
+  for (const char* key : {"randomize", "family-budget", "train-on", "steps"}) {
     settings.emplace_back(key, find_knob(train_knobs(), key)->show(o));
   }
   return settings;
@@ -592,6 +603,13 @@ std::shared_ptr<const ScenarioSource> episode_source(const TrainOptions& o,
                                                      std::shared_ptr<const Scenario> scenario,
                                                      Diagnostics& diagnostics) {
   if (o.randomize) return std::make_shared<ScenarioSampler>(o.sampler, diagnostics);
+  if (!o.train_on.empty()) {
+    std::vector<std::shared_ptr<const Scenario>> scenarios;
+    for (const std::string& path : o.train_on) {
+      scenarios.push_back(std::make_shared<const Scenario>(load_scenario(path, {}, diagnostics)));
+    }
+    return std::make_shared<ScenarioList>(std::move(scenarios));
+  }
   return std::make_shared<FixedScenario>(std::move(scenario));
 }
 

@@ -55,6 +55,12 @@ std::vector<Row> scenario_rows() {
                  field(&TrainOptions::randomize)),
       Rows::quantity({.key = "family-budget", .meaning = kFamilyBudgetHelp},
                      field(&TrainOptions::family_budget), integers(0, kMaxFamilyBudget)),
+      Rows::texts({.key = "train-on",
+                   .meaning = "train on these scenarios instead of --scenario's, repeatable "
+                              "('dynamic': the seven shipped dynamic training clusters); the "
+                              "episodes cycle over them (--set does not apply to them), and "
+                              "--scenario is what the training curve evaluates on"},
+                  field(&TrainOptions::train_on)),
       ppo_row("seed"),
       Rows::quantity({.key = "steps",
                       .meaning = "environment decisions to train on, all environments together"},

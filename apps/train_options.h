@@ -43,6 +43,9 @@ struct TrainOptions {
   /// Scenarios the policy is selected on (--select-on; "validation" and "dynamic-validation"
   /// expanded).
   std::vector<std::string> select_on;
+  /// Scenarios the episodes cycle over instead of --scenario's (--train-on; "dynamic"
+  /// expanded); --scenario stays the one the training curve evaluates on.
+  std::vector<std::string> train_on;
 };
 
 /// Train's options in --help order, defaults from TrainOptions{}: its own rows, and the rows of

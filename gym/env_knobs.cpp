@@ -29,9 +29,10 @@ Row action_base_knob() {
        .meaning = "what actions change: current (each worker's batch), balanced (its "
                   "speed-proportional share of the global batch), global (the global batch, in "
                   "percent), noise (the global batch as a percentage of the gradient noise "
-                  "scale), goodput (as a percentage of the goodput-optimal global batch) or "
+                  "scale), goodput (as a percentage of the goodput-optimal global batch), "
                   "goodput-steady (as goodput, but held at the current global batch while its "
-                  "goodput is within 5% of the optimum's); global, noise and the goodput bases "
+                  "goodput is within 5% of the optimum's) or rule (which hand-made rule decides "
+                  "the next window, its split included); global, noise and the goodput bases "
                   "split by speed"},
       field(&EnvOptions::action_base), std::move(words), "action base");
 }
@@ -83,7 +84,8 @@ KnobTable<EnvOptions> make_env_knobs() {
        action_base_knob(),
        Rows::integer_list({.key = "actions",
                            .meaning = "change per discrete action (samples, or percent for the "
-                                      "global, noise and goodput bases)",
+                                      "global, noise and goodput bases; for the rule base, "
+                                      "the numbers of docs/ppo.md#the-rule-base, anchor first)",
                            .default_value = "the action base's"},
                           field(&EnvOptions::actions),
                           integers(std::numeric_limits<int>::min(), kMaxBatch),

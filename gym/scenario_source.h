@@ -30,6 +30,19 @@ class FixedScenario : public ScenarioSource {
   std::shared_ptr<const Scenario> scenario_;
 };
 
+/// A set of scenarios: the episode of seed s runs on scenarios[s mod n].
+class ScenarioList : public ScenarioSource {
+ public:
+  /// At least one scenario.
+  explicit ScenarioList(std::vector<std::shared_ptr<const Scenario>> scenarios);
+  std::shared_ptr<const Scenario> scenario_for(std::uint64_t seed) const override {
+    return scenarios_[seed % scenarios_.size()];
+  }
+
+ private:
+  std::vector<std::shared_ptr<const Scenario>> scenarios_;
+};
+
 struct SamplerOptions {
   /// Scenario file every sample starts from.
   std::string base = kDefaultScenario;
