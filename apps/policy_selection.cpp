@@ -61,6 +61,8 @@ std::vector<std::vector<EpisodeResult>> run_seeds(
 EnvOptions selection_options(EnvOptions options) {
   options.initial_batch = kEvaluationInitialBatch;
   options.stop_at_target = true;
+  // A learned policy decides with its own action set (the rule base's anchor comes first).
+  options.actions.clear();
   return options;
 }
 

@@ -305,6 +305,85 @@ TEST_CASE("train --select-on dynamic-validation ships the snapshot on a base wit
   CHECK(split(listed.stdout_text.substr(0, listed.stdout_text.size() - 1), '\n') == held_out);
 }
 
+TEST_CASE("train --action-base rule anchors on the best rule that never missed and ranks them all") {
+  TempDirectory work;
+  const Outcome run = dynamix(kTinyRun +
+                              " --eval-seeds 2 --action-base rule --select-on "
+                              "embedded:/scenarios/dynamic/validation/v24_dyn_colocated.yaml "
+                              "--seed 3 --out " +
+                              quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  const YAML::Node json = YAML::LoadFile((work.path() / "train" / "run.json").string());
+  const YAML::Node selection = json["selection"];
+  // Every selectable rule and gns, best first.
+  REQUIRE(selection["rules"].size() == 8);
+  std::string anchor;
+  double previous = 0;
+  for (const auto& rule : selection["rules"]) {
+    CHECK(rule["score"].as<double>() >= previous);
+    previous = rule["score"].as<double>();
+    if (anchor.empty() && rule["missed_episodes"].as<int>() == 0 &&
+        rule["rule"].as<std::string>() != "gns") {
+      anchor = rule["rule"].as<std::string>();
+    }
+  }
+  REQUIRE_FALSE(anchor.empty());
+  // The anchor is the fixed point and the first action; the run says so.
+  CHECK(selection["fixed_point"].as<std::string>() == anchor);
+  CHECK(run.stderr_text.find("anchor: " + anchor + ", the best rule that reached") !=
+        std::string::npos);
+  CHECK(selection["best_rule_score"].as<double>() == selection["rules"][0]["score"].as<double>());
+  // A snapshot ships only if it beat every single rule.
+  if (selection["shipped"].as<std::string>() == "snapshot") {
+    CHECK(selection["score"].as<double>() < selection["best_rule_score"].as<double>());
+  }
+  // evaluate says which rules the policy chose.
+  const Outcome evaluated =
+      dynamix("evaluate --policies ppo:" + quoted(work.path() / "train" / "policy.pt") +
+              " --scenario embedded:/scenarios/dynamic/validation/v24_dyn_colocated.yaml "
+              "--seeds 1 --quiet --out " + quoted(work / "eval"));
+  REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
+  const std::string summary = contents(work.path() / "eval" / "summary.md");
+  CHECK(summary.find("## Rule choices") != std::string::npos);
+  CHECK(summary.find("| v24_dyn_colocated | policy | `") != std::string::npos);
+}
+
+TEST_CASE("train names each selection scenario policy.pt missed, and the best rule there") {
+  TempDirectory work;
+  // A time budget nothing meets: every policy misses.
+  std::string scenario = contents(kSourceDir / "scenarios" / "quickstart.yaml");
+  const std::size_t budget = scenario.find("budget_time_s: 300");
+  REQUIRE(budget != std::string::npos);
+  scenario.replace(budget, 18, "budget_time_s: 1");
+  const std::size_t topology = scenario.find("../topologies/");
+  REQUIRE(topology != std::string::npos);
+  scenario.replace(topology, 2, kSourceDir.string());
+  std::ofstream(work.path() / "hopeless.yaml") << scenario;
+  const Outcome run = dynamix(kTinyRun + " --eval-seeds 2 --select-on " +
+                              quoted(work / "hopeless.yaml") + " --seed 3 --quiet --out " +
+                              quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  CHECK(run.stdout_text.find("dynamix: policy.pt missed the target on quickstart in 2 of 2 "
+                             "selection episodes; no rule reached it on every seed there "
+                             "either\n") != std::string::npos);
+  const YAML::Node misses = YAML::LoadFile((work.path() / "train" / "run.json").string())
+      ["selection"]["misses"];
+  REQUIRE(misses.size() == 1);
+  CHECK(misses[0]["scenario"].as<std::string>() == "quickstart");
+  CHECK(misses[0]["missed_episodes"].as<int>() == 2);
+  CHECK(misses[0]["best_rule"].IsNull());
+}
+
+TEST_CASE("train --train-on refuses --randomize beside it with status 2") {
+  TempDirectory work;
+  const Outcome refused =
+      dynamix("train --steps 16 --randomize --train-on dynamic --out " + quoted(work / "train"));
+  CHECK(refused.status == 2);
+  CHECK(refused.stderr_text ==
+        "dynamix: --train-on: expected either --train-on or --randomize, found both\n");
+  CHECK_FALSE(fs::exists(work.path() / "train"));
+}
+
 TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and policy.pt") {
   TempDirectory work;
   for (const char* name : {"first", "second"}) {
