@@ -17,6 +17,7 @@
 #include "adapter/server/decision_log.h"
 #include "gym/batch_size_env.h"
 #include "gym/env_knobs.h"
+#include "gym/rules.h"
 #include "policies/baselines/baselines.h"
 #include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/ppo_policy.h"
@@ -531,6 +532,39 @@ TEST_CASE(
   // A departure after the next decision applies leaves this one to goodput:100.
   report.mutable_metrics()->mutable_workers(1)->set_leaving_in_s(12);
   CHECK(decided_batches(notice, report) == calm);
+}
+
+TEST_CASE("A served rule-base policy decides as the rule its actions pick, report after report") {
+  const TempDirectory directory;
+  const ArbitratorOptions options{.workers = 4, .guard_rails = kUnbounded};
+  for (const std::string_view name : {"goodput+straggler", "proportional", "goodput-steady:100"}) {
+    CAPTURE(name);
+    const ObservationBuilder builder;
+    const EnvOptions env = evaluation_env_options();
+    const PolicySnapshot untrained =
+        untrained_snapshot({.schema_json = builder.schema().to_json(),
+                            .actions = default_actions(ActionBase::kRule),
+                            .action_base = ActionBase::kRule,
+                            .min_batch = env.min_batch,
+                            .max_batch = env.max_batch,
+                            .decision_interval = env.decision_interval},
+                           builder.schema().features_per_worker(), 5);
+    const std::filesystem::path file = directory / (std::string(name) + ".pt");
+    save_torchscript_policy(
+        constant_action_snapshot(untrained, static_cast<std::size_t>(*selectable_rule(name))),
+        file);
+    const Arbitrator policy(file, options);
+    const Arbitrator rule(make_baseline(std::string(name), 1, "test"), std::string(name), options);
+    // The third worker slows down, then recovers: the rules' fits must follow every report.
+    for (int index = 0; index < 6; ++index) {
+      WindowMetrics window = four_workers();
+      const double slowdown = index >= 2 && index < 4 ? 3 : 1;
+      window.workers[2].samples_per_s /= slowdown;
+      window.workers[2].compute_s *= slowdown;
+      const wire::WindowReport report = report_of(window, index);
+      CHECK(decided_batches(policy, report) == decided_batches(rule, report));
+    }
+  }
 }
 
 TEST_CASE("A served gns grows every batch by a quarter of the largest default action") {
