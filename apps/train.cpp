@@ -419,6 +419,7 @@ void check(const po::variables_map& values, TrainOptions& o) {
     std::vector<std::string> paths = {name};
     if (name == "validation") paths = validation_scenario_paths();
     if (name == "dynamic-validation") paths = dynamic_validation_scenario_paths();
+    if (name == "dynamic") paths = dynamic_scenario_paths();
     select_on.insert(select_on.end(), paths.begin(), paths.end());
   }
   o.select_on = std::move(select_on);

@@ -74,10 +74,12 @@ std::vector<Row> scenario_rows() {
           {.key = "select-on",
            .meaning = "scenario to select the policy on, repeatable ('validation': the six "
                       "embedded validation clusters; 'dynamic-validation': the four held-out "
-                      "dynamic ones): best_snapshot.pt is the evaluated policy that did best "
-                      "there against the heuristics, last_policy.pt the final one; policy.pt is "
-                      "the best snapshot, or the fixed point (goodput:100 on the goodput base) "
-                      "where the snapshot did worse there or missed where it reached"},
+                      "dynamic ones; 'dynamic': the seven dynamic training ones, on other "
+                      "seeds): best_snapshot.pt is the evaluated policy that did best there "
+                      "against the per-scenario best rule, last_policy.pt the final one; "
+                      "policy.pt is the best snapshot, or the fixed point (goodput:100 on the "
+                      "goodput base, the anchor on the rule base) where the snapshot did worse "
+                      "there, missed where it reached, or did not beat every single rule"},
           field(&TrainOptions::select_on)),
       env_row("action-base"),
       env_row("actions")};
