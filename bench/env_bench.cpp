@@ -14,17 +14,22 @@ std::shared_ptr<const ScenarioSource> scenario_with(std::int64_t workers) {
   return std::make_shared<FixedScenario>(std::make_shared<const Scenario>(load_scenario(path)));
 }
 
-void BM_EnvStep(benchmark::State& state) {
-  BatchSizeEnv env(scenario_with(state.range(0)), evaluation_env_options());
+/// Steps one environment on `base`, every worker taking action (step + worker) mod the set.
+void step_environment(benchmark::State& state, ActionBase base) {
+  EnvOptions options = evaluation_env_options();
+  options.action_base = base;
+  options.actions = {};
+  BatchSizeEnv env(scenario_with(state.range(0)), options);
   std::uint64_t seed = 1;
   env.reset(seed);
+  const std::size_t choices = env.options().actions.size();
   std::vector<int> actions(env.workers());
   StepResult step;
   std::int64_t steps = 0;
   for (auto _ : state) {
     if (env.episode_over()) env.reset(++seed);
     for (std::size_t w = 0; w < actions.size(); ++w) {
-      actions[w] = static_cast<int>((static_cast<std::size_t>(steps) + w) % 5);
+      actions[w] = static_cast<int>((static_cast<std::size_t>(steps) + w) % choices);
     }
     env.step(actions, step);
     ++steps;
@@ -34,7 +39,13 @@ void BM_EnvStep(benchmark::State& state) {
   state.counters["iterations_per_s"] = benchmark::Counter(
       static_cast<double>(steps * env.options().decision_interval), benchmark::Counter::kIsRate);
 }
+
+void BM_EnvStep(benchmark::State& state) { step_environment(state, ActionBase::kBalanced); }
 BENCHMARK(BM_EnvStep)->Arg(8)->Arg(32)->ArgName("workers")->Unit(benchmark::kMicrosecond);
+
+// The rule base: every rule fed every window, the agreed one deciding (it changes every step).
+void BM_EnvStepRules(benchmark::State& state) { step_environment(state, ActionBase::kRule); }
+BENCHMARK(BM_EnvStepRules)->Arg(8)->Arg(32)->ArgName("workers")->Unit(benchmark::kMicrosecond);
 
 // Four environments on two threads; autoreset included.
 void BM_VectorEnvStep(benchmark::State& state) {
