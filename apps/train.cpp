@@ -293,9 +293,9 @@ std::vector<SelectionMiss> selection_misses(const SelectionScore& score,
   return misses;
 }
 
-/// The line train prints for a selection scenario policy.pt missed.
-std::string miss_line(const SelectionMiss& miss) {
-  std::string line = "dynamix: policy.pt missed the target on " + miss.scenario + " in " +
+/// The line train prints for a selection scenario `who` (policy.pt, or the fixed point) missed.
+std::string miss_line(const std::string& who, const SelectionMiss& miss) {
+  std::string line = "dynamix: " + who + " missed the target on " + miss.scenario + " in " +
                      std::to_string(miss.missed) + " of " + std::to_string(miss.episodes) +
                      " selection episodes; ";
   if (!miss.best_rule) return line + "no rule reached it on every seed there either";
@@ -760,7 +760,13 @@ void finish(PpoTrainer& trainer, LeadSetup& setup, const TrainOptions& o) {
               << " scenario(s)\n"
               << shipped_line(*shipped, o.env.action_base, selection->scenarios()) << '\n';
     for (const SelectionMiss& miss : selection_misses(shipped->shipped_score(), *selection)) {
-      std::cout << miss_line(miss) << '\n';
+      std::cout << miss_line("policy.pt", miss) << '\n';
+    }
+    if (shipped->fixed_point_score && !shipped->fixed_point_ships()) {
+      for (const SelectionMiss& miss :
+           selection_misses(*shipped->fixed_point_score, *selection)) {
+        std::cout << miss_line("its fixed point " + *shipped->fixed_point, miss) << '\n';
+      }
     }
   }
 }
