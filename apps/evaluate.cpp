@@ -357,16 +357,21 @@ void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& re
     write_results_csv(csv, results);
     std::ofstream markdown(directory.file("summary.md"));
     write_summary_markdown(markdown, results);
-    if (has_rule_choices(results)) {
+    const bool rules = has_rule_choices(results);
+    if (rules) {
       markdown << '\n';
       write_rule_choices_markdown(markdown, results);
+      std::ofstream choices(directory.file("rule_choices.csv"));
+      write_rule_choices_csv(choices, results);
+      if (!choices) throw InputError(out, 0, "", "writable result files");
     }
     if (!csv || !markdown) throw InputError(out, 0, "", "writable result files");
   }
   directory.commit();
   std::ifstream summary(directory.final_path() / "summary.md");
   std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
-            << "/{results.csv,summary.md}\n";
+            << "/{results.csv,summary.md" << (has_rule_choices(results) ? ",rule_choices.csv" : "")
+            << "}\n";
 }
 
 /// Runs the evaluation here (`ranks` null) or as one rank of an MPI job; `directory` is where

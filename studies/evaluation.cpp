@@ -426,6 +426,15 @@ bool has_rule_choices(const std::vector<EpisodeResult>& results) {
                      [](const EpisodeResult& r) { return !r.rule_choices.empty(); });
 }
 
+void write_rule_choices_csv(std::ostream& out, const std::vector<EpisodeResult>& results) {
+  out << "scenario,policy,seed,rule,decisions\n";
+  for (const EpisodeResult& r : results) {
+    for (const auto& [rule, count] : r.rule_choices) {
+      out << r.scenario << ',' << r.policy << ',' << r.seed << ',' << rule << ',' << count << '\n';
+    }
+  }
+}
+
 void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeResult>& results) {
   out << "## Rule choices\n\n"
          "Share of the decisions each rule decided, over every seed, for the policies that pick "

@@ -123,5 +123,7 @@ bool has_rule_choices(const std::vector<EpisodeResult>& results);
 /// What the policies that pick rules chose: per scenario and policy, each rule's share of the
 /// decisions over every seed, as a Markdown table.
 void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeResult>& results);
+/// rule_choices.csv: scenario, policy, seed, rule, decisions, one row per rule an episode picked.
+void write_rule_choices_csv(std::ostream& out, const std::vector<EpisodeResult>& results);
 
 }  // namespace dynamix

@@ -346,6 +346,12 @@ TEST_CASE("train --action-base rule anchors on the best rule that never missed a
   const std::string summary = contents(work.path() / "eval" / "summary.md");
   CHECK(summary.find("## Rule choices") != std::string::npos);
   CHECK(summary.find("| v24_dyn_colocated | policy | `") != std::string::npos);
+  const Csv choices = read_csv(work.path() / "eval" / "rule_choices.csv");
+  REQUIRE_FALSE(choices.rows.empty());
+  std::int64_t decided = 0;
+  for (const auto& row : choices.rows) decided += std::stoll(row[choices.column("decisions")]);
+  const Csv results = read_csv(work.path() / "eval" / "results.csv");
+  CHECK(decided == std::stoll(results.rows.front()[results.column("decisions")]));
 }
 
 TEST_CASE("train names each selection scenario policy.pt missed, and the best rule there") {
