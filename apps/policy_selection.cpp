@@ -22,7 +22,8 @@ namespace {
 /// depend on which thread ran it.
 std::vector<std::vector<EpisodeResult>> run_seeds(
     const std::vector<std::shared_ptr<const Scenario>>& scenarios, const std::string& name,
-    const EnvOptions& options, int seeds, std::size_t threads) {
+    const EnvOptions& options, int seeds, std::size_t threads,
+    const IterationObserver& observer = {}) {
   const auto per_scenario = static_cast<std::size_t>(seeds);
   std::vector<EpisodeResult> flat(scenarios.size() * per_scenario);
   std::vector<std::exception_ptr> errors(flat.size());
@@ -34,6 +35,7 @@ std::vector<std::vector<EpisodeResult>> run_seeds(
         const std::uint64_t seed = PolicySelection::kSelectionSeed + k % per_scenario;
         const std::unique_ptr<Policy> policy = make_policy(name, seed, options, "--select-on");
         BatchSizeEnv env(std::make_shared<FixedScenario>(scenario), options);
+        env.set_iteration_observer(observer);
         flat[k] = run_episode(env, *policy, seed);
         flat[k].scenario = scenario->name;
         flat[k].policy = name;
@@ -99,7 +101,8 @@ std::vector<std::string> PolicySelection::selection_rules() {
 }
 
 PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios,
-                                 const EnvOptions& env, int seeds, std::size_t threads)
+                                 const EnvOptions& env, int seeds, std::size_t threads,
+                                 const IterationObserver& observer)
     : scenarios_(std::move(scenarios)),
       env_(selection_options(env)),
       seeds_(seeds),
@@ -109,7 +112,7 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
   const std::vector<std::string> names = selection_rules();
   for (const std::string& name : names) {
     std::vector<std::vector<EpisodeResult>> runs =
-        run_seeds(scenarios_, name, rule_options, seeds_, threads_);
+        run_seeds(scenarios_, name, rule_options, seeds_, threads_, observer);
     for (std::size_t s = 0; s < scenarios_.size(); ++s) {
       for (EpisodeResult& result : runs[s]) references_[s].push_back(std::move(result));
     }

@@ -52,8 +52,10 @@ class PolicySelection {
   /// kSelectionSeed, at kEvaluationInitialBatch as `dynamix evaluate` starts them); `env` gives
   /// the learned policies' environment (decision interval, bounds). Episodes run on `threads`
   /// threads (0: one per core); the scores do not depend on how many.
+  /// `observer` sees every iteration of the rules' episodes (to stop them on an interrupt by
+  /// throwing).
   PolicySelection(std::vector<std::shared_ptr<const Scenario>> scenarios, const EnvOptions& env,
-                  int seeds, std::size_t threads = 1);
+                  int seeds, std::size_t threads = 1, const IterationObserver& observer = {});
 
   /// The reach-aware score of the policy in `file` (lower is better): the geometric mean over
   /// the scenarios of its score over the per-scenario best rule's there, both as `dynamix

@@ -510,15 +510,17 @@ std::string progress_status(const UpdateStats& stats, double last_return,
 constexpr const char* kSelectedPolicy = "selected_policy.pt";
 
 /// The selection on --select-on's scenarios (their heuristics run once here), none without.
-std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnostics& diagnostics) {
+std::unique_ptr<PolicySelection> make_selection(const TrainOptions& o, Diagnostics& diagnostics,
+                                                const InterruptScope& interrupt) {
   if (o.select_on.empty()) return nullptr;
   std::vector<std::shared_ptr<const Scenario>> scenarios;
   for (const std::string& path : o.select_on) {
     scenarios.push_back(
         std::make_shared<const Scenario>(load_scenario(resolve_scenario(path), {}, diagnostics)));
   }
-  return std::make_unique<PolicySelection>(std::move(scenarios), o.env, o.eval_seeds,
-                                           static_cast<std::size_t>(o.threads));
+  return std::make_unique<PolicySelection>(
+      std::move(scenarios), o.env, o.eval_seeds, static_cast<std::size_t>(o.threads),
+      [&interrupt](const TrainingRun&, const IterationRecord&) { interrupt.check(); });
 }
 
 /// A selecting run's best snapshot, whether it ships or not.
@@ -721,12 +723,13 @@ bool train_loop(PpoTrainer& trainer, TrainCurve& curve, const RunDirectory& dire
 
 /// What rank 0 (or the only process) loads and opens before training: each may refuse the input.
 struct LeadSetup {
-  explicit LeadSetup(const TrainOptions& o)
+  /// `interrupt` stops the selection's rule episodes (Interrupted: nothing is written yet).
+  LeadSetup(const TrainOptions& o, const InterruptScope& interrupt)
       : diagnostics({.strict = o.strict, .out = &std::cerr}),
         scenario(std::make_shared<const Scenario>(
             load_scenario(o.scenario_path, o.overrides, diagnostics))),
         source(episode_source(o, scenario, diagnostics)),
-        selection(make_selection(o, diagnostics)) {
+        selection(make_selection(o, diagnostics, interrupt)) {
     directory.emplace(o.out, "train", o.resume ? RunDirectory::kResume : RunDirectory::kResumable);
     if (o.resume) require_checkpoint(*directory);
   }
@@ -814,7 +817,9 @@ int run_train(const std::vector<std::string>& args) {
   std::optional<LeadSetup> setup;
   try {
     check(values, o);
-    setup.emplace(o);
+    // SIGINT or SIGTERM while the selection runs its rules stops here, before anything is written.
+    const InterruptScope starting;
+    setup.emplace(o, starting);
   } catch (...) {
     if (ranks) ranks->agree(nullptr, "training run");
     throw;

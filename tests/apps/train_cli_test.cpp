@@ -196,10 +196,12 @@ TEST_CASE("train --select-on keeps the evaluated policy that scored best on the 
   CHECK(selection["scenarios"].size() == 2);
   CHECK(selection["score"].as<double>() ==
         doctest::Approx(*std::min_element(scores.begin(), scores.end())));
-  // The best snapshot ships unless the fixed point scored better or reached where it missed.
+  // The best snapshot ships unless the fixed point scored better or reached where it missed, or
+  // some single rule scored as well.
   const bool snapshot_ships =
       selection["score"].as<double>() <= selection["fixed_point_score"].as<double>() &&
-      selection["misses_beside_fixed_point"].as<int>() == 0;
+      selection["misses_beside_fixed_point"].as<int>() == 0 &&
+      selection["score"].as<double>() < selection["best_rule_score"].as<double>();
   CHECK(selection["shipped"].as<std::string>() == (snapshot_ships ? "snapshot" : "fixed point"));
   CHECK((contents(dir / "policy.pt") == contents(dir / "best_snapshot.pt")) == snapshot_ships);
   // The kept policy is the one that scored best: it runs like any policy.pt.
@@ -378,6 +380,23 @@ TEST_CASE("train names each selection scenario policy.pt missed, and the best ru
   CHECK(misses[0]["scenario"].as<std::string>() == "quickstart");
   CHECK(misses[0]["missed_episodes"].as<int>() == 2);
   CHECK(misses[0]["best_rule"].IsNull());
+}
+
+TEST_CASE("train stopped by SIGTERM while its selection runs the rules exits 130, writing nothing") {
+  TempDirectory work;
+  // The rules' selection episodes (six validation clusters, 10 seeds, 8 rules) take several
+  // seconds before anything is written; the signal lands among them.
+  const std::string shell = quoted(DYNAMIX_BINARY) +
+                            " train --steps 4096 --select-on validation --eval-seeds 10 --out " +
+                            quoted(work / "train") + " >/dev/null 2>" +
+                            quoted(work / "stderr.txt") + " & pid=$!; sleep 1.5; kill -TERM $pid; " +
+                            "wait $pid";
+  const int raw = std::system(shell.c_str());
+  REQUIRE(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 130);
+  CHECK(contents(work.path() / "stderr.txt") == "dynamix: interrupted; nothing was written\n");
+  CHECK_FALSE(fs::exists(work.path() / "train"));
+  CHECK_FALSE(fs::exists(work.path() / "train.partial"));
 }
 
 TEST_CASE("train --train-on refuses --randomize beside it with status 2") {
