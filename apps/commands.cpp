@@ -21,6 +21,7 @@
 #include "apps/sweep.h"
 #include "apps/train.h"
 #include "apps/workloads.h"
+#include "apps/gpus.h"
 #include "dynamix_config.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
@@ -91,6 +92,7 @@ std::vector<Command> command_table(const TorchCommands& torch) {
       with_run(kExportCommand, torch.export_checkpoint),
       with_run(kBandCommand, torch.band),
       kWorkloadsCommand,
+      kGpusCommand,
       kScenariosCommand,
       kCalibrateCommand,
       kFidelityCommand,

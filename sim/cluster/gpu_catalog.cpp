@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <iomanip>
 
 #include "sim/io/config_node.h"
 #include "sim/io/diagnostics.h"
@@ -162,6 +163,23 @@ std::vector<std::string> GpuCatalog::names() const {
   result.reserve(gpus_.size());
   for (const GpuSpec& gpu : gpus_) result.push_back(gpu.name);
   return result;
+}
+
+void print_gpu_table(const GpuCatalog& catalog, std::ostream& out) {
+  const auto flags = out.flags();
+  out << std::left << std::setw(12) << "name" << std::setw(6) << "kind" << std::right
+      << std::setw(11) << "memory_gb" << std::setw(13) << "peak_tflops" << std::setw(16)
+      << "max_efficiency" << std::setw(22) << "half_efficiency_batch" << std::setw(19)
+      << "fixed_overhead_ms" << '\n';
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    out << std::left << std::setw(12) << gpu.name << std::setw(6)
+        << (gpu.kind == DeviceKind::kCpu ? "cpu" : "gpu") << std::right << std::fixed
+        << std::setprecision(1) << std::setw(11) << gpu.memory_gb << std::setw(13)
+        << gpu.peak_tflops << std::setprecision(3) << std::setw(16) << gpu.max_efficiency
+        << std::setprecision(1) << std::setw(22) << gpu.half_efficiency_batch
+        << std::setprecision(3) << std::setw(19) << to_seconds(gpu.fixed_overhead) * 1e3 << '\n';
+  }
+  out.flags(flags);
 }
 
 }  // namespace dynamix

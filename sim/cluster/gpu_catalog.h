@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,5 +83,9 @@ class GpuCatalog {
  private:
   std::vector<GpuSpec> gpus_;
 };
+
+/// One row per device of `catalog`: name, kind, memory, peak, efficiency model, fixed overhead
+/// (`dynamix gpus`).
+void print_gpu_table(const GpuCatalog& catalog, std::ostream& out);
 
 }  // namespace dynamix

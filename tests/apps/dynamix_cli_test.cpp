@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dynamix_config.h"
+#include "sim/cluster/gpu_catalog.h"
 #include "sim/training/workload.h"
 #include "tests/apps/run_dynamix.h"
 
@@ -408,6 +409,30 @@ TEST_CASE("dynamix scenarios lists every built-in scenario with its workers and 
                   std::vector<std::string>{"hetero32", "32", "resnet50-cifar100"}) != rows.end());
   CHECK(std::find(rows.begin(), rows.end(),
                   std::vector<std::string>{"quickstart", "8", "resnet18-cifar10"}) != rows.end());
+}
+
+TEST_CASE("dynamix gpus lists every catalog GPU once, with its memory, as topologies name them") {
+  const Outcome outcome = dynamix("gpus");
+  REQUIRE(outcome.status == 0);
+  CHECK(outcome.stderr_text.empty());
+  std::istringstream lines(outcome.stdout_text);
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line.starts_with("name"));
+  std::vector<std::string> listed;
+  const GpuCatalog catalog = GpuCatalog::builtin();
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string name, kind;
+    double memory_gb = 0;
+    words >> name >> kind >> memory_gb;
+    REQUIRE(catalog.find(name) != nullptr);
+    CHECK(memory_gb == doctest::Approx(catalog.find(name)->memory_gb).epsilon(0.01));
+    listed.push_back(name);
+  }
+  CHECK(listed == catalog.names());
+  // The reference the configuration gives for a node's device.
+  CHECK(dynamix("config").stdout_text.find("dynamix gpus") != std::string::npos);
 }
 
 TEST_CASE("dynamix workloads lists every catalog workload once, with its model and dataset") {
