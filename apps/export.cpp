@@ -34,7 +34,28 @@ int run_export(const std::vector<std::string>& args) {
       return false;
     }
   });
-  export_checkpoint(checkpoint, out);
+  // As dynamix.export_policy does: a missing folder is made, and removed again if the export
+  // fails (it is dynamix's own then).
+  const std::filesystem::path folder = std::filesystem::path(out).parent_path();
+  std::filesystem::path made;
+  std::error_code error;
+  for (std::filesystem::path at = folder; !at.empty() && !std::filesystem::exists(at, error);
+       at = at.parent_path()) {
+    made = at;
+  }
+  if (!made.empty()) {
+    std::filesystem::create_directories(folder, error);
+    if (error) {
+      throw InputError("--out", 0, "", "a file in a folder that exists or can be made",
+                       "'" + folder.string() + "': " + error.message());
+    }
+  }
+  try {
+    export_checkpoint(checkpoint, out);
+  } catch (...) {
+    if (!made.empty()) std::filesystem::remove_all(made, error);
+    throw;
+  }
   std::cout << "wrote " << out << '\n';
   return 0;
 }

@@ -293,6 +293,11 @@ TEST_CASE("no command replaces a folder or file that dynamix did not write") {
     CHECK(outcome.status == 2);
     CHECK(outcome.stderr_text.find("--out") != std::string::npos);
   }
+  // A failed export into a missing folder leaves no folder behind.
+  const Outcome failed = dynamix("export --checkpoint " + quoted(checkpoint) + " --out " +
+                                 quoted((work.path() / "made" / "deeper" / "policy.pt").string()));
+  CHECK(failed.status == 2);
+  CHECK_FALSE(fs::exists(work.path() / "made"));
   CHECK(contents(mine / "notes.txt") == "precious");
   CHECK(contents(file) == "not a policy");
   std::size_t entries = 0;

@@ -93,11 +93,12 @@ TEST_CASE("A seeded short training run passes the repository's reward band" *
                                "eval_time_to_target_s", "eval_final_accuracy"}) {
       curve_csv.column(column);
     }
+    // Into a folder that does not exist yet, as dynamix.export_policy does.
     const Outcome exported = dynamix("export --checkpoint " + quoted(work / "train/checkpoint.pt") +
-                                     " --out " + quoted(work / "again.pt"));
+                                     " --out " + quoted(work / "new/folder/again.pt"));
     REQUIRE_MESSAGE(exported.status == 0, exported.stderr_text);
     const Outcome evaluated =
-        dynamix("evaluate --policies static:128,ppo:" + quoted(work / "again.pt") +
+        dynamix("evaluate --policies static:128,ppo:" + quoted(work / "new/folder/again.pt") +
                 " --seeds 1 --set training.budget_epochs=2 --out " + quoted(work / "eval"));
     REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
     const Csv results = read_csv(work.path() / "eval" / "results.csv");
