@@ -68,7 +68,8 @@ int run_queue(const SweepPlan& plan, EpisodeQueue& queue, const SweepRun& run,
   const InterruptScope interrupt;
   Progress progress(std::cerr, {.style = stderr_progress_style(run.quiet)});
   try {
-    run_sweep_episodes(plan, queue, queue.size(), run.jobs, interrupt, progress);
+    run_sweep_episodes(plan, queue, queue.size(), run.jobs, interrupt, progress,
+                       plan.episodes() - folder.left);
   } catch (const Interrupted&) {
     progress.finish();
     std::cerr << "dynamix: interrupted; the finished episodes are kept in "

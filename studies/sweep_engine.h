@@ -118,9 +118,11 @@ RecordSink write_to(const CellRecords& records);
 
 /// Runs the episodes `feed` hands out on `jobs` threads, `expected` of them (for the progress),
 /// each record given back to `feed`, until the feed has no more and waits for nothing. The
-/// first failure (an interrupt included) stops the others and is rethrown once all have ended.
+/// progress counts `recorded` episodes as done before these (a resumed sweep's). The first
+/// failure (an interrupt included) stops the others and is rethrown once all have ended.
 void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
-                        const InterruptScope& interrupt, Progress& progress);
+                        const InterruptScope& interrupt, Progress& progress,
+                        std::size_t recorded = 0);
 
 /// results.csv, timing.csv and summary.md in `directory` from every episode's record; then the
 /// records are removed.

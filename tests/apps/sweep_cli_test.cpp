@@ -94,6 +94,23 @@ TEST_CASE("dynamix sweep --resume runs only the episodes that have no record") {
   }
 }
 
+TEST_CASE("dynamix sweep --max-episodes shows progress against the whole sweep, then resumes it") {
+  TempDirectory work;
+  const std::string out = work / "sweep";
+  std::string loud = kSweep;
+  loud.erase(loud.find(" --quiet"));
+  const Outcome first = dynamix(loud + " --jobs 1 --max-episodes 3 --out " + quoted(out));
+  REQUIRE_MESSAGE(first.status == 0, first.stderr_text);
+  CHECK(first.stderr_text.find("3/16 episodes") != std::string::npos);
+  CHECK(first.stderr_text.find("16/16 episodes") == std::string::npos);
+  CHECK(first.stderr_text.find("3 of 16 episodes recorded") != std::string::npos);
+  // The resumed run counts the three already recorded.
+  const Outcome second = dynamix(loud + " --jobs 1 --resume --max-episodes 2 --out " + quoted(out));
+  REQUIRE_MESSAGE(second.status == 0, second.stderr_text);
+  CHECK(second.stderr_text.find("5/16 episodes") != std::string::npos);
+  CHECK(second.stderr_text.find("5 of 16 episodes recorded") != std::string::npos);
+}
+
 TEST_CASE("dynamix sweep --resume refuses a record that is not this sweep's, naming its line") {
   TempDirectory work;
   const std::string out = work / "sweep";
