@@ -41,9 +41,9 @@ topology:
   name: trial
   switches: [tor]
   nodes:
-    - {name: a100-{i}, count: 2, gpu: A100, gpus: 2, cpu_cores: 32,
+    - {name: "a100-{i}", count: 2, gpu: A100, gpus: 2, cpu_cores: 32,
        link: {to: tor, bandwidth_gbps: 100, latency_us: 2}}
-    - {name: v100-{i}, count: 4, gpu: V100, cpu_cores: 16,
+    - {name: "v100-{i}", count: 4, gpu: V100, cpu_cores: 16,
        link: {to: tor, bandwidth_gbps: 25, latency_us: 2, loss_rate: 1e-4}}
 ```
 

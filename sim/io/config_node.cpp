@@ -157,8 +157,14 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
     }
     root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
+    // A node name template like a100-{i} inside a {...} map ends the map early.
+    const std::string hint =
+        error.msg.find("flow") != std::string::npos
+            ? " (inside a {...} map or [...] list a value with {, }, [, ] or a comma needs "
+              "quotes, e.g. name: \"a100-{i}\")"
+            : "";
     throw InputError(source, error.mark.is_null() ? 0 : error.mark.line + 1, "", "valid YAML",
-                     error.msg);
+                     error.msg + hint);
   }
   std::size_t values = 0;
   check_structure(root, source, "", values);

@@ -6,10 +6,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
+#include "sim/cluster/gpu_catalog.h"
+#include "sim/cluster/topology.h"
 #include "sim/cluster/topology_knobs.h"
+#include "sim/io/config_node.h"
+#include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_knobs.h"
 #include "tests/apps/run_dynamix.h"
 
@@ -21,6 +27,40 @@ using testing::dynamix;
 using testing::kSourceDir;
 using testing::quoted;
 using testing::TempDirectory;
+
+TEST_CASE("Every YAML block in docs/ and the README parses and loads as what it shows") {
+  std::vector<std::filesystem::path> pages = {kSourceDir / "README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(kSourceDir / "docs")) {
+    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  }
+  const std::regex block("```yaml\n([\\s\\S]*?)```");
+  const GpuCatalog gpus = GpuCatalog::builtin();
+  int blocks = 0;
+  TempDirectory work;
+  for (const std::filesystem::path& page : pages) {
+    const std::string text = contents(page);
+    for (std::sregex_iterator it(text.begin(), text.end(), block), end; it != end; ++it) {
+      const std::string yaml = (*it)[1].str();
+      const std::string where = page.filename().string() + " block " + std::to_string(++blocks);
+      CAPTURE(where);
+      CAPTURE(yaml);
+      ConfigNode root = ConfigNode::parse(yaml, where);
+      if (root.has("training") || root.has("workload")) {
+        // A whole scenario: loaded from a file beside none of the repository's topologies.
+        const std::filesystem::path file = work.path() / ("block" + std::to_string(blocks) + ".yaml");
+        std::ofstream(file) << yaml;
+        CHECK_NOTHROW(load_scenario(file.string()));
+      } else if (root.has("topology")) {
+        CHECK_NOTHROW(Topology::load(root.at("topology"), gpus));
+      } else {
+        REQUIRE_MESSAGE((root.has("fabric") || root.has("nodes")),
+                        "a YAML block that is neither a scenario nor a topology");
+        CHECK_NOTHROW(Topology::load(root, gpus));
+      }
+    }
+  }
+  CHECK(blocks >= 4);
+}
 
 TEST_CASE("docs/configuration.md is what dynamix config --markdown prints") {
   std::ostringstream generated;
