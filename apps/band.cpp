@@ -19,10 +19,14 @@
 #include "policies/export/torchscript_policy.h"
 #include "sim/io/config_node.h"
 #include "sim/io/csv_table.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/durable_file.h"
+#include "sim/io/hash.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
 namespace {
@@ -48,6 +52,9 @@ struct Bin {
 /// What `make` stores and `check` holds a run against.
 struct Band {
   std::string train_options;
+  /// hex_fingerprint of the resolved scenario the band's runs trained on: a band checks only
+  /// against the scenario it was made on (a band file without one is checked with a warning).
+  std::string scenario_fingerprint;
   std::vector<int> seeds;
   int bin_updates = 20;
   /// Each bin is widened by this fraction of its mean's magnitude (and by a quarter of the
@@ -109,6 +116,27 @@ std::vector<std::string> scenario_arguments(const std::vector<std::string>& trai
     }
   }
   return kept;
+}
+
+/// The fingerprint of the scenario `train` options resolve to (--scenario, else the default,
+/// with every --set).
+std::string scenario_fingerprint(const std::vector<std::string>& train) {
+  std::string path = kDefaultScenario;
+  std::vector<std::string> overrides;
+  const std::vector<std::string> kept = scenario_arguments(train);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const std::size_t equals = kept[i].find('=');
+    const bool joined = kept[i].starts_with("--") && equals != std::string::npos;
+    const std::string key = joined ? kept[i].substr(0, equals) : kept[i];
+    const std::string value = joined ? kept[i].substr(equals + 1) : kept[++i];
+    if (key == "--scenario") {
+      path = value;
+    } else {
+      overrides.push_back(value);
+    }
+  }
+  Diagnostics quiet;
+  return hex_fingerprint(load_scenario(resolve_scenario(path), overrides, quiet).resolved.to_yaml());
 }
 
 /// Runs a child and turns its failure into this command's: its last stderr line, its status.
@@ -259,7 +287,8 @@ std::string band_yaml(const Band& band) {
   out << kBandHeader
       << "\n# dynamix band check --band FILE trains once more and holds the run "
          "against it.\ntrain_options: \""
-      << band.train_options << "\"\nseeds: [";
+      << band.train_options << "\"\nscenario_fingerprint: \"" << band.scenario_fingerprint
+      << "\"\nseeds: [";
   for (std::size_t i = 0; i < band.seeds.size(); ++i) out << (i ? ", " : "") << band.seeds[i];
   out << "]\nbin_updates: " << band.bin_updates << "\nmargin: " << format_number(band.margin)
       << "\nguard: " << format_number(band.guard) << "\neval_seeds: " << band.eval_seeds << '\n';
@@ -281,10 +310,14 @@ Band read_band(const std::string& path) {
   if (!text.starts_with(kBandHeader))
     throw InputError(path, 1, "", "a band file written by dynamix band make", "another file");
   const ConfigNode root = ConfigNode::parse(text, path);
-  root.reject_unknown({"train_options", "seeds", "bin_updates", "margin", "guard", "eval_seeds",
-                       "min_rise", "min_departure_share", "varied_features", "bins"});
+  root.reject_unknown({"train_options", "scenario_fingerprint", "seeds", "bin_updates", "margin",
+                       "guard", "eval_seeds", "min_rise", "min_departure_share",
+                       "varied_features", "bins"});
   Band band;
   band.train_options = root.text("train_options");
+  if (root.has("scenario_fingerprint")) {
+    band.scenario_fingerprint = root.text("scenario_fingerprint");
+  }
   for (const ConfigNode& seed : root.at("seeds").items())
     band.seeds.push_back(static_cast<int>(seed.as_integer()));
   band.bin_updates = root.int_or("bin_updates", 1, 1 << 20, band.bin_updates);
@@ -319,7 +352,7 @@ void require_replaceable(const fs::path& out) {
 }
 
 int make_band(Band band, const fs::path& out) {
-  train_arguments(band.train_options);
+  band.scenario_fingerprint = scenario_fingerprint(train_arguments(band.train_options));
   require_replaceable(out);
   ScratchFolder work;
   std::vector<SeedRun> runs;
@@ -387,6 +420,16 @@ bool judge(const Band& band, const SeedRun& run) {
 
 int check_band(const std::string& path, std::optional<int> seed, const std::string& keep) {
   const Band band = read_band(path);
+  const std::string now = scenario_fingerprint(train_arguments(band.train_options));
+  if (band.scenario_fingerprint.empty()) {
+    std::cerr << "dynamix: warning: " << path
+              << " has no scenario_fingerprint, so the scenario is not checked (band make "
+                 "records it)\n";
+  } else if (now != band.scenario_fingerprint) {
+    throw InputError(path, 0, "scenario_fingerprint",
+                     "the scenario the band was made on (" + band.scenario_fingerprint + ")",
+                     now + ": the scenario has changed since; make the band again");
+  }
   const int chosen = seed.value_or(band.seeds.front());
   ScratchFolder work;
   const fs::path out = keep.empty() ? work.path() / "run" : fs::path(keep);

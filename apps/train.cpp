@@ -81,13 +81,6 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
   return evaluation;
 }
 
-/// FNV-1a of the resolved scenario: a resume must train on the configuration its checkpoint did.
-std::string fingerprint(const ConfigTree& resolved) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx",
-                static_cast<unsigned long long>(fnv1a(resolved.to_yaml())));
-  return text;
-}
 
 const std::vector<std::string> kCurveColumns = {"update",
                                                 "env_steps",
@@ -440,7 +433,7 @@ void check(const po::variables_map& values, TrainOptions& o) {
 /// configuration, and the rows of train's table that shape the run, shown as the table shows them.
 RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
   RunSettings settings = {{"scenario", scenario.name},
-                          {"set", "resolved configuration " + fingerprint(scenario.resolved)}};
+                          {"set", "resolved configuration " + hex_fingerprint(scenario.resolved.to_yaml())}};
   for (const char* key : {"randomize", "family-budget", "train-on", "steps"}) {
     settings.emplace_back(key, find_knob(train_knobs(), key)->show(o));
   }

@@ -47,6 +47,22 @@ TEST_CASE("band check fails a run in which a feature the band saw vary stayed co
         std::string::npos);
 }
 
+TEST_CASE("band check refuses a band made on a scenario that has changed since") {
+  TempDirectory work;
+  std::string text = contents(kSourceDir / "tests" / "apps" / "reward_band.yaml");
+  // The repository's band records the quick-start scenario as it is now.
+  CHECK(text.find("scenario_fingerprint: \"") != std::string::npos);
+  const std::size_t start = text.find("scenario_fingerprint: \"") + 23;
+  text.replace(start, 16, "0123456789abcdef");
+  const std::string band = work.write("band.yaml", text);
+  const Outcome run = dynamix("band check --band " + quoted(band));
+  CHECK(run.status == 2);
+  CHECK(run.stderr_text.find("band.yaml: scenario_fingerprint: expected the scenario the band was "
+                             "made on (0123456789abcdef), found ") != std::string::npos);
+  CHECK(run.stderr_text.find("the scenario has changed since; make the band again\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("band refuses bad input with one line and status 2, and writes nothing") {
   TempDirectory work;
   const std::string other = work.write("notes.yaml", "mine: true\n");
