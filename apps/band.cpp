@@ -136,7 +136,8 @@ std::string scenario_fingerprint(const std::vector<std::string>& train) {
     }
   }
   Diagnostics quiet;
-  return hex_fingerprint(load_scenario(resolve_scenario(path), overrides, quiet).resolved.to_yaml());
+  return hex_fingerprint(
+      load_scenario(resolve_scenario(path), overrides, quiet).resolved.to_yaml());
 }
 
 /// Runs a child and turns its failure into this command's: its last stderr line, its status.
@@ -311,8 +312,8 @@ Band read_band(const std::string& path) {
     throw InputError(path, 1, "", "a band file written by dynamix band make", "another file");
   const ConfigNode root = ConfigNode::parse(text, path);
   root.reject_unknown({"train_options", "scenario_fingerprint", "seeds", "bin_updates", "margin",
-                       "guard", "eval_seeds", "min_rise", "min_departure_share",
-                       "varied_features", "bins"});
+                       "guard", "eval_seeds", "min_rise", "min_departure_share", "varied_features",
+                       "bins"});
   Band band;
   band.train_options = root.text("train_options");
   if (root.has("scenario_fingerprint")) {

@@ -12,6 +12,7 @@
 #include "apps/knob_options.h"
 #include "apps/oracle_options.h"
 #include "gym/env_knobs.h"
+#include "gym/rules.h"
 #include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
@@ -22,7 +23,6 @@
 #include "studies/oracle.h"
 #include "studies/progress.h"
 #include "studies/rollout.h"
-#include "gym/rules.h"
 #include "studies/run_directory.h"
 
 namespace dynamix {
@@ -132,8 +132,8 @@ struct RolloutRow {
   std::size_t decisions = 0;
 };
 
-RolloutRow write_rollout_rows(std::ostream& csv, const std::string& scenario, int base,
-                              bool rules, const std::vector<RolloutOutcome>& outcomes) {
+RolloutRow write_rollout_rows(std::ostream& csv, const std::string& scenario, int base, bool rules,
+                              const std::vector<RolloutOutcome>& outcomes) {
   std::vector<std::optional<double>> base_times, searched;
   RolloutRow row;
   for (const RolloutOutcome& o : outcomes) {
@@ -283,7 +283,8 @@ void write_rule_rollouts(const OracleArgs& a,
                                                 ", " + std::to_string(episodes) + " episodes");
                           });
     progress.finish();
-    const RolloutRow row = write_rollout_rows(csv, scenario->name, options.base_rule, true, outcomes);
+    const RolloutRow row =
+        write_rollout_rows(csv, scenario->name, options.base_rule, true, outcomes);
     const double best_s = *times.mean_s[*best];
     markdown << "| " << scenario->name << " | `" << kSelectableRules[*best] << "` | "
              << format_rounded(best_s) << " | " << time_text(row.rollout_s) << " | "
@@ -297,9 +298,8 @@ void write_rule_rollouts(const OracleArgs& a,
     }
   }
   if (scored == 0) return;
-  const std::size_t single =
-      static_cast<std::size_t>(std::min_element(rule_logs.begin(), rule_logs.end()) -
-                               rule_logs.begin());
+  const std::size_t single = static_cast<std::size_t>(
+      std::min_element(rule_logs.begin(), rule_logs.end()) - rule_logs.begin());
   const double rollout = std::exp(rollout_log / scored);
   const double best_single = std::exp(rule_logs[single] / scored);
   markdown << "\nGeometric means over the " << scored

@@ -16,7 +16,6 @@
 namespace dynamix {
 namespace {
 
-
 /// `seeds` episodes of the policy `name` on each of `scenarios`, scenario by scenario, on
 /// `threads` threads: each episode has its own policy and environment, so the results do not
 /// depend on which thread ran it.
@@ -134,8 +133,8 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
       rules_[r].misses += rule.seeds - rule.reached;
     }
     for (const EpisodeResult& result : references_[s]) {
-      const auto r = static_cast<std::size_t>(
-          std::find(names.begin(), names.end(), result.policy) - names.begin());
+      const auto r = static_cast<std::size_t>(std::find(names.begin(), names.end(), result.policy) -
+                                              names.begin());
       rules_[r].score.reached.push_back(result.time_to_target_s.has_value());
     }
   }
@@ -170,13 +169,12 @@ SelectionScore PolicySelection::score(const std::filesystem::path& file) const {
       run_seeds(scenarios_, "ppo:" + file.string(), env_, seeds_, threads_);
   for (std::size_t s = 0; s < scenarios_.size(); ++s) {
     std::vector<EpisodeResult> results = references_[s];
-    const std::size_t references = rules_.size();
     for (EpisodeResult& result : runs[s]) {
       score.reached.push_back(result.time_to_target_s.has_value());
       results.push_back(std::move(result));
     }
     const ScenarioScores scores = score_results(results).front();
-    log_sum += std::log(scores.policies.back().score_s / reference_score(scores, references));
+    log_sum += std::log(scores.policies.back().score_s / reference_score(scores, rules_.size()));
   }
   score.score = std::exp(log_sum / static_cast<double>(scenarios_.size()));
   return score;

@@ -77,8 +77,8 @@ class PolicySelection {
   const std::vector<RuleStanding>& rules() const { return rules_; }
   /// The rule with the best score that missed no episode, among `candidates` (every rule when
   /// empty); nullopt when each of them missed somewhere.
-  std::optional<std::string> best_reaching_rule(std::span<const std::string_view> candidates = {})
-      const;
+  std::optional<std::string> best_reaching_rule(
+      std::span<const std::string_view> candidates = {}) const;
   /// The best score any single rule reached, misses counted at the miss time.
   double best_rule_score() const;
 

@@ -18,8 +18,8 @@
 #include "apps/portable_kernels.h"
 #include "apps/train_options.h"
 #include "gym/action_base.h"
-#include "gym/rules.h"
 #include "gym/env_knobs.h"
+#include "gym/rules.h"
 #include "gym/scenario_source.h"
 #include "gym/vector_env.h"
 #include "policies/baselines/baselines.h"
@@ -80,7 +80,6 @@ Evaluation evaluate_policy(const std::filesystem::path& policy_file,
   if (all_reached) evaluation.time_to_target_s = time_sum / seeds;
   return evaluation;
 }
-
 
 const std::vector<std::string> kCurveColumns = {"update",
                                                 "env_steps",
@@ -421,9 +420,9 @@ void check(const po::variables_map& values, TrainOptions& o) {
   }
   std::vector<std::string> train_on;
   for (const std::string& name : o.train_on) {
-    const std::vector<std::string> paths =
-        name == "dynamic" ? dynamic_scenario_paths()
-                          : std::vector<std::string>{resolve_scenario(name)};
+    const std::vector<std::string> paths = name == "dynamic"
+                                               ? dynamic_scenario_paths()
+                                               : std::vector<std::string>{resolve_scenario(name)};
     train_on.insert(train_on.end(), paths.begin(), paths.end());
   }
   o.train_on = std::move(train_on);
@@ -432,8 +431,9 @@ void check(const po::variables_map& values, TrainOptions& o) {
 /// What a resume must repeat beside the PPO options: the scenario by name and resolved
 /// configuration, and the rows of train's table that shape the run, shown as the table shows them.
 RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
-  RunSettings settings = {{"scenario", scenario.name},
-                          {"set", "resolved configuration " + hex_fingerprint(scenario.resolved.to_yaml())}};
+  RunSettings settings = {
+      {"scenario", scenario.name},
+      {"set", "resolved configuration " + hex_fingerprint(scenario.resolved.to_yaml())}};
   for (const char* key : {"randomize", "family-budget", "train-on", "steps"}) {
     settings.emplace_back(key, find_knob(train_knobs(), key)->show(o));
   }
@@ -579,14 +579,15 @@ std::string shipped_line(const Shipped& shipped, ActionBase base, std::size_t sc
   const std::string on = " on " + std::to_string(scenarios) + " scenario(s)";
   if (!shipped.fixed_point_ships()) {
     return "policy.pt: the best snapshot (selection " + snapshot + " against the fixed point " +
-           *shipped.fixed_point + "'s " + fixed_point + " and the best single rule's " +
-           best_rule + on + ")";
+           *shipped.fixed_point + "'s " + fixed_point + " and the best single rule's " + best_rule +
+           on + ")";
   }
   std::string why;
   if (shipped.misses() > 0) {
     why = "; it missed the target in " + std::to_string(shipped.misses()) +
           " episode(s) the fixed point reached";
-  } else if (!shipped.beats_every_rule() && shipped.snapshot.score <= shipped.fixed_point_score->score) {
+  } else if (!shipped.beats_every_rule() &&
+             shipped.snapshot.score <= shipped.fixed_point_score->score) {
     why = "; it did not beat the best single rule's " + best_rule;
   }
   return "policy.pt: the fixed point " + *shipped.fixed_point + " (selection " + fixed_point +
@@ -759,8 +760,7 @@ void finish(PpoTrainer& trainer, LeadSetup& setup, const TrainOptions& o) {
       std::cout << miss_line("policy.pt", miss) << '\n';
     }
     if (shipped->fixed_point_score && !shipped->fixed_point_ships()) {
-      for (const SelectionMiss& miss :
-           selection_misses(*shipped->fixed_point_score, *selection)) {
+      for (const SelectionMiss& miss : selection_misses(*shipped->fixed_point_score, *selection)) {
         std::cout << miss_line("its fixed point " + *shipped->fixed_point, miss) << '\n';
       }
     }

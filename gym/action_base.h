@@ -46,7 +46,7 @@ enum class ActionBase {
 
 /// Every base, in the order help texts list them.
 inline constexpr std::array<ActionBase, 7> kActionBases = {
-    ActionBase::kCurrent, ActionBase::kBalanced,       ActionBase::kGlobal, ActionBase::kNoise,
+    ActionBase::kCurrent, ActionBase::kBalanced,      ActionBase::kGlobal, ActionBase::kNoise,
     ActionBase::kGoodput, ActionBase::kGoodputSteady, ActionBase::kRule};
 
 /// "current", "balanced", "global", "noise", "goodput", "goodput-steady" or "rule".
@@ -79,8 +79,8 @@ std::string action_rule(ActionBase base);
 /// or goodput percentage <= 0, a number that names no selectable rule), if any.
 std::optional<int> invalid_action(ActionBase base, std::span<const int> actions);
 /// The index of the action that keeps things as they are (a change of 0; for kNoise the middle
-/// of the set; for kGoodput 100%, else the middle; for kRule the first), if the set has one: what an untrained policy
-/// favours and departures are counted from.
+/// of the set; for kGoodput 100%, else the middle; for kRule the first), if the set has one: what
+/// an untrained policy favours and departures are counted from.
 std::optional<std::size_t> neutral_action(ActionBase base, std::span<const int> actions);
 
 /// The batch each worker asks for when it takes action `chosen[i]` of `actions` under `base`,

@@ -126,8 +126,8 @@ class NoticeGoodputRule : public Rule {
 /// lists numbers of this table, and its first is the neutral action (the anchor `dynamix train`
 /// measures as the best rule that never misses on its selection scenarios).
 inline constexpr std::array<std::string_view, 7> kSelectableRules = {
-    "goodput:100",  "goodput-steady:100",   "goodput-notice:100", "proportional",
-    "goodput",      "goodput+proportional", "goodput+straggler"};
+    "goodput:100", "goodput-steady:100",   "goodput-notice:100", "proportional",
+    "goodput",     "goodput+proportional", "goodput+straggler"};
 
 /// The number of `name` in kSelectableRules; nullopt for any other name.
 std::optional<int> selectable_rule(std::string_view name);

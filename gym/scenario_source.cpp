@@ -231,7 +231,8 @@ void fit_to_reference(const SamplerOptions& options, std::uint64_t seed, Scenari
 
 ScenarioList::ScenarioList(std::vector<std::shared_ptr<const Scenario>> scenarios)
     : scenarios_(std::move(scenarios)) {
-  if (scenarios_.empty()) throw EnvError("ScenarioList: expected at least one scenario, found none");
+  if (scenarios_.empty())
+    throw EnvError("ScenarioList: expected at least one scenario, found none");
 }
 
 SamplerOptions training_family(const std::string& base, const std::vector<std::string>& overrides,

@@ -57,9 +57,7 @@ class ScriptedRulePolicy : public ScriptedPolicy {
     ScriptedPolicy::begin_episode(context);
     book_.begin_episode(context);
   }
-  void membership_changed(const DecisionContext& context) override {
-    book_.begin_episode(context);
-  }
+  void membership_changed(const DecisionContext& context) override { book_.begin_episode(context); }
   std::vector<int> decide(const DecisionContext& context, const Observation&) override {
     chosen_.assign(context.workers(), next());
     book_.decide(context, chosen_, requested_);

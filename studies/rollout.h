@@ -53,13 +53,13 @@ struct RolloutOutcome {
 
 /// For each seed: starting from the base (goodput:100, or options.base_rule) throughout, at each
 /// block of `options.block` decisions in turn, every other percentage (or rule) is tried for the
-/// block, followed by the base to the end of the episode, and the one that reaches the target soonest is kept (ties keep the
-/// earlier choice). Each candidate is an
-/// exact replay of the seed, so the search knows its stragglers, co-located jobs and
-/// preemptions; the result is never slower than the base on the seed (the base's own
-/// continuation is always a candidate: Bertsekas' rollout). Starts every worker at
-/// `env_options.initial_batch`; stop_at_target is forced on. `progress(seed, episodes)` names the
-/// seed in search (1-based) and the episodes run so far. Deterministic whatever `jobs`.
+/// block, followed by the base to the end of the episode, and the one that reaches the target
+/// soonest is kept (ties keep the earlier choice). Each candidate is an exact replay of the seed,
+/// so the search knows its stragglers, co-located jobs and preemptions; the result is never slower
+/// than the base on the seed (the base's own continuation is always a candidate: Bertsekas'
+/// rollout). Starts every worker at `env_options.initial_batch`; stop_at_target is forced on.
+/// `progress(seed, episodes)` names the seed in search (1-based) and the episodes run so far.
+/// Deterministic whatever `jobs`.
 std::vector<RolloutOutcome> hindsight_rollout(const std::shared_ptr<const Scenario>& scenario,
                                               const EnvOptions& env_options,
                                               std::uint64_t first_seed, int seeds,

@@ -369,8 +369,7 @@ RecordSink write_to(const CellRecords& records) {
 }
 
 void run_sweep_episodes(const SweepPlan& plan, EpisodeFeed& feed, std::size_t expected, int jobs,
-                        const InterruptScope& interrupt, Progress& progress,
-                        std::size_t recorded) {
+                        const InterruptScope& interrupt, Progress& progress, std::size_t recorded) {
   const SweepClock clock{recorded, plan.episodes(), expected, feed.kept(),
                          feed_threads(jobs, expected)};
   run_feed(

@@ -150,8 +150,8 @@ void Arbitrator::ask_policy(const wire::WindowReport& report, std::span<const in
                                 .leaving_in_s = leaving};
   if (policy_) {
     if (!begun_ && rule_book_) rule_book_->begin_episode(context);
-    decide_greedy(*policy_, context, trace.observation, policy_->metadata().min_batch,
-                  trace.greedy, rule_book_.get());
+    decide_greedy(*policy_, context, trace.observation, policy_->metadata().min_batch, trace.greedy,
+                  rule_book_.get());
     return;
   }
   if (!begun_) rule_->begin_episode(context);

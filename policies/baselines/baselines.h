@@ -61,8 +61,7 @@ class RulePolicy : public Policy {
 /// ProportionalRule (LB-BSP) as a heuristic.
 class ProportionalPolicy : public RulePolicy {
  public:
-  ProportionalPolicy()
-      : RulePolicy(std::make_unique<ProportionalRule>(), PolicyKind::kHeuristic) {}
+  ProportionalPolicy() : RulePolicy(std::make_unique<ProportionalRule>(), PolicyKind::kHeuristic) {}
 };
 
 /// GoodputRule (Pollux/AdaptDL, with its split and smoothing variants) as a heuristic.

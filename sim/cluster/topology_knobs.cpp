@@ -110,7 +110,8 @@ std::vector<TopologyKnob> node_rows() {
            .default_value = "worker"},
           "one of worker, server", "one of worker, server"),
       row({.key = "gpu",
-           .meaning = "the node's device: a GPU that `dynamix gpus` lists, or one of the scenario's devices:",
+           .meaning = "the node's device: a GPU that `dynamix gpus` lists, or one of the "
+                      "scenario's devices:",
            .default_value = "required for workers"},
           "text", "a device of the catalog"),
       row({.key = "gpus",

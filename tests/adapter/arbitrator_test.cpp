@@ -85,9 +85,9 @@ TEST_CASE(
     "The protocol's window fields are exactly gym/window_metrics.h's, in its order, then a "
     "worker's notice") {
   const std::vector<std::string> window_fields = {
-      "iterations",          "time_s",         "iteration_s",
-      "train_loss",          "train_accuracy", "train_accuracy_change",
-      "validation_accuracy", "progress",       "epochs",
+      "iterations",          "time_s",           "iteration_s",
+      "train_loss",          "train_accuracy",   "train_accuracy_change",
+      "validation_accuracy", "progress",         "epochs",
       "epoch_budget_used",   "time_budget_used", "target_progress"};
   const std::vector<std::string> worker_fields = {
       "gpu_type",        "batch_size",      "compute_s",      "comm_s",      "wait_s",

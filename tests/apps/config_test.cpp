@@ -47,7 +47,8 @@ TEST_CASE("Every YAML block in docs/ and the README parses and loads as what it 
       ConfigNode root = ConfigNode::parse(yaml, where);
       if (root.has("training") || root.has("workload")) {
         // A whole scenario: loaded from a file beside none of the repository's topologies.
-        const std::filesystem::path file = work.path() / ("block" + std::to_string(blocks) + ".yaml");
+        const std::filesystem::path file =
+            work.path() / ("block" + std::to_string(blocks) + ".yaml");
         std::ofstream(file) << yaml;
         CHECK_NOTHROW(load_scenario(file.string()));
       } else if (root.has("topology")) {

@@ -308,7 +308,8 @@ TEST_CASE("train --select-on dynamic-validation ships the snapshot on a base wit
   CHECK(split(listed.stdout_text.substr(0, listed.stdout_text.size() - 1), '\n') == held_out);
 }
 
-TEST_CASE("train --action-base rule anchors on the best rule that never missed and ranks them all") {
+TEST_CASE(
+    "train --action-base rule anchors on the best rule that never missed and ranks them all") {
   TempDirectory work;
   const Outcome run = dynamix(kTinyRun +
                               " --eval-seeds 2 --action-base rule --select-on "
@@ -344,7 +345,8 @@ TEST_CASE("train --action-base rule anchors on the best rule that never missed a
   const Outcome evaluated =
       dynamix("evaluate --policies ppo:" + quoted(work.path() / "train" / "policy.pt") +
               " --scenario embedded:/scenarios/dynamic/validation/v24_dyn_colocated.yaml "
-              "--seeds 1 --quiet --out " + quoted(work / "eval"));
+              "--seeds 1 --quiet --out " +
+              quoted(work / "eval"));
   REQUIRE_MESSAGE(evaluated.status == 0, evaluated.stderr_text);
   const std::string summary = contents(work.path() / "eval" / "summary.md");
   CHECK(summary.find("## Rule choices") != std::string::npos);
@@ -368,30 +370,30 @@ TEST_CASE("train names each selection scenario policy.pt missed, and the best ru
   REQUIRE(topology != std::string::npos);
   scenario.replace(topology, 2, kSourceDir.string());
   std::ofstream(work.path() / "hopeless.yaml") << scenario;
-  const Outcome run = dynamix(kTinyRun + " --eval-seeds 2 --select-on " +
-                              quoted(work / "hopeless.yaml") + " --seed 3 --quiet --out " +
-                              quoted(work / "train"));
+  const Outcome run =
+      dynamix(kTinyRun + " --eval-seeds 2 --select-on " + quoted(work / "hopeless.yaml") +
+              " --seed 3 --quiet --out " + quoted(work / "train"));
   REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
   CHECK(run.stdout_text.find("dynamix: policy.pt missed the target on quickstart in 2 of 2 "
                              "selection episodes; no rule reached it on every seed there "
                              "either\n") != std::string::npos);
-  const YAML::Node misses = YAML::LoadFile((work.path() / "train" / "run.json").string())
-      ["selection"]["misses"];
+  const YAML::Node misses =
+      YAML::LoadFile((work.path() / "train" / "run.json").string())["selection"]["misses"];
   REQUIRE(misses.size() == 1);
   CHECK(misses[0]["scenario"].as<std::string>() == "quickstart");
   CHECK(misses[0]["missed_episodes"].as<int>() == 2);
   CHECK(misses[0]["best_rule"].IsNull());
 }
 
-TEST_CASE("train stopped by SIGTERM while its selection runs the rules exits 130, writing nothing") {
+TEST_CASE(
+    "train stopped by SIGTERM while its selection runs the rules exits 130, writing nothing") {
   TempDirectory work;
   // The rules' selection episodes (six validation clusters, 10 seeds, 8 rules) take several
   // seconds before anything is written; the signal lands among them.
-  const std::string shell = quoted(DYNAMIX_BINARY) +
-                            " train --steps 4096 --select-on validation --eval-seeds 10 --out " +
-                            quoted(work / "train") + " >/dev/null 2>" +
-                            quoted(work / "stderr.txt") + " & pid=$!; sleep 1.5; kill -TERM $pid; " +
-                            "wait $pid";
+  const std::string shell =
+      quoted(DYNAMIX_BINARY) + " train --steps 4096 --select-on validation --eval-seeds 10 --out " +
+      quoted(work / "train") + " >/dev/null 2>" + quoted(work / "stderr.txt") +
+      " & pid=$!; sleep 1.5; kill -TERM $pid; " + "wait $pid";
   const int raw = std::system(shell.c_str());
   REQUIRE(WIFEXITED(raw));
   CHECK(WEXITSTATUS(raw) == 130);

@@ -25,7 +25,9 @@ ThroughputModel fitted(double memory, int steady, int slowed) {
   return model;
 }
 
-TEST_CASE("A fit with memory 0.5 (goodput+straggler's) follows a worker that slows down; the full-memory fit lags") {
+TEST_CASE(
+    "A fit with memory 0.5 (goodput+straggler's) follows a worker that slows down; the full-memory "
+    "fit lags") {
   const ThroughputModel recent = fitted(0.5, 30, 2);
   const ThroughputModel everything = fitted(1, 30, 2);
   // 1000 samples/s before, 333 after: two windows bring the recent fit within 30% of it.
