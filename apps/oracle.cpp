@@ -158,6 +158,22 @@ std::string time_text(std::optional<double> seconds) {
   return seconds ? format_rounded(*seconds) : "miss";
 }
 
+/// hindsight_rollout on `scenario` over the oracle's seeds, its progress on stderr.
+std::vector<RolloutOutcome> rollout_seeds(const OracleArgs& a,
+                                          const std::shared_ptr<const Scenario>& scenario,
+                                          const EnvOptions& env, const RolloutOptions& options) {
+  Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
+  std::vector<RolloutOutcome> outcomes =
+      hindsight_rollout(scenario, env, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
+                        [&](int seed, int episodes) {
+                          progress.update(static_cast<double>(seed - 1) / a.seeds,
+                                          scenario->name + " seed " + std::to_string(seed) + ", " +
+                                              std::to_string(episodes) + " episodes");
+                        });
+  progress.finish();
+  return outcomes;
+}
+
 void write_rollouts(const OracleArgs& a,
                     const std::vector<std::shared_ptr<const Scenario>>& scenarios,
                     const IterationObserver& observer, std::ostream& csv, std::ostream& markdown) {
@@ -181,15 +197,7 @@ void write_rollouts(const OracleArgs& a,
   options.block = a.rollout_block;
   options.observer = observer;
   for (const auto& scenario : scenarios) {
-    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
-    const std::vector<RolloutOutcome> outcomes =
-        hindsight_rollout(scenario, env, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
-                          [&](int seed, int episodes) {
-                            progress.update(static_cast<double>(seed - 1) / a.seeds,
-                                            scenario->name + " seed " + std::to_string(seed) +
-                                                ", " + std::to_string(episodes) + " episodes");
-                          });
-    progress.finish();
+    const std::vector<RolloutOutcome> outcomes = rollout_seeds(a, scenario, env, options);
     const RolloutRow row =
         write_rollout_rows(csv, scenario->name, kRolloutBasePercent, false, outcomes);
     markdown << "| " << scenario->name << " | " << time_text(row.base_s) << " | "
@@ -234,6 +242,40 @@ RuleTimes rule_times(const std::shared_ptr<const Scenario>& scenario, EnvOptions
   return times;
 }
 
+/// The rollout's and each rule's time over the per-scenario best rule's, as geometric means over
+/// the scenarios.
+class RuleHeadroom {
+ public:
+  void add(const RuleTimes& times, double best_s, double rollout_s) {
+    ++scenarios_;
+    rollout_log_ += std::log(rollout_s / best_s);
+    for (std::size_t r = 0; r < rule_logs_.size(); ++r) {
+      rule_logs_[r] += std::log(times.mean_s[r].value_or(times.longest_s) / best_s);
+    }
+  }
+
+  /// The closing lines of the summary; nothing without a scenario.
+  void write(std::ostream& markdown) const {
+    if (scenarios_ == 0) return;
+    const auto single = static_cast<std::size_t>(
+        std::min_element(rule_logs_.begin(), rule_logs_.end()) - rule_logs_.begin());
+    const double rollout = std::exp(rollout_log_ / scenarios_);
+    const double best_single = std::exp(rule_logs_[single] / scenarios_);
+    markdown << "\nGeometric means over the " << scenarios_
+             << " scenarios, of the time to target over the per-scenario best rule's: the rollout "
+             << format_rounded(rollout) << "; the best single rule, `" << kSelectableRules[single]
+             << "`, " << format_rounded(best_single)
+             << " (a miss counts as the longest episode any rule ran there). The rollout against "
+                "the best single rule: "
+             << format_rounded(rollout / best_single) << ".\n";
+  }
+
+ private:
+  std::vector<double> rule_logs_ = std::vector<double>(kSelectableRules.size(), 0.0);
+  double rollout_log_ = 0;
+  int scenarios_ = 0;
+};
+
 /// --rollout --rollout-rules: per scenario, the rules alone, then the rollout over which rule
 /// decides each block, from the per-scenario best rule; the headroom over it and over the best
 /// single rule across the scenarios.
@@ -259,10 +301,7 @@ void write_rule_rollouts(const OracleArgs& a,
   options.block = a.rollout_block;
   options.observer = observer;
   const std::size_t rules = kSelectableRules.size();
-  // Per rule, and for the rollout: log of the ratio to the per-scenario best rule, summed.
-  std::vector<double> rule_logs(rules, 0.0);
-  double rollout_log = 0;
-  int scored = 0;
+  RuleHeadroom headroom;
   for (const auto& scenario : scenarios) {
     const RuleTimes times = rule_times(scenario, env, a, observer);
     std::optional<std::size_t> best;
@@ -274,15 +313,7 @@ void write_rule_rollouts(const OracleArgs& a,
       continue;
     }
     options.base_rule = static_cast<int>(*best);
-    Progress progress(std::cerr, {.style = stderr_progress_style(a.quiet)});
-    const std::vector<RolloutOutcome> outcomes =
-        hindsight_rollout(scenario, env, static_cast<std::uint64_t>(a.first_seed), a.seeds, options,
-                          [&](int seed, int episodes) {
-                            progress.update(static_cast<double>(seed - 1) / a.seeds,
-                                            scenario->name + " seed " + std::to_string(seed) +
-                                                ", " + std::to_string(episodes) + " episodes");
-                          });
-    progress.finish();
+    const std::vector<RolloutOutcome> outcomes = rollout_seeds(a, scenario, env, options);
     const RolloutRow row =
         write_rollout_rows(csv, scenario->name, options.base_rule, true, outcomes);
     const double best_s = *times.mean_s[*best];
@@ -290,25 +321,9 @@ void write_rule_rollouts(const OracleArgs& a,
              << format_rounded(best_s) << " | " << time_text(row.rollout_s) << " | "
              << (row.rollout_s ? format_rounded(*row.rollout_s / best_s) : "") << " | "
              << row.changed << " of " << row.decisions << " |\n";
-    if (!row.rollout_s) continue;
-    ++scored;
-    rollout_log += std::log(*row.rollout_s / best_s);
-    for (std::size_t r = 0; r < rules; ++r) {
-      rule_logs[r] += std::log(times.mean_s[r].value_or(times.longest_s) / best_s);
-    }
+    if (row.rollout_s) headroom.add(times, best_s, *row.rollout_s);
   }
-  if (scored == 0) return;
-  const std::size_t single = static_cast<std::size_t>(
-      std::min_element(rule_logs.begin(), rule_logs.end()) - rule_logs.begin());
-  const double rollout = std::exp(rollout_log / scored);
-  const double best_single = std::exp(rule_logs[single] / scored);
-  markdown << "\nGeometric means over the " << scored
-           << " scenarios, of the time to target over the per-scenario best rule's: the rollout "
-           << format_rounded(rollout) << "; the best single rule, `" << kSelectableRules[single]
-           << "`, " << format_rounded(best_single)
-           << " (a miss counts as the longest episode any rule ran there). The rollout against "
-              "the best single rule: "
-           << format_rounded(rollout / best_single) << ".\n";
+  headroom.write(markdown);
 }
 
 }  // namespace

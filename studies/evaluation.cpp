@@ -98,14 +98,15 @@ EpisodeResult start_result(const BatchSizeEnv& env, const Policy& policy, std::u
   return result;
 }
 
-void count_choice(EpisodeResult& result, const std::string& rule) {
-  auto& choices = result.rule_choices;
+/// Adds `count` decisions of `rule` to `choices` (rules in first-added order).
+void add_choices(std::vector<std::pair<std::string, std::int64_t>>& choices,
+                 const std::string& rule, std::int64_t count) {
   const auto found = std::find_if(choices.begin(), choices.end(),
-                                  [&](const auto& choice) { return choice.first == rule; });
+                                  [&rule](const auto& choice) { return choice.first == rule; });
   if (found == choices.end()) {
-    choices.emplace_back(rule, 1);
+    choices.emplace_back(rule, count);
   } else {
-    ++found->second;
+    found->second += count;
   }
 }
 
@@ -156,7 +157,9 @@ EpisodeResult run_episode(BatchSizeEnv& env, Policy& policy, std::uint64_t seed,
     }
     const std::vector<int> batches = policy.decide(env.decision_context(), step.observation);
     if (log) log->request(env.batches(), batches);
-    if (const std::optional<std::string> rule = policy.last_rule()) count_choice(result, *rule);
+    if (const std::optional<std::string> rule = policy.last_rule()) {
+      add_choices(result.rule_choices, *rule, 1);
+    }
     const std::span<const int> taken = policy.last_actions();
     actions.assign(taken.begin(), taken.end());
     before = env.batches();
@@ -452,15 +455,9 @@ void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeRes
     std::int64_t decisions = 0;
     for (const EpisodeResult& r : results) {
       if (r.scenario != scenario || r.policy != policy) continue;
-      for (const auto& [rule, count] : r.rule_choices) {
-        decisions += count;
-        const auto found = std::find_if(totals.begin(), totals.end(),
-                                        [&](const auto& total) { return total.first == rule; });
-        if (found == totals.end()) {
-          totals.emplace_back(rule, count);
-        } else {
-          found->second += count;
-        }
+      for (const auto& choice : r.rule_choices) {
+        decisions += choice.second;
+        add_choices(totals, choice.first, choice.second);
       }
     }
     std::stable_sort(totals.begin(), totals.end(),

@@ -329,5 +329,33 @@ TEST_CASE("oracle --rollout writes each seed's goodput:100 and rollout times and
   CHECK_FALSE(fs::exists(work.path() / "rollout" / "schedules.csv"));
 }
 
+TEST_CASE("oracle --rollout --rollout-rules starts from the best rule and is never slower") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "oracle --rollout --rollout-rules --rollout-block 10 --seeds 2 -q --set "
+      "training.target_accuracy=0.6 --set training.budget_epochs=20 --out " +
+      quoted(work / "rollout"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  CHECK(run.stdout_text.find("# Oracle: hindsight rollout over rules") != std::string::npos);
+  CHECK(run.stdout_text.find("Geometric means over the 1 scenarios") != std::string::npos);
+  const Csv csv = read_csv(work.path() / "rollout" / "rollout.csv");
+  REQUIRE(csv.rows.size() == 2);
+  for (const auto& row : csv.rows) {
+    CHECK(std::stod(row[csv.column("rollout_time_to_target_s")]) <=
+          std::stod(row[csv.column("base_time_to_target_s")]));
+    // Both seeds continue with the same per-scenario best rule; a change names another rule.
+    CHECK(row[csv.column("base_rule")] == csv.rows.front()[csv.column("base_rule")]);
+    const std::string text = row[csv.column("changes")];
+    for (const std::string& change : text.empty() ? std::vector<std::string>{} : split(text, ' ')) {
+      CHECK(change.substr(change.find(':') + 1) != row[csv.column("base_rule")]);
+    }
+  }
+  const Outcome alone = dynamix("oracle --rollout-rules --out " + quoted(work / "alone"));
+  CHECK(alone.status == 2);
+  CHECK(alone.stderr_text ==
+        "dynamix: --rollout-rules: expected --rollout as well, found --rollout-rules alone\n");
+  CHECK_FALSE(fs::exists(work.path() / "alone"));
+}
+
 }  // namespace
 }  // namespace dynamix
