@@ -13,6 +13,7 @@
 #include "sim/io/closest_name.h"
 #include "sim/io/config_tree_impl.h"
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 
 namespace dynamix {
 namespace {
@@ -355,7 +356,13 @@ double ConfigNode::fraction_or(std::string_view key, double fallback) const {
   const auto child = find(key);
   if (!child) return fallback;
   const double value = child->as_number();
-  if (!(value >= 0 && value < 1)) child->fail("a number in [0, 1)");
+  if (!(value >= 0 && value < 1)) {
+    // 10 for 10%: the likely slip, said in the message.
+    child->fail(value >= 1 && value <= 100 ? "a number in [0, 1), a fraction (" +
+                                                 format_number(value) + "% is " +
+                                                 format_number(value / 100) + ")"
+                                           : std::string("a number in [0, 1)"));
+  }
   return value;
 }
 

@@ -259,15 +259,30 @@ TEST_CASE("Topology errors name the file, line and key") {
         "t.yaml:15: links.0.latency_us: expected a latency in [0, 1e6] us (one second at "
         "most), found '1e300'");
   }
-  SUBCASE("loss outside [0, 1)") {
-    for (const char* loss : {"1", "-0.1", "2"}) {
+  SUBCASE("loss outside [0, 1), a percent read as one") {
+    for (const auto& [loss, hint] : std::vector<std::pair<std::string, std::string>>{
+             {"1", ", a fraction (1% is 0.01)"},
+             {"-0.1", ""},
+             {"10", ", a fraction (10% is 0.1)"},
+             {"250", ""}}) {
       CAPTURE(loss);
       CHECK(load_error(std::string(kSmall) +
                        "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: 1, "
                        "loss_rate: " +
                        loss + "}\n") ==
-            "t.yaml:15: links.0.loss_rate: expected a number in [0, 1), found '" +
-                std::string(loss) + "'");
+            "t.yaml:15: links.0.loss_rate: expected a number in [0, 1)" + hint + ", found '" +
+                loss + "'");
+    }
+  }
+  SUBCASE("a node count outside the range the reference states") {
+    for (const char* count : {"0", "2000000"}) {
+      CAPTURE(count);
+      const std::string error =
+          load_error(std::string("switches: [tor]\nnodes:\n  - {name: \"n-{i}\", count: ") + count +
+                     ", gpu: A100, cpu_cores: 4, link: {to: tor, bandwidth_gbps: 10, "
+                     "latency_us: 1}}\n");
+      CHECK(error.find("nodes.0.count: expected an integer in [1, 1048576], found '" +
+                       std::string(count) + "'") != std::string::npos);
     }
   }
   SUBCASE("disconnected topology") {
