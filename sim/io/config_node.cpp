@@ -358,10 +358,10 @@ double ConfigNode::fraction_or(std::string_view key, double fallback) const {
   const double value = child->as_number();
   if (!(value >= 0 && value < 1)) {
     // 10 for 10%: the likely slip, said in the message.
-    child->fail(value >= 1 && value <= 100 ? "a number in [0, 1), a fraction (" +
-                                                 format_number(value) + "% is " +
-                                                 format_number(value / 100) + ")"
-                                           : std::string("a number in [0, 1)"));
+    child->fail(value >= 1 && value <= 100
+                    ? "a number in [0, 1), a fraction (" + format_number(value) + "% is " +
+                          format_number(value / 100) + ")"
+                    : std::string("a number in [0, 1)"));
   }
   return value;
 }

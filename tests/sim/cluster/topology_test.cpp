@@ -260,11 +260,11 @@ TEST_CASE("Topology errors name the file, line and key") {
         "most), found '1e300'");
   }
   SUBCASE("loss outside [0, 1), a percent read as one") {
-    for (const auto& [loss, hint] : std::vector<std::pair<std::string, std::string>>{
-             {"1", ", a fraction (1% is 0.01)"},
-             {"-0.1", ""},
-             {"10", ", a fraction (10% is 0.1)"},
-             {"250", ""}}) {
+    for (const auto& [loss, hint] :
+         std::vector<std::pair<std::string, std::string>>{{"1", ", a fraction (1% is 0.01)"},
+                                                          {"-0.1", ""},
+                                                          {"10", ", a fraction (10% is 0.1)"},
+                                                          {"250", ""}}) {
       CAPTURE(loss);
       CHECK(load_error(std::string(kSmall) +
                        "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: 1, "
