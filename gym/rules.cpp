@@ -8,7 +8,6 @@
 #include "sim/training/dynamics.h"
 
 namespace dynamix {
-namespace {
 
 std::vector<int> memory_limits(const DecisionContext& context) {
   std::vector<int> limits(context.workers());
@@ -17,6 +16,8 @@ std::vector<int> memory_limits(const DecisionContext& context) {
   }
   return limits;
 }
+
+namespace {
 
 std::vector<int> uniform(const DecisionContext& context, int batch,
                          const std::vector<int>& limits) {

@@ -17,6 +17,9 @@
 
 namespace dynamix {
 
+/// Each worker's largest batch: the options' max_batch, or less where its memory holds less.
+std::vector<int> memory_limits(const DecisionContext& context);
+
 /// A rule that sets every worker's next batch from what the windows so far measured.
 class Rule {
  public:

@@ -12,14 +12,6 @@
 namespace dynamix {
 namespace {
 
-std::vector<int> memory_limits(const DecisionContext& context) {
-  std::vector<int> limits(context.workers());
-  for (std::size_t w = 0; w < context.workers(); ++w) {
-    limits[w] = std::min(context.options.max_batch, context.max_batches[w]);
-  }
-  return limits;
-}
-
 /// The whole of `text` as a number (from_chars: no sign, space or trailing text accepted).
 template <typename Number>
 bool parse_whole(const std::string& text, Number& value) {
