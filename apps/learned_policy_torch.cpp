@@ -4,13 +4,35 @@
 
 #include "apps/learned_policy.h"
 #include "gym/observation.h"
+#include "policies/export/sha256.h"
 #include "policies/ppo/ppo_policy.h"
 
 namespace dynamix {
 
-std::unique_ptr<Policy> make_learned_policy(const std::string& file, const EnvOptions& env_options,
-                                            const std::string&) {
-  return std::make_unique<PpoPolicy>(file, ObservationBuilder().schema(), env_options);
+PolicyFileSpec parse_policy_file(const std::string& spec, const std::string& option) {
+  const std::size_t marker = spec.rfind(kTrustMarker);
+  if (marker == std::string::npos) return {spec, ""};
+  return {spec.substr(0, marker),
+          checked_sha256(spec.substr(marker + kTrustMarker.size()), option)};
+}
+
+std::unique_ptr<Policy> make_learned_policy(const std::string& spec, const EnvOptions& env_options,
+                                            const std::string& option) {
+  const PolicyFileSpec file = parse_policy_file(spec, option);
+  const std::string archive = read_policy_archive(file.file);
+  PolicyCode code = PolicyCode::kDynamix;
+  if (!file.trusted_sha256.empty()) {
+    const std::string found = sha256_of(archive);
+    if (found != file.trusted_sha256) {
+      throw PolicyFileError(
+          file.file, 0, "",
+          "the file " + std::string(kTrustMarker) + " names (" + file.trusted_sha256 + ")",
+          "a file of sha256 " + found);
+    }
+    code = PolicyCode::kTrusted;
+  }
+  return std::make_unique<PpoPolicy>(archive, file.file, code, ObservationBuilder().schema(),
+                                     env_options);
 }
 
 void require_learned_policies(const std::string&, const std::string&) {}

@@ -155,14 +155,16 @@ int run_replay(const std::vector<std::string>& args) {
   std::string policy;
   std::string log_directory;
   std::string policy_sha256;
+  std::string trust_policy_code;
   std::int64_t show_window = -1;
   po::options_description options(
       "dynamix replay: recompute a dynamix serve log's decisions and compare them");
   // clang-format off
   options.add_options()
       ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "the policy serve was given (a policy.pt is a program: replay only files you trust)")
+      ("policy", po::value(&policy)->required(), "the policy serve was given (a policy.pt must be what dynamix export writes)")
       ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
+      ("trust-policy-code", po::value(&trust_policy_code), "run the TorchScript code of the policy file whose SHA-256 is this (hex), whatever it does")
       ("log", po::value(&log_directory)->required(), "the directory given to dynamix serve --log")
       ("show-window", po::value(&show_window), "print this window's trace: report, observation, logits, batches");
   // clang-format on
@@ -182,7 +184,9 @@ int run_replay(const std::vector<std::string>& args) {
     }
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());
     if (!arbitrator || arbitrator->workers() != workers) {
-      arbitrator = make_arbitrator(policy, {.workers = workers, .policy_sha256 = policy_sha256});
+      arbitrator = make_arbitrator(policy, {.workers = workers,
+                                            .policy_sha256 = policy_sha256,
+                                            .trust_policy_code = trust_policy_code});
     }
     const Comparison comparison = replay_record(*arbitrator, record, replayed, trace);
     const std::int64_t window = record.report().window_index();

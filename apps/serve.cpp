@@ -18,6 +18,7 @@
 #include "adapter/server/decision_log.h"
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
+#include "apps/learned_policy.h"
 #include "apps/policy_factory.h"
 #include "apps/serve_options.h"
 #include "policies/export/policy_metadata.h"
@@ -57,7 +58,19 @@ fs::path prepare_log_directory(const fs::path& directory) {
 std::unique_ptr<Arbitrator> make_arbitrator(const std::string& spec,
                                             const ArbitratorOptions& options) {
   std::error_code error;
-  if (spec.starts_with("ppo:")) return std::make_unique<Arbitrator>(spec.substr(4), options);
+  if (spec.starts_with("ppo:")) {
+    const PolicyFileSpec file = parse_policy_file(spec.substr(4), "--policy");
+    ArbitratorOptions trusting = options;
+    if (!file.trusted_sha256.empty()) {
+      if (!options.trust_policy_code.empty() &&
+          checked_sha256(options.trust_policy_code, "--trust-policy-code") != file.trusted_sha256) {
+        throw InputError("--trust-policy-code", 0, "", "the SHA-256 --policy trusts",
+                         "'" + options.trust_policy_code + "'");
+      }
+      trusting.trust_policy_code = file.trusted_sha256;
+    }
+    return std::make_unique<Arbitrator>(file.file, trusting);
+  }
   if (spec.ends_with(".pt") || fs::is_regular_file(spec, error)) {
     return std::make_unique<Arbitrator>(spec, options);
   }
@@ -220,7 +233,8 @@ int run_serve(const std::vector<std::string>& args) {
       load_arbitrator(a.policy,
                       {.workers = static_cast<std::size_t>(a.workers),
                        .guard_rails = a.rails,
-                       .policy_sha256 = a.policy_sha256},
+                       .policy_sha256 = a.policy_sha256,
+                       .trust_policy_code = a.trust_policy_code},
                       std::max(kMinLoadDeadline, 10 * deadline));
   const Arbitrator& arbitrator = *loaded;
   DecisionRunner runner(arbitrator, deadline);

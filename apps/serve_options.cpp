@@ -33,6 +33,11 @@ std::vector<Row> policy_rows() {
                   .meaning = "refuse any policy file whose SHA-256 is not this (hex); checked on "
                              "the bytes that are loaded"},
                  field(&ServeOptions::policy_sha256)),
+      Rows::text({.key = "trust-policy-code",
+                  .meaning = "run the TorchScript code of the policy file whose SHA-256 is this "
+                             "(hex), whatever it does; without it, a policy.pt must be what "
+                             "dynamix export writes, and no code of its own runs"},
+                 field(&ServeOptions::trust_policy_code)),
       Rows::quantity({.key = "workers",
                       .meaning = "workers of the job (every report must have as many)",
                       .default_value = "required"},
@@ -99,9 +104,9 @@ KnobTable<ServeOptions> make_serve_knobs() {
   return Rows::table("",
                      "dynamix serve: answer real workers' window reports with a policy's "
                      "decisions.\n"
-                     "A TorchScript policy.pt is a program: it runs with serve's rights. Serve "
-                     "only files you\n"
-                     "trust, and pin them with --policy-sha256",
+                     "A policy.pt must be what dynamix export writes: a file that brings code "
+                     "of its own\n"
+                     "is refused unless --trust-policy-code names its SHA-256",
                      std::move(rows));
 }
 

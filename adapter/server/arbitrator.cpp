@@ -1,8 +1,6 @@
 // The arbitrator: a report checked, a policy asked, the decision bounded and logged.
 #include "adapter/server/arbitrator.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,64 +10,40 @@
 
 #include "gym/batch_size_env.h"
 #include "policies/export/policy_metadata.h"
+#include "policies/export/sha256.h"
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
 namespace {
 
-std::string hex_digest(const unsigned char* digest, unsigned int length) {
-  std::ostringstream hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(digest[i]);
-  }
-  return hex.str();
-}
-
-/// `hex` in lower case; InputError naming --policy-sha256 unless it is 64 hexadecimal digits.
-std::string checked_sha256(std::string hex) {
-  std::transform(hex.begin(), hex.end(), hex.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (hex.size() != 64 || !std::all_of(hex.begin(), hex.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      })) {
-    throw InputError("--policy-sha256", 0, "", "64 hexadecimal digits", "'" + excerpt(hex) + "'");
-  }
-  return hex;
-}
-
+/// The file's identity; PolicyFileError unless its SHA-256 is each one the options pin.
 wire::PolicyIdentity pinned_identity(const std::string& bytes, const std::filesystem::path& file,
-                                     std::string pin) {
-  if (!pin.empty()) pin = checked_sha256(pin);
+                                     const ArbitratorOptions& options) {
   wire::PolicyIdentity identity;
   identity.set_sha256(sha256_of(bytes));
-  if (!pin.empty() && identity.sha256() != pin) {
-    throw PolicyFileError(file.string(), 0, "", "the file --policy-sha256 pins (" + pin + ")",
-                          "a file of sha256 " + identity.sha256());
+  for (const auto& [pin, option] : {std::pair{options.policy_sha256, "--policy-sha256"},
+                                    std::pair{options.trust_policy_code, "--trust-policy-code"}}) {
+    if (pin.empty()) continue;
+    const std::string hex = checked_sha256(pin, option);
+    if (identity.sha256() != hex) {
+      throw PolicyFileError(file.string(), 0, "",
+                            "the file " + std::string(option) + " names (" + hex + ")",
+                            "a file of sha256 " + identity.sha256());
+    }
   }
   return identity;
 }
 
-TorchScriptPolicy load_policy(const std::string& bytes, const std::filesystem::path& file) {
-  std::istringstream archive(bytes);
-  return TorchScriptPolicy(archive, file);
-}
-
 }  // namespace
-std::string sha256_of(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return hex_digest(digest, length);
-}
-
 Arbitrator::Arbitrator(const std::filesystem::path& policy, const ArbitratorOptions& options)
     : Arbitrator(read_policy_archive(policy), policy, options) {}
 
 Arbitrator::Arbitrator(const std::string& bytes, const std::filesystem::path& policy,
                        const ArbitratorOptions& options)
-    : identity_(pinned_identity(bytes, policy, options.policy_sha256)),
-      policy_(load_policy(bytes, policy)),
+    : identity_(pinned_identity(bytes, policy, options)),
+      policy_(std::in_place, bytes, policy,
+              options.trust_policy_code.empty() ? PolicyCode::kDynamix : PolicyCode::kTrusted),
       rule_book_(rule_book_for(policy_->metadata())),
       options_(options) {
   check_guard_rails(options_.guard_rails);
@@ -92,9 +66,12 @@ Arbitrator::Arbitrator(std::unique_ptr<Policy> rule, const std::string& spec,
   // As BatchSizeEnv does: a rule that grows by the action set's steps (gns) needs one.
   if (env_options_.actions.empty())
     env_options_.actions = default_actions(env_options_.action_base);
-  if (!options_.policy_sha256.empty()) {
-    throw InputError("--policy-sha256", 0, "", "a policy.pt file to pin",
-                     "the policy '" + spec + "', which is dynamix's own code");
+  for (const auto& [pin, option] : {std::pair{options_.policy_sha256, "--policy-sha256"},
+                                    std::pair{options_.trust_policy_code, "--trust-policy-code"}}) {
+    if (!pin.empty()) {
+      throw InputError(option, 0, "", "a policy.pt file to pin",
+                       "the policy '" + spec + "', which is dynamix's own code");
+    }
   }
   identity_.set_spec(spec);
 }

@@ -18,6 +18,7 @@
 #include "gym/env_knobs.h"
 #include "gym/observation.h"
 #include "gym/window_metrics.h"
+#include "policies/export/sha256.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/policy.h"
 #include "policies/ppo/greedy_decision.h"
@@ -31,15 +32,15 @@ class PolicyOutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// SHA-256 of bytes, lower-case hex.
-std::string sha256_of(std::string_view bytes);
-
 struct ArbitratorOptions {
   /// Workers of the job; every report must have as many.
   std::size_t workers = 1;
   GuardRails guard_rails{};
   /// The policy file's SHA-256 (hex); when set, any other file is refused before it is loaded.
   std::string policy_sha256{};
+  /// The SHA-256 (hex) of a policy file whose own TorchScript code may run (PolicyCode::kTrusted);
+  /// any other file is refused, and without it only dynamix's code runs.
+  std::string trust_policy_code{};
 };
 
 class Arbitrator {

@@ -3,9 +3,16 @@
 #include "policies/export/torchscript_policy.h"
 
 #include <ATen/Parallel.h>
+#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/script.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "policies/export/torch_error.h"
@@ -66,15 +73,11 @@ void check_module(torch::jit::Module& module, const PolicyMetadata& metadata,
   }
 }
 
-}  // namespace
-
-void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file) {
+torch::jit::Module module_of(const PolicySnapshot& snapshot) {
   const std::size_t features = snapshot.observation_mean.size();
   DYNAMIX_CHECK(!snapshot.layers.empty() && snapshot.observation_std.size() == features &&
-                    snapshot.layers.front().inputs == features &&
-                    snapshot.layers.back().outputs == snapshot.metadata.actions.size(),
-                "snapshot of " << features << " features, " << snapshot.layers.size() << " layers, "
-                               << snapshot.metadata.actions.size() << " actions");
+                    snapshot.layers.front().inputs == features,
+                "snapshot of " << features << " features, " << snapshot.layers.size() << " layers");
   torch::jit::Module module("dynamix.BatchSizePolicy");
   const auto f = static_cast<std::int64_t>(features);
   module.register_buffer("observation_mean", tensor_of(snapshot.observation_mean, {f}));
@@ -94,6 +97,247 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
     module.register_parameter("bias" + std::to_string(i), tensor_of(layer.bias, {out}), false);
   }
   module.define(forward_source(snapshot.layers.size()));
+  return module;
+}
+
+/// An archive's bytes for PyTorchStreamReader, reads past the end refused rather than made.
+class BoundedReader final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BoundedReader(std::string_view bytes) : bytes_(bytes) {}
+  std::size_t size() const override { return bytes_.size(); }
+  std::size_t read(std::uint64_t pos, void* buffer, std::size_t n, const char*) const override {
+    if (pos >= bytes_.size()) return 0;
+    const std::size_t copied = std::min<std::uint64_t>(n, bytes_.size() - pos);
+    std::memcpy(buffer, bytes_.data() + pos, copied);
+    return copied;
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+/// Every record of a zip archive but its extra files, by name (without the archive's folder).
+std::map<std::string, std::string> records_of(std::string_view bytes) {
+  caffe2::serialize::PyTorchStreamReader reader(std::make_shared<BoundedReader>(bytes));
+  std::map<std::string, std::string> records;
+  for (const std::string& name : reader.getAllRecords()) {
+    if (name.starts_with("extra/")) {
+      records.emplace(name, "");
+      continue;
+    }
+    const auto [data, size] = reader.getRecord(name);
+    records.emplace(name, std::string(static_cast<const char*>(data.get()), size));
+  }
+  return records;
+}
+
+/// Most layers and units per layer, and parameters in all, a policy file may hold: far beyond
+/// what dynamix trains (two layers of 64), and small enough that a decision stays cheap.
+constexpr std::size_t kMaxLayers = 16;
+constexpr std::int64_t kMaxUnits = 4096;
+constexpr std::int64_t kMaxParameters = std::int64_t{4} << 20;
+
+/// The clip of the reference archives, a float whose pickled double is found nowhere else.
+constexpr float kProbeClip = 1234.5678F;
+
+/// The layer shapes (inputs, outputs) of a network whose tensors are stored as `records`
+/// data/0, data/1 (normalization of F features), data/2 + 2i and data/3 + 2i (layer i's weight
+/// [outputs × inputs] and bias), each float32: save_torchscript_policy's order. Empty unless
+/// every record has the size its place implies and the shapes are within bounds.
+std::vector<std::pair<std::int64_t, std::int64_t>> layer_shapes(
+    const std::map<std::string, std::string>& records, std::size_t layers) {
+  const auto floats = [&](std::size_t index) -> std::int64_t {
+    const auto found = records.find("data/" + std::to_string(index));
+    if (found == records.end() || found->second.size() % sizeof(float) != 0) return -1;
+    return static_cast<std::int64_t>(found->second.size() / sizeof(float));
+  };
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+  std::int64_t inputs = floats(0);
+  std::int64_t parameters = 0;
+  if (inputs < 1 || inputs > static_cast<std::int64_t>(kMaxPolicyFeatures) || floats(1) != inputs) {
+    return {};
+  }
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::int64_t outputs = floats(3 + 2 * i);
+    if (outputs < 1 || outputs > kMaxUnits || floats(2 + 2 * i) != outputs * inputs) return {};
+    parameters += outputs * (inputs + 1);
+    shapes.emplace_back(inputs, outputs);
+    inputs = outputs;
+  }
+  return parameters <= kMaxParameters ? shapes : decltype(shapes){};
+}
+
+/// The records save_torchscript_policy writes for a network of these layer shapes with clip
+/// kProbeClip, extra files aside.
+std::map<std::string, std::string> reference_records(
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& shapes) {
+  PolicySnapshot snapshot;
+  const auto features = static_cast<std::size_t>(shapes.front().first);
+  snapshot.observation_mean.assign(features, 0);
+  snapshot.observation_std.assign(features, 1);
+  snapshot.observation_clip = kProbeClip;
+  for (const auto& [inputs, outputs] : shapes) {
+    const auto in = static_cast<std::size_t>(inputs);
+    const auto out = static_cast<std::size_t>(outputs);
+    snapshot.layers.push_back({.inputs = in,
+                               .outputs = out,
+                               .weight = std::vector<float>(in * out),
+                               .bias = std::vector<float>(out)});
+  }
+  std::ostringstream bytes;
+  module_of(snapshot).save(bytes);
+  return records_of(bytes.view());
+}
+
+/// Where the reference pickle holds the clip: the 8 bytes after its BINFLOAT opcode ('G',
+/// a big-endian double; pickle protocol 2).
+std::size_t clip_offset(const std::string& pickle) {
+  std::string binfloat = "G";
+  const auto bits = std::bit_cast<std::uint64_t>(static_cast<double>(kProbeClip));
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    binfloat.push_back(static_cast<char>((bits >> shift) & 0xff));
+  }
+  const std::size_t at = pickle.find(binfloat);
+  DYNAMIX_CHECK(at != std::string::npos && pickle.find(binfloat, at + 1) == std::string::npos,
+                "the clip in a reference policy's pickle");
+  return at + 1;
+}
+
+/// Refuses (PolicyFileError) an archive whose records are not exactly what
+/// save_torchscript_policy writes for its shapes: the same TorchScript code, debug information
+/// and constants byte for byte, the same pickled module (its clip aside), data records of the
+/// sizes the pickle declares, and only dynamix's extra files. Returns the layer count. Nothing
+/// in the archive is unpickled or run.
+std::size_t require_dynamix_code(std::string_view bytes, const std::string& source) {
+  const auto refuse = [&](const std::string& found) {
+    return PolicyFileError(source, 0, "",
+                           "a policy.pt as dynamix export writes it (a file's own code runs "
+                           "only trusted by its SHA-256: ppo:FILE@trust:HEX, "
+                           "--trust-policy-code HEX)",
+                           found);
+  };
+  std::map<std::string, std::string> records;
+  try {
+    records = records_of(bytes);
+  } catch (const std::exception& error) {
+    throw PolicyFileError(source, 0, "", "a TorchScript policy archive",
+                          "an unreadable file (" + torch_error_line(error) + ")");
+  }
+  const std::vector<std::string> extras = extra_file_names();
+  std::size_t data = 0;
+  for (const auto& [name, content] : records) {
+    if (name.starts_with("extra/")) {
+      if (std::find(extras.begin(), extras.end(), name.substr(6)) == extras.end()) {
+        throw refuse("an extra file " + excerpt(name));
+      }
+    } else if (name.starts_with("data/")) {
+      ++data;
+    }
+  }
+  const std::size_t layers = data >= 4 && data % 2 == 0 ? (data - 2) / 2 : 0;
+  if (layers == 0 || layers > kMaxLayers) {
+    throw refuse(std::to_string(data) + " tensors (a network of 1 to " +
+                 std::to_string(kMaxLayers) + " layers has 4 to " +
+                 std::to_string(2 + 2 * kMaxLayers) + ")");
+  }
+  const auto shapes = layer_shapes(records, layers);
+  if (shapes.empty()) {
+    throw refuse("tensors whose sizes are not a chain of " + std::to_string(layers) +
+                 " layers of 1 to " + std::to_string(kMaxUnits) + " units, " +
+                 std::to_string(kMaxParameters) + " parameters in all");
+  }
+  const std::map<std::string, std::string> reference = reference_records(shapes);
+  for (const auto& [name, content] : records) {
+    if (!name.starts_with("extra/") && !reference.contains(name)) {
+      throw refuse("a record " + excerpt(name) + " dynamix does not write");
+    }
+  }
+  for (const auto& [name, content] : reference) {
+    const auto found = records.find(name);
+    if (found == records.end()) throw refuse("no record '" + name + "'");
+    if (name.starts_with("data/")) continue;  // the tensors' values, any
+    std::string expected = content;
+    if (name == "data.pkl" && found->second.size() == expected.size()) {
+      const std::size_t clip = clip_offset(expected);
+      expected.replace(clip, 8, found->second, clip, 8);
+    }
+    if (found->second != expected) {
+      throw refuse("'" + name + "' other than dynamix's for " + std::to_string(layers) +
+                   " layers (the file brings its own code or data)");
+    }
+  }
+  return layers;
+}
+
+/// The module's tensors are the ones require_dynamix_code's code expects: normalization of the
+/// schema's features, then `layers` dense layers from them to one logit per action, float32,
+/// each backed by exactly its own storage, finite, within kMaxUnits and kMaxParameters.
+void check_parameters(const torch::jit::Module& module, const PolicyMetadata& metadata,
+                      std::size_t layers, const std::string& source) {
+  std::int64_t total = 0;
+  const auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape,
+                          std::string_view why) {
+    const c10::IValue value = module.attr(name);
+    std::ostringstream expected;
+    expected << "finite float32 values of shape " << c10::IntArrayRef(shape) << why;
+    if (!value.isTensor()) throw PolicyFileError(source, 0, name, expected.str(), "no tensor");
+    const torch::Tensor t = value.toTensor();
+    if (t.scalar_type() != torch::kFloat32 || t.sizes() != c10::IntArrayRef(shape) ||
+        !t.is_contiguous() || t.storage_offset() != 0 ||
+        t.storage().nbytes() != static_cast<std::size_t>(t.numel()) * sizeof(float) ||
+        !torch::isfinite(t).all().item<bool>()) {
+      std::ostringstream found;
+      found << t.scalar_type() << " values of shape " << t.sizes()
+            << (t.is_contiguous() && t.storage_offset() == 0 ? "" : ", a view");
+      throw PolicyFileError(source, 0, name, expected.str(), found.str());
+    }
+    total += t.numel();
+    return t;
+  };
+  const auto features = static_cast<std::int64_t>(metadata.features);
+  constexpr std::string_view kSchema = " (the features of schema.json)";
+  tensor("observation_mean", {features}, kSchema);
+  if (!(tensor("observation_std", {features}, kSchema) > 0).all().item<bool>()) {
+    throw PolicyFileError(source, 0, "observation_std", "spreads above 0", "a spread of 0 or less");
+  }
+  const c10::IValue clip = module.attr("observation_clip");
+  if (!clip.isDouble() || !std::isfinite(clip.toDouble()) || clip.toDouble() <= 0) {
+    throw PolicyFileError(source, 0, "observation_clip", "a finite number above 0",
+                          "another value");
+  }
+  std::int64_t inputs = features;
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::string index = std::to_string(i);
+    const c10::IValue bias = module.attr("bias" + index);
+    const std::int64_t outputs =
+        i + 1 == layers
+            ? static_cast<std::int64_t>(metadata.actions.size())
+            : (bias.isTensor() && bias.toTensor().dim() == 1 ? bias.toTensor().size(0) : 0);
+    if (outputs < 1 || outputs > kMaxUnits) {
+      throw PolicyFileError(source, 0, "bias" + index,
+                            "1 to " + std::to_string(kMaxUnits) + " units",
+                            std::to_string(outputs));
+    }
+    const std::string_view why = i + 1 == layers ? " (a logit per action of actions.json)" : "";
+    tensor("weight" + index, {outputs, inputs}, why);
+    tensor("bias" + index, {outputs}, why);
+    inputs = outputs;
+  }
+  if (total > kMaxParameters) {
+    throw PolicyFileError(source, 0, "",
+                          "at most " + std::to_string(kMaxParameters) + " parameters",
+                          std::to_string(total));
+  }
+}
+
+}  // namespace
+
+void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file) {
+  DYNAMIX_CHECK(!snapshot.layers.empty() &&
+                    snapshot.layers.back().outputs == snapshot.metadata.actions.size(),
+                snapshot.layers.size()
+                    << " layers for " << snapshot.metadata.actions.size() << " actions");
+  torch::jit::Module module = module_of(snapshot);
   torch::jit::ExtraFilesMap extra_files;
   for (const auto& [name, content] : to_extra_files(snapshot.metadata)) extra_files[name] = content;
   // Serialized in memory, then written durably: LibTorch's file writer throws from its
@@ -134,22 +378,19 @@ std::string read_policy_archive(const std::filesystem::path& file) {
 }
 
 TorchScriptPolicy::TorchScriptPolicy(const std::filesystem::path& file)
-    : impl_(std::make_unique<Impl>()) {
-  std::istringstream archive(read_policy_archive(file));
-  load(archive, file);
-}
+    : TorchScriptPolicy(read_policy_archive(file), file, PolicyCode::kDynamix) {}
 
-TorchScriptPolicy::TorchScriptPolicy(std::istream& archive, const std::filesystem::path& file)
+TorchScriptPolicy::TorchScriptPolicy(const std::string& archive, const std::filesystem::path& file,
+                                     PolicyCode code)
     : impl_(std::make_unique<Impl>()) {
-  load(archive, file);
-}
-
-void TorchScriptPolicy::load(std::istream& archive, const std::filesystem::path& file) {
   impl_->file = file;
+  const std::size_t layers =
+      code == PolicyCode::kDynamix ? require_dynamix_code(archive, file.string()) : 0;
+  std::istringstream stream(archive);
   torch::jit::ExtraFilesMap extra_files;
   for (const std::string& name : extra_file_names()) extra_files[name] = "";
   try {
-    impl_->module = torch::jit::load(archive, torch::kCPU, extra_files);
+    impl_->module = torch::jit::load(stream, torch::kCPU, extra_files);
   } catch (const std::exception& error) {
     throw PolicyFileError(file.string(), 0, "", "a TorchScript policy archive",
                           "an unreadable file (" + torch_error_line(error) + ")");
@@ -157,6 +398,9 @@ void TorchScriptPolicy::load(std::istream& archive, const std::filesystem::path&
   impl_->metadata = from_extra_files({extra_files.begin(), extra_files.end()}, file.string());
   impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
   try {
+    if (code == PolicyCode::kDynamix) {
+      check_parameters(impl_->module, impl_->metadata, layers, file.string());
+    }
     check_module(impl_->module, impl_->metadata, file.string());
   } catch (const PolicyFileError&) {
     throw;

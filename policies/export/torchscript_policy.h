@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <istream>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,14 +29,25 @@ inline constexpr std::uintmax_t kMaxPolicyBytes = std::uintmax_t{64} << 20;
 /// kMaxPolicyBytes or cannot be read.
 std::string read_policy_archive(const std::filesystem::path& file);
 
+/// Whose TorchScript code a policy file may bring.
+enum class PolicyCode {
+  /// Only the code save_torchscript_policy writes, byte for byte, with tensors of the names and
+  /// shapes it gives them (at most 16 layers of 4096 units, 4 Mi parameters): checked before
+  /// anything in the archive is loaded, so that a file cannot run code of its own.
+  kDynamix,
+  /// Whatever code the file holds (for a caller that pinned the file's SHA-256 on the user's
+  /// word): it runs with the process's rights.
+  kTrusted,
+};
+
 class TorchScriptPolicy {
  public:
-  /// PolicyFileError if the file is missing, is not a TorchScript archive, or lacks metadata.
-  /// Sets LibTorch to one intra-op thread (process-wide), the fastest for this network.
+  /// PolicyFileError if the file is missing, is not a TorchScript archive, lacks metadata, or is
+  /// not what dynamix export writes (PolicyCode::kDynamix).
   explicit TorchScriptPolicy(const std::filesystem::path& file);
   /// The same from an archive already read (for a caller that checked its bytes first), named
-  /// `file` in errors.
-  TorchScriptPolicy(std::istream& archive, const std::filesystem::path& file);
+  /// `file` in errors, its code checked as `code` says.
+  TorchScriptPolicy(const std::string& archive, const std::filesystem::path& file, PolicyCode code);
   ~TorchScriptPolicy();
   TorchScriptPolicy(TorchScriptPolicy&&) noexcept;
   TorchScriptPolicy& operator=(TorchScriptPolicy&&) noexcept;
@@ -53,8 +63,6 @@ class TorchScriptPolicy {
   std::vector<int> greedy_actions(const Observation& observation) const;
 
  private:
-  void load(std::istream& archive, const std::filesystem::path& file);
-
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

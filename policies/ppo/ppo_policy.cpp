@@ -5,7 +5,11 @@ namespace dynamix {
 
 PpoPolicy::PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
                      const EnvOptions& options)
-    : module_(file), rules_(rule_book_for(module_.metadata())) {
+    : PpoPolicy(read_policy_archive(file), file, PolicyCode::kDynamix, schema, options) {}
+
+PpoPolicy::PpoPolicy(const std::string& archive, const std::filesystem::path& file, PolicyCode code,
+                     const ObservationSchema& schema, const EnvOptions& options)
+    : module_(archive, file, code), rules_(rule_book_for(module_.metadata())) {
   const PolicyMetadata& metadata = module_.metadata();
   // The policy decides with its own action set, as with its own k, unless the command gives one.
   require_compatible(metadata, schema.to_json(),

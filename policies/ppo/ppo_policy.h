@@ -17,6 +17,9 @@ class PpoPolicy : public Policy {
   /// with this environment's observation schema and action set.
   PpoPolicy(const std::filesystem::path& file, const ObservationSchema& schema,
             const EnvOptions& options);
+  /// The same from an archive already read, its code checked as `code` says.
+  PpoPolicy(const std::string& archive, const std::filesystem::path& file, PolicyCode code,
+            const ObservationSchema& schema, const EnvOptions& options);
 
   std::string name() const override { return "ppo"; }
   PolicyKind kind() const override { return PolicyKind::kLearned; }

@@ -402,25 +402,42 @@ def misbehaving_policy(policy, out, behaviour, from_call):
     return out
 
 
+def trusting(policy):
+    """The options that let serve run `policy`'s own TorchScript code."""
+    import hashlib
+    return ("--trust-policy-code", hashlib.sha256(policy.read_bytes()).hexdigest())
+
+
 def check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc):
     looping = misbehaving_policy(policy, work / "loop-at-once.pt", "loop", 1)
+    # A file that brings code of its own is refused before any of it runs, unless trusted by
+    # its SHA-256; then it runs under the decision deadline.
+    status, stderr, seconds = refused_start(binary, looping, work / "loop-log")
+    check(status == 2 and "--trust-policy-code" in stderr and "dynamix export" in stderr and
+          stderr.count("\n") == 1 and seconds < 20,
+          f"a policy of its own code, untrusted: {status} after {seconds:.1f} s: {stderr}")
+    status, stderr, _ = refused_start(binary, looping, work / "loop-log", "--trust-policy-code",
+                                      "0" * 64)
+    check(status == 2 and "--trust-policy-code" in stderr,
+          f"a policy of its own code trusted by another hash: {status} {stderr}")
     status, stderr, seconds = refused_start(binary, looping, work / "loop-log",
-                                            "--decision-deadline-ms", "200")
+                                            "--decision-deadline-ms", "200", *trusting(looping))
     check(status == 2 and "loads within" in stderr and seconds < 20,
           f"a policy that loops at load: {status} after {seconds:.1f} s: {stderr}")
     warm = misbehaving_policy(policy, work / "loop-at-warm-up.pt", "loop", 2)
     status, stderr, seconds = refused_start(binary, warm, work / "loop-log",
-                                            "--decision-deadline-ms", "200")
+                                            "--decision-deadline-ms", "200", *trusting(warm))
     check(status == 2 and "decides within" in stderr,
           f"a policy that loops at warm-up: {status} after {seconds:.1f} s: {stderr}")
 
     rows = misbehaving_policy(policy, work / "one-row.pt", "one_row", 1)
-    status, stderr, _ = refused_start(binary, rows, work / "rows-log")
+    status, stderr, _ = refused_start(binary, rows, work / "rows-log", *trusting(rows))
     check(status == 2 and "forward: expected 2 x" in stderr and "a row per worker" in stderr
           and stderr.count("\n") == 1, f"a policy answering one row: {status} {stderr}")
 
     later = misbehaving_policy(policy, work / "loop-later.pt", "loop", 3)
-    server, address = start(binary, later, work / "loop-later-log", "--decision-deadline-ms", "300")
+    server, address = start(binary, later, work / "loop-later-log", "--decision-deadline-ms", "300",
+                            *trusting(later))
     stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
     for window, limit in [(0, 2.0), (1, 0.5)]:
         started = time.monotonic()
@@ -436,7 +453,7 @@ def check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc):
           f"SIGTERM with a wedged policy: {status} after {seconds:.1f} s: {stderr}")
 
     nan = misbehaving_policy(policy, work / "nan-later.pt", "nan", 3)
-    server, address = start(binary, nan, work / "nan-log")
+    server, address = start(binary, nan, work / "nan-log", *trusting(nan))
     stub = pb2_grpc.ArbitratorStub(grpc.insecure_channel(address))
     try:
         stub.Decide(report(pb2), timeout=5)

@@ -4,6 +4,7 @@ what the loader would refuse; a file with another observation schema is refused 
 with one line and exit status 2.
 usage: export_test.py DYNAMIX_BINARY  (with build/python on PYTHONPATH; exit 77 without torch)"""
 import csv
+import hashlib
 import json
 import math
 import os
@@ -72,6 +73,12 @@ class Double(nn.Module):
         return x.double()
 
 
+def trusted(policy):
+    """ppo:PATH that lets dynamix run the file's own TorchScript code, as every
+    dynamix.export_policy file needs: it holds the Python model's code."""
+    return f"ppo:{policy}@trust:{hashlib.sha256(policy.read_bytes()).hexdigest()}"
+
+
 def run(*args, timeout=240):
     return subprocess.run([DYNAMIX, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -102,7 +109,7 @@ class ExportedPolicyRunsInTheCommand(Fixture):
     def test_evaluate_runs_the_exported_policy(self):
         policy = self.export("policy.pt")
         out = self.dir / "evaluate"
-        result = run("evaluate", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
+        result = run("evaluate", "--scenario", "quickstart", "--policies", trusted(policy),
                      "--seeds", "1", "--set", SHORT[0], "--quiet", "--out", str(out))
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out / "results.csv") as f:
@@ -112,12 +119,24 @@ class ExportedPolicyRunsInTheCommand(Fixture):
         self.assertGreater(int(rows[0]["decisions"]), 0)
         self.assertTrue(math.isfinite(float(rows[0]["total_time_s"])))
 
+    def test_its_code_runs_only_trusted_by_its_sha256(self):
+        policy = self.export("untrusted.pt")
+        for refused in (f"ppo:{policy}", f"ppo:{policy}@trust:{'0' * 64}"):
+            result = run("evaluate", "--scenario", "quickstart", "--policies", refused,
+                         "--seeds", "1", "--set", SHORT[0], "--quiet", "--out",
+                         str(self.dir / "untrusted"))
+            self.assertEqual(result.returncode, 2, result.stderr)
+            lines = result.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, result.stderr)
+            self.assertIn("untrusted.pt", lines[0])
+            self.assertFalse((self.dir / "untrusted" / "results.csv").exists())
+
     def test_simulate_takes_the_models_decisions(self):
         for favourite in (1, self.actions - 1):
             policy = self.export(f"favourite{favourite}.pt",
                                  Favourite(self.features, self.actions, favourite))
             out = self.dir / f"simulate{favourite}"
-            result = run("simulate", "--policy", f"ppo:{policy}", "--set", SHORT[0], "--out",
+            result = run("simulate", "--policy", trusted(policy), "--set", SHORT[0], "--out",
                          str(out))
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertGreater(json.loads((out / "summary.json").read_text())["iterations"], 0)
@@ -135,7 +154,7 @@ class ExportedPolicyRunsInTheCommand(Fixture):
         self.assertEqual(trained.returncode, 0, trained.stderr)
         self.assertIn(f"wrote {policy}", trained.stdout)
         out = self.dir / "example-evaluate"
-        result = run("evaluate", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
+        result = run("evaluate", "--scenario", "quickstart", "--policies", trusted(policy),
                      "--seeds", "1", "--set", SHORT[0], "--quiet", "--out", str(out))
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out / "results.csv") as f:
@@ -144,7 +163,7 @@ class ExportedPolicyRunsInTheCommand(Fixture):
     def test_sweep_runs_the_exported_policy(self):
         policy = self.export("sweep.pt")
         out = self.dir / "sweep"
-        result = run("sweep", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
+        result = run("sweep", "--scenario", "quickstart", "--policies", trusted(policy),
                      "--grid", "training.budget_epochs=1,2", "--seeds", "1", "--quiet", "--out",
                      str(out))
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -155,7 +174,7 @@ class ExportedPolicyRunsInTheCommand(Fixture):
     def test_serve_loads_the_exported_policy(self):
         policy = self.export("serve.pt")
         server = subprocess.Popen(
-            [DYNAMIX, "serve", "--policy", str(policy), "--workers", "8", "--log",
+            [DYNAMIX, "serve", "--policy", trusted(policy), "--workers", "8", "--log",
              str(self.dir / "serve-log"), "--listen", "127.0.0.1:0"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
@@ -267,7 +286,7 @@ class ForeignPoliciesAreRefused(Fixture):
                                                torch.zeros(short), torch.ones(short), 10.0))
         policy = self.dir / "foreign.pt"
         torch.jit.save(module, str(policy), _extra_files=files)
-        result = run("evaluate", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
+        result = run("evaluate", "--scenario", "quickstart", "--policies", trusted(policy),
                      "--seeds", "1", "--set", SHORT[0], "--quiet", "--out",
                      str(self.dir / "refused"))
         self.assertEqual(result.returncode, 2, result.stderr)

@@ -1,14 +1,29 @@
 // TorchScript export: same logits in C++ and in Python's torch.jit.load, metadata, bad files.
 #include "policies/export/torchscript_policy.h"
 
+// LibTorch's logging defines a CHECK family of its own: included first, so that doctest's wins.
+#include <caffe2/serialize/inline_container.h>
+#include <torch/script.h>
+#undef CHECK
+#undef CHECK_EQ
+#undef CHECK_NE
+#undef CHECK_LT
+#undef CHECK_LE
+#undef CHECK_GT
+#undef CHECK_GE
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "dynamix_config.h"
@@ -297,7 +312,8 @@ TEST_CASE("A policy.pt with metadata out of range is refused in one short line n
           m.actions = {-100, -25, 0, 25, 1 << 30};
         }) == "actions.json[4]: expected an integer in [-16777216, 16777216], found '1073741824'");
   CHECK(refusal([](PolicyMetadata& m) { m.schema_json = R"({"local": [], "global": [{}]})"; }) ==
-        "observation_mean: expected 1 values (the features of schema.json), found 5 values");
+        "observation_mean: expected finite float32 values of shape [1] (the features of "
+        "schema.json), found Float values of shape [5]");
   CHECK(refusal([](PolicyMetadata&) {}) == "accepted");
 }
 
@@ -347,6 +363,169 @@ TEST_CASE("A policy.pt with flipped bytes is refused in one short line or loads,
   }
   CHECK(refused >= 3);
   std::filesystem::remove(file);
+}
+
+namespace {
+
+std::string bytes_of(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+/// `archive` with records replaced, added or (nullopt) dropped, named without "archive/".
+std::string rewritten(const std::string& archive,
+                      const std::map<std::string, std::optional<std::string>>& changes) {
+  std::istringstream in(archive);
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  std::string out;
+  {
+    caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
+      out.append(static_cast<const char*>(data), size);
+      return size;
+    });
+    for (const std::string& name : reader.getAllRecords()) {
+      if (changes.contains(name)) continue;
+      const auto [data, size] = reader.getRecord(name);
+      writer.writeRecord(name, data.get(), size);
+    }
+    for (const auto& [name, content] : changes) {
+      if (content) writer.writeRecord(name, content->data(), content->size());
+    }
+    writer.writeEndOfFile();
+  }
+  return out;
+}
+
+const std::string kExpected =
+    "expected a policy.pt as dynamix export writes it (a file's own code runs only trusted by "
+    "its SHA-256: ppo:FILE@trust:HEX, --trust-policy-code HEX), found ";
+
+/// What loading `archive` under `code` says: "accepted" or the error after the file name.
+std::string verdict(const std::string& archive, PolicyCode code = PolicyCode::kDynamix) {
+  try {
+    TorchScriptPolicy(archive, "policy.pt", code);
+  } catch (const PolicyFileError& error) {
+    const std::string message = error.what();
+    return message.substr(message.find(": ") + 2);
+  }
+  return "accepted";
+}
+
+/// A module with a dynamix policy's tensors and metadata but code of its own: `source` defines
+/// its methods.
+std::string own_code_archive(const ExportedPolicy& exported, const std::string& source) {
+  torch::jit::Module module("dynamix.BatchSizePolicy");
+  const auto tensor = [](const std::vector<float>& values, std::vector<std::int64_t> shape) {
+    return torch::tensor(values).reshape(shape);
+  };
+  const auto features = static_cast<std::int64_t>(kFeatures);
+  module.register_buffer("observation_mean",
+                         tensor(exported.snapshot.observation_mean, {features}));
+  module.register_buffer("observation_std", tensor(exported.snapshot.observation_std, {features}));
+  module.register_attribute("observation_clip", c10::FloatType::get(), 10.0);
+  for (std::size_t i = 0; i < exported.snapshot.layers.size(); ++i) {
+    const DenseLayer& layer = exported.snapshot.layers[i];
+    const auto out = static_cast<std::int64_t>(layer.outputs);
+    const auto in = static_cast<std::int64_t>(layer.inputs);
+    module.register_parameter("weight" + std::to_string(i), tensor(layer.weight, {out, in}), false);
+    module.register_parameter("bias" + std::to_string(i), tensor(layer.bias, {out}), false);
+  }
+  module.define(source);
+  torch::jit::ExtraFilesMap extra_files;
+  for (const auto& [name, content] : to_extra_files(exported.snapshot.metadata)) {
+    extra_files[name] = content;
+  }
+  std::ostringstream bytes;
+  module.save(bytes, extra_files);
+  return bytes.str();
+}
+
+}  // namespace
+
+TEST_CASE("A policy file's own code is refused before any of it runs, unless trusted") {
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("own_code.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  const std::string archive = bytes_of(file);
+  std::filesystem::remove(file);
+  REQUIRE(verdict(archive) == "accepted");
+
+  // Code that would run at load (__setstate__) and at every decision (forward) does not run:
+  // the refusal comes first, and names what differs.
+  const std::string relu_forward =
+      "def forward(self, obs):\n"
+      "    x = torch.clamp((obs - self.observation_mean) / self.observation_std, -10.0, 10.0)\n"
+      "    x = torch.relu(torch.addmm(self.bias0, x, self.weight0.t()))\n"
+      "    x = torch.relu(torch.addmm(self.bias1, x, self.weight1.t()))\n"
+      "    return torch.addmm(self.bias2, x, self.weight2.t())\n";
+  const std::string loads_code = relu_forward +
+                                 "def __getstate__(self):\n"
+                                 "    return (self.observation_mean, self.observation_std, "
+                                 "self.weight0, self.bias0, self.weight1, self.bias1, "
+                                 "self.weight2, self.bias2)\n"
+                                 "def __setstate__(self, state: Tuple[Tensor, Tensor, Tensor, "
+                                 "Tensor, Tensor, Tensor, Tensor, Tensor]):\n"
+                                 "    assert state[0].sum() < -1e30, 'own code ran at load'\n";
+  REQUIRE(exported.snapshot.layers.size() == 3);
+  CHECK(verdict(own_code_archive(exported, loads_code)) ==
+        kExpected +
+            "'code/dynamix.py' other than dynamix's for 3 layers (the file brings its own "
+            "code or data)");
+  CHECK(verdict(own_code_archive(exported, loads_code), PolicyCode::kTrusted)
+            .find("(The following operation failed in the TorchScript interpreter.)") !=
+        std::string::npos);
+
+  // Trusted, a file with its own well-behaved code serves; untrusted it is refused.
+  const std::string relu = own_code_archive(exported, relu_forward);
+  CHECK(verdict(relu).starts_with(kExpected));
+  CHECK(verdict(relu, PolicyCode::kTrusted) == "accepted");
+
+  // One changed byte of code, a record dynamix does not write, an unknown extra file.
+  std::string code = archive;
+  {
+    std::istringstream in(archive);
+    caffe2::serialize::PyTorchStreamReader reader(&in);
+    const auto [data, size] = reader.getRecord("code/dynamix.py");
+    code.assign(static_cast<const char*>(data.get()), size);
+  }
+  std::string changed = code;
+  changed.replace(changed.find("torch.tanh"), 10, "torch.relu");
+  CHECK(verdict(rewritten(archive, {{"code/dynamix.py", changed}})) ==
+        kExpected +
+            "'code/dynamix.py' other than dynamix's for 3 layers (the file brings its own "
+            "code or data)");
+  CHECK(verdict(rewritten(archive, {{"code/__torch__/extra.py", code}})) ==
+        kExpected + "a record 'code/__torch__/extra.py' dynamix does not write");
+  CHECK(verdict(rewritten(archive, {{"extra/run_me", "x"}})) ==
+        kExpected + "an extra file 'extra/run_me'");
+  CHECK(verdict(rewritten(archive, {{"code/dynamix.py", std::nullopt}})) ==
+        kExpected + "no record 'code/dynamix.py'");
+  CHECK(verdict(rewritten(archive, {{"data/7", std::nullopt}})) ==
+        kExpected + "7 tensors (a network of 1 to 16 layers has 4 to 34)");
+}
+
+TEST_CASE("A dynamix policy file's tensors must have the names and shapes its metadata implies") {
+  ExportedPolicy exported;
+  const std::filesystem::path file = temporary("shapes.pt");
+  save_torchscript_policy(exported.snapshot, file);
+  const std::string archive = bytes_of(file);
+  std::filesystem::remove(file);
+  // Three actions in actions.json for a network with five logits.
+  CHECK(verdict(rewritten(archive, {{"extra/actions.json", "[-100, 0, 100]"}})) ==
+        "weight2: expected finite float32 values of shape [3, 64] (a logit per action of "
+        "actions.json), found Float values of shape [5, 64]");
+  // A weight's storage cut short.
+  CHECK(verdict(rewritten(archive, {{"data/2", std::string(64, '\0')}})) ==
+        kExpected +
+            "tensors whose sizes are not a chain of 3 layers of 1 to 4096 units, 4194304 "
+            "parameters in all");
+  // A weight that is not finite.
+  std::string nan(exported.snapshot.layers[0].weight.size() * sizeof(float), '\0');
+  const float not_a_number = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(nan.data(), &not_a_number, sizeof not_a_number);
+  CHECK(verdict(rewritten(archive, {{"data/2", nan}})) ==
+        "weight0: expected finite float32 values of shape [64, 5], found Float values of shape "
+        "[64, 5]");
 }
 
 }  // namespace dynamix
