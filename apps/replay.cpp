@@ -177,11 +177,33 @@ int run_replay(const std::vector<std::string>& args) {
   double max_difference = 0;
   wire::LogRecord replayed;
   Arbitrator::Trace trace;
+  // One job, its windows in order, within each serve's run (a logged episode start).
+  JobSequence sequence;
+  const auto out_of_sequence = [&](const wire::LogRecord& record, const std::string& why) {
+    std::cout << "replay: window " << record.report().window_index() << " of job "
+              << excerpt(record.report().job_id()) << " " << why << '\n';
+    return 1;
+  };
   for (const wire::LogRecord& record : log.records) {
+    if (record.episode_start()) sequence.restart();
+    std::string sequence_error;
+    try {
+      sequence.check(record.report());
+    } catch (const SequenceError& error) {
+      sequence_error = error.what();
+    }
     if (!record.refusal().empty()) {
+      const bool sequence_refusal = record.refusal().find(kOutOfSequence) != std::string::npos;
+      if (sequence_refusal && sequence_error.empty()) {
+        return out_of_sequence(record, "was refused as out of sequence, but is in sequence");
+      }
       ++refusals;
       continue;
     }
+    if (!sequence_error.empty()) {
+      return out_of_sequence(record, "was decided, though " + sequence_error);
+    }
+    sequence.decided(record.report());
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());
     if (!arbitrator || arbitrator->workers() != workers) {
       arbitrator = make_arbitrator(policy, {.workers = workers,

@@ -192,7 +192,7 @@ std::optional<ServeOptions> parse_serve_args(const std::vector<std::string>& arg
 /// than loopback refused without them (unless --insecure).
 ServerOptions server_options_of(const ServeOptions& a) {
   const ListenAddress listen = parse_listen_address(a.listen);
-  ServerOptions server{.host = listen.host, .port = listen.port};
+  ServerOptions server{.host = listen.host, .port = listen.port, .job_id = a.job_id};
   if (!a.token_file.empty()) server.token = read_token(a.token_file);
   if (a.tls_certificate.empty() != a.tls_key.empty() ||
       (!a.tls_client_ca.empty() && a.tls_certificate.empty())) {

@@ -38,6 +38,11 @@ std::vector<Row> policy_rows() {
                              "(hex), whatever it does; without it, a policy.pt must be what "
                              "dynamix export writes, and no code of its own runs"},
                  field(&ServeOptions::trust_policy_code)),
+      Rows::text({.key = "job-id",
+                  .meaning = "the one job to decide for (a report's job_id); without it, the "
+                             "first job decided for: another job's reports, or a window not "
+                             "after the last decided, are refused and logged"},
+                 field(&ServeOptions::job_id)),
       Rows::quantity({.key = "workers",
                       .meaning = "workers of the job (every report must have as many)",
                       .default_value = "required"},

@@ -16,6 +16,7 @@ struct ServeOptions {
   std::string policy;
   std::string policy_sha256;
   std::string trust_policy_code;
+  std::string job_id;
   std::string log_directory;
   std::string listen = "127.0.0.1:50051";
   std::string token_file;

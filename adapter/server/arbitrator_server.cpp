@@ -119,12 +119,13 @@ constexpr std::string_view kBearer = "Bearer ";
 class DecideService final : public wire::Arbitrator::Service {
  public:
   DecideService(const Arbitrator& arbitrator, DecisionRunner& runner, DecisionLogWriter& log,
-                const std::string& token, std::ostream& messages)
+                const ServerOptions& options, std::ostream& messages)
       : workers_(arbitrator.workers()),
         runner_(runner),
         log_(log),
-        token_digest_(token.empty() ? "" : sha256_of(token)),
-        messages_(messages) {}
+        token_digest_(options.token.empty() ? "" : sha256_of(options.token)),
+        messages_(messages),
+        sequence_(options.job_id) {}
 
   grpc::Status Decide(grpc::ServerContext* context, const wire::WindowReport* report,
                       wire::Decision* decision) override {
@@ -140,6 +141,17 @@ class DecideService final : public wire::Arbitrator::Service {
                     "a report of " + std::to_string(bytes) + " bytes, above the " +
                         std::to_string(max_report_bytes(workers_)) + "-byte limit for " +
                         std::to_string(workers_) + " workers");
+    }
+    try {
+      check_report(*report, workers_);  // a malformed report is told its fault first
+      sequence_.check(*report);
+    } catch (const ReportError& error) {
+      return refuse(*report, grpc::StatusCode::INVALID_ARGUMENT, error.what());
+    } catch (const SequenceError& error) {
+      return refuse(*report,
+                    error.duplicate ? grpc::StatusCode::ALREADY_EXISTS
+                                    : grpc::StatusCode::FAILED_PRECONDITION,
+                    error.what());
     }
     try {
       runner_.decide(*report, record_);
@@ -158,6 +170,7 @@ class DecideService final : public wire::Arbitrator::Service {
       messages_ << "dynamix serve: " << error.what() << std::endl;
       return {grpc::StatusCode::UNAVAILABLE, error.what()};
     }
+    sequence_.decided(*report);
     *decision = record_.decision();
     return grpc::Status::OK;
   }
@@ -210,6 +223,7 @@ class DecideService final : public wire::Arbitrator::Service {
   std::ostream& messages_;
   std::mutex mutex_;
   wire::LogRecord record_;
+  JobSequence sequence_;
   std::uint64_t unauthenticated_ = 0;
 };
 
@@ -255,8 +269,8 @@ struct ArbitratorServer::Impl {
 ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner& runner,
                                    DecisionLogWriter& log, const ServerOptions& options,
                                    std::ostream& messages)
-    : impl_(new Impl{DecideService(arbitrator, runner, log, options.token, messages), nullptr,
-                     nullptr, 0}) {
+    : impl_(new Impl{DecideService(arbitrator, runner, log, options, messages), nullptr, nullptr,
+                     0}) {
   grpc::ServerBuilder builder;
   const bool tls = !options.tls_certificate.empty();
   const std::string host =

@@ -59,6 +59,8 @@ struct ServerOptions {
   std::string tls_key{};
   /// PEM CA bundle: clients must present a certificate it signed (TLS only).
   std::string tls_client_ca{};
+  /// The one job decided for; empty: the first job decided for (JobSequence).
+  std::string job_id{};
 };
 
 /// The bounds the server holds to, whatever its clients send (documented in adapter/README.md);

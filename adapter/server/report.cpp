@@ -363,4 +363,27 @@ void bounded_decision(const wire::WindowReport& report, const WindowMetrics& win
   decision.set_apply_at_iteration(report.iteration() + report.metrics().iterations());
 }
 
+void JobSequence::check(const wire::WindowReport& report) const {
+  if (!job_.empty() && report.job_id() != job_) {
+    throw SequenceError(std::string(kOutOfSequence) + "job_id: expected " + excerpt(job_) +
+                        " (serve decides for one job: --job-id, or the first it answered; "
+                        "start one serve per job), found " +
+                        excerpt(report.job_id()));
+  }
+  if (decided_any_ && report.window_index() <= last_window_) {
+    SequenceError error(std::string(kOutOfSequence) + "window_index: expected a window after " +
+                        std::to_string(last_window_) + " (the last decided), found " +
+                        std::to_string(report.window_index()) +
+                        (report.window_index() == last_window_ ? " again" : ""));
+    error.duplicate = report.window_index() == last_window_;
+    throw error;
+  }
+}
+
+void JobSequence::decided(const wire::WindowReport& report) {
+  job_ = report.job_id();
+  last_window_ = report.window_index();
+  decided_any_ = true;
+}
+
 }  // namespace dynamix

@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adapter/proto/dynamix.pb.h"
@@ -87,5 +88,39 @@ std::vector<int> batch_caps(const wire::WindowReport& report, int max_batch);
 void bounded_decision(const wire::WindowReport& report, const WindowMetrics& window,
                       std::vector<int> batches, std::span<const int> caps, int min_batch,
                       const GuardRails& rails, wire::Decision& decision);
+
+/// A report out of its job's sequence; what() starts with kOutOfSequence.
+class SequenceError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+  /// A window decided already (ALREADY_EXISTS), rather than another job or an earlier window
+  /// (FAILED_PRECONDITION).
+  bool duplicate = false;
+};
+inline constexpr std::string_view kOutOfSequence = "out of sequence: ";
+
+/// One job per arbitrator, its windows in order. The job named at the start, or else the first
+/// one decided for, binds the arbitrator: another job's reports would change the first job's
+/// decisions through a stateful rule's memory. Windows must come after the last one decided, so
+/// a replayed or repeated report changes nothing.
+class JobSequence {
+ public:
+  /// `job_id` empty: the first job decided for.
+  explicit JobSequence(const std::string& job_id = "") : named_(job_id), job_(job_id) {}
+  /// SequenceError unless `report` is of the bound job (any while none is) and its
+  /// window_index is after the last decided.
+  void check(const wire::WindowReport& report) const;
+  /// `report` (checked) was decided: its job is bound, its window the last.
+  void decided(const wire::WindowReport& report);
+  /// A new arbitrator's sequence (replay, at a logged episode start): bound to the job named
+  /// at the start, if any, with no window decided.
+  void restart() { *this = JobSequence(named_); }
+
+ private:
+  std::string named_;
+  std::string job_;
+  std::int64_t last_window_ = -1;
+  bool decided_any_ = false;
+};
 
 }  // namespace dynamix

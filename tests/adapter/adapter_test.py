@@ -248,8 +248,17 @@ def check_refusals(address, proto_dir):
     huge = report()
     huge.job_id = "x" * 100_000
     refused(huge, grpc.StatusCode.RESOURCE_EXHAUSTED, "larger than max")
-    check(len(stub.Decide(report(), timeout=10).batches) == WORKERS,
+    # serve decided for job 'ci': another job's report, and a window of it not after the last
+    # decided, are refused (a stateful rule would otherwise mix the two jobs' windows).
+    refused(report(), grpc.StatusCode.FAILED_PRECONDITION,
+            "out of sequence: job_id: expected 'ci' (serve decides for one job")
+    later = report()
+    later.job_id, later.window_index = "ci", 1_000_000
+    check(len(stub.Decide(later, timeout=10).batches) == WORKERS,
           "the arbitrator stopped serving after malformed reports")
+    refused(later, grpc.StatusCode.ALREADY_EXISTS,
+            "out of sequence: window_index: expected a window after 1000000 (the last decided), "
+            "found 1000000 again")
 
 
 def check_other_schema(binary, policy, work):
@@ -262,7 +271,10 @@ def check_other_schema(binary, policy, work):
     files["schema.json"] = schema.replace('"name": "', '"name": "other_', 1)
     other = pathlib.Path(work) / "other.pt"
     torch.jit.save(module, str(other), _extra_files=files)
-    result = subprocess.run([binary, "serve", "--policy", str(other), "--workers", "4", "--log",
+    import hashlib
+    trust = hashlib.sha256(other.read_bytes()).hexdigest()  # saved by Python: its own code
+    result = subprocess.run([binary, "serve", "--policy", str(other), "--trust-policy-code", trust,
+                             "--workers", "4", "--log",
                              str(pathlib.Path(work) / "other-log"), "--listen", "127.0.0.1:0"],
                             capture_output=True, text=True, timeout=60)
     check(result.returncode == 2 and "schema.json" in result.stderr and
@@ -284,6 +296,17 @@ def check_replay_mismatch(binary, policy, log, work):
                             capture_output=True, text=True)
     check(result.returncode == 1 and "window 2 (iteration 15) of job 'ci' differs: batches: "
           "logged [" in result.stdout, f"replay of a tampered log: {result}")
+    # A decision logged twice for one window: replay names it out of sequence.
+    records = [json.loads(line) for line in lines]
+    decided = [i for i, r in enumerate(records) if "decision" in r]
+    records.insert(decided[2] + 1, records[decided[2]])
+    (copy / "decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = subprocess.run([binary, "replay", "--policy", str(policy), "--log", str(copy)],
+                            capture_output=True, text=True)
+    window = records[decided[2]]["report"]["window_index"]
+    check(result.returncode == 1 and f"window {window} of job 'ci' was decided, though out of "
+          "sequence: window_index: expected a window after" in result.stdout,
+          f"replay of a log with a duplicated decision: {result}")
 
 
 def check_log_safety(binary, policy, work):

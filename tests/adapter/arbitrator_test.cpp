@@ -99,6 +99,46 @@ TEST_CASE(
   CHECK(field_names(wire::WorkerWindow::descriptor()) == worker_fields);
 }
 
+TEST_CASE("One job per arbitrator, its windows in order: another job or an old window is refused") {
+  const auto report = [](const std::string& job, std::int64_t window) {
+    wire::WindowReport r;
+    r.set_job_id(job);
+    r.set_window_index(window);
+    return r;
+  };
+  const auto verdict = [](const JobSequence& sequence, const wire::WindowReport& r) {
+    try {
+      sequence.check(r);
+    } catch (const SequenceError& error) {
+      return std::string(error.duplicate ? "duplicate: " : "") + error.what();
+    }
+    return std::string("accepted");
+  };
+  JobSequence first;  // bound by the first job decided for
+  CHECK(verdict(first, report("a", 5)) == "accepted");
+  first.decided(report("a", 5));
+  CHECK(verdict(first, report("b", 6)) ==
+        "out of sequence: job_id: expected 'a' (serve decides for one job: --job-id, or the "
+        "first it answered; start one serve per job), found 'b'");
+  CHECK(verdict(first, report("a", 5)) ==
+        "duplicate: out of sequence: window_index: expected a window after 5 (the last "
+        "decided), found 5 again");
+  CHECK(verdict(first, report("a", 2)) ==
+        "out of sequence: window_index: expected a window after 5 (the last decided), found 2");
+  CHECK(verdict(first, report("a", 7)) == "accepted");  // a window refused earlier may be lost
+  first.restart();
+  CHECK(verdict(first, report("b", 0)) == "accepted");
+
+  JobSequence named("real");  // bound from the start
+  CHECK(verdict(named, report("intruder", 0))
+            .starts_with("out of sequence: job_id: expected 'real'"));
+  named.decided(report("real", 0));
+  named.restart();
+  CHECK(verdict(named, report("intruder", 0))
+            .starts_with("out of sequence: job_id: expected 'real'"));
+  CHECK(verdict(named, report("real", 0)) == "accepted");
+}
+
 TEST_CASE("check_report names the field of a malformed report and what it expected") {
   WindowMetrics window;
   window.iterations = 5;
