@@ -36,6 +36,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -195,10 +196,20 @@ class Study:
 # ---------------------------------------------------------------- the real job
 
 
+def rendezvous_args():
+    """torchrun's --standalone on a free port of its own: --standalone always takes 29400, which
+    another job on the host may hold."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}",
+            "--rdzv_id", f"dynamix-{os.getpid()}-{port}"]
+
+
 def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, arbitrator=None,
                 validate_every=None):
     command = [PYTHON, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
-               "--standalone", "--nproc_per_node", str(ranks),
+               *rendezvous_args(), "--nproc_per_node", str(ranks),
                str(SOURCE / "adapter/examples/reference_job.py"),
                "--run", run, "--log", str(log), "--seed", str(seed),
                "--target-accuracy", str(max(floats(options.targets))),

@@ -7,6 +7,8 @@ batch sizes that `dynamix serve` decides every k iterations.
 CPU heterogeneity is emulated per rank (--slowdown 1,1,1.5,2 makes rank 3 twice as slow), network
 heterogeneity by launching the ranks with shaped_launch.py (per-rank tc rates, needs root);
 --plain runs the same loop as plain DDP at a fixed batch, the baseline of the overhead figure.
+--checkpoint FILE saves every rank's model, optimizer and controller state (FILE.rank0, ...)
+every --checkpoint-every iterations and resumes from them when they exist.
 """
 import argparse
 import os
@@ -74,7 +76,23 @@ def arguments():
                         help="iterations between validation accuracies sent to the arbitrator "
                              "(0: never)")
     parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args()
+    parser.add_argument("--max-batch", type=int,
+                        help="each rank's largest batch, whatever the arbitrator says (default: "
+                             "8x --batch)")
+    parser.add_argument("--checkpoint", help="checkpoint files' prefix; resumes from them")
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    args = parser.parse_args()
+    if args.checkpoint and args.plain:
+        parser.error("--checkpoint saves the controller's state: not with --plain")
+    return args
+
+
+def save_checkpoint(path: pathlib.Path, model, optimizer, controller) -> None:
+    """Written beside and renamed into place: a kill never leaves half a checkpoint."""
+    staged = path.with_name(path.name + ".tmp")
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "controller": controller.state_dict()}, staged)
+    os.replace(staged, path)
 
 
 def main():
@@ -98,9 +116,19 @@ def main():
     controller = None if args.plain else AdaptiveBatchController(
         model, optimizer, sampler, args.arbitrator, args.interval, job_id="train_cnn",
         lr_rule=args.lr_rule, gpu_type=torch.cuda.get_device_name(device)
-        if device.type == "cuda" else "cpu", total_iterations=args.iterations)
+        if device.type == "cuda" else "cpu", total_iterations=args.iterations,
+        max_batch=args.max_batch)
+    checkpoint = pathlib.Path(f"{args.checkpoint}.rank{rank}") if args.checkpoint else None
+    if checkpoint and checkpoint.exists():
+        saved = torch.load(checkpoint, map_location=device)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        controller.load_state_dict(saved["controller"])
+        if rank == 0:
+            print(f"resumed from {checkpoint} at iteration {controller.iteration}", flush=True)
     times = []
-    for iteration in range(args.iterations):
+    first = controller.iteration if controller else 0
+    for iteration in range(first, args.iterations):
         start = time.perf_counter()
         indices = controller.next_indices() if controller else sampler.next_indices()
         x, y = images[indices].to(device), labels[indices].to(device)
@@ -112,6 +140,8 @@ def main():
             controller.end_iteration(float(loss), accuracy)
             if args.validate_every and controller.iteration % args.validate_every == 0:
                 controller.validation_accuracy = validation_accuracy(model, held_out, device)
+            if checkpoint and controller.iteration % args.checkpoint_every == 0:
+                save_checkpoint(checkpoint, model, optimizer, controller)
         times.append(time.perf_counter() - start)
         if rank == 0 and (iteration + 1) % args.interval == 0:
             print(f"iteration {iteration + 1}: loss {float(loss):.3f} accuracy {accuracy:.2f} "

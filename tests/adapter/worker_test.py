@@ -384,7 +384,8 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
             for _, r, auth in arbitrator.reports]
     check(all(auth in (f"Bearer {TOKEN}", "Bearer wrong") for *_, auth in sent),
           f"a call without the token: {sent}")
-    check(all(m == [0, 20] for _, _, m, _ in sent), f"max_batches: {sent}")
+    # Rank 0 declared none: its cap is 8x its starting batch of 8.
+    check(all(m == [64, 20] for _, _, m, _ in sent), f"max_batches: {sent}")
     factors = {w: f for w, f, _, auth in sent if auth == f"Bearer {TOKEN}"}
     # Decision 5 (factor 1.25) is in force from iteration 14: window 6 (iterations 12-13)
     # still ran at 1, window 7 at 1.25.

@@ -25,6 +25,11 @@ LOG = logging.getLogger("dynamix_worker")
 LR_RULES = ("none", "linear", "sqrt", "adascale")
 # The arbitrator's bound on a reported notice, seconds (kMaxNoticeSeconds, adapter/server/report.h).
 MAX_NOTICE_S = 86400.0
+# The arbitrator's bound on |train_loss| (kWindowRanges, adapter/server/report.cpp).
+MAX_LOSS = 1e9
+# Without a max_batch, a rank's batch never grows past this multiple of its starting batch, so
+# that no arbitrator can take it where its memory or its optimization would not follow.
+DEFAULT_MAX_BATCH_GROWTH = 8
 
 
 @dataclass
@@ -50,6 +55,7 @@ class AdaptiveBatchController:
                  deadline_s: float = 1.0, gpu_type: str = "cpu",
                  total_iterations: Optional[int] = None, max_batch_change: float = 2.0,
                  max_lr_change: float = 2.0, max_lr_factor: float = 64.0,
+                 min_lr_factor: float = 1.0 / 64.0,
                  max_batch: Optional[int] = None, token: Optional[str] = None,
                  root_certificates: Optional[str] = None, lookahead: int = 0, timer=None,
                  lr_factor: float = 1.0, wait_for_answer: bool = False):
@@ -64,22 +70,28 @@ class AdaptiveBatchController:
             raise ValueError(f"total_iterations: expected >= 1, found {total_iterations}")
         for name, value in (("deadline_s", deadline_s), ("max_batch_change", max_batch_change),
                             ("max_lr_change", max_lr_change), ("max_lr_factor", max_lr_factor),
-                            ("lr_factor", lr_factor)):
+                            ("min_lr_factor", min_lr_factor), ("lr_factor", lr_factor)):
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}: expected a finite number > 0, found {value}")
         for name, value in (("max_batch_change", max_batch_change),
                             ("max_lr_change", max_lr_change)):
             if value < 1:
                 raise ValueError(f"{name}: expected >= 1 (a ratio), found {value}")
+        if not min_lr_factor <= lr_factor <= max_lr_factor:
+            raise ValueError(f"lr_factor: expected a number in [min_lr_factor={min_lr_factor:g}, "
+                             f"max_lr_factor={max_lr_factor:g}], found {lr_factor}")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         if max_batch is not None and max_batch < max(1, sampler.batches[self.rank]):
             raise ValueError(f"max_batch: {max_batch} is below this rank's starting batch "
                              f"{sampler.batches[self.rank]}")
+        if max_batch is None:  # an absolute cap all the same: see DEFAULT_MAX_BATCH_GROWTH
+            max_batch = max(1, sampler.batches[self.rank]) * DEFAULT_MAX_BATCH_GROWTH
         self.sampler, self.optimizer, self.interval = sampler, optimizer, interval
         self.job_id, self.lr_rule, self.deadline_s = job_id, lr_rule, deadline_s
         self.gpu_type, self.total_iterations = gpu_type, total_iterations
         self.max_batch_change, self.max_lr_change = max_batch_change, max_lr_change
-        self.max_lr_factor, self.lookahead = max_lr_factor, lookahead
+        self.max_lr_factor, self.min_lr_factor = max_lr_factor, min_lr_factor
+        self.lookahead = lookahead
         # Rank 0 waits for each answer (at most its call's deadline_s) instead of keeping the
         # batches when it is late: the decisions then do not depend on timing.
         self.wait_for_answer = wait_for_answer
@@ -112,7 +124,7 @@ class AdaptiveBatchController:
         self._started = time.perf_counter()
         self._tcp_counters = TcpCounters()
         self._tcp = self._tcp_counters.read()
-        declared = torch.tensor([max_batch or 0], dtype=torch.int64, device=self.device)
+        declared = torch.tensor([max_batch], dtype=torch.int64, device=self.device)
         gathered = [torch.empty_like(declared) for _ in range(self.world_size)]
         dist.all_gather(gathered, declared)
         hold(declared, gathered)  # every collective's tensors: see comm_hook._HELD
@@ -229,8 +241,21 @@ class AdaptiveBatchController:
 
     def loader_batches(self, loader):
         """Yields a DataLoader's batches (its batch_sampler being this job's sampler), each
-        iteration started before the wait for its batch, which counts as data loading. With
-        workers, construct the controller with lookahead = num_workers × prefetch_factor."""
+        iteration started before the wait for its batch, which counts as data loading. A loader
+        with workers draws num_workers × prefetch_factor batches ahead: a controller made with
+        lookahead 0 takes that as its lookahead (the same on every rank, checked); one made
+        with another lookahead below it is refused."""
+        ahead = loader.num_workers * (loader.prefetch_factor or 2) if loader.num_workers else 0
+        if ahead and self.lookahead == 0:
+            if ahead >= self.interval:
+                raise ValueError(f"the DataLoader draws {ahead} batches ahead (num_workers × "
+                                 f"prefetch_factor), not less than interval={self.interval}: "
+                                 "use a longer interval or fewer batches ahead")
+            self.lookahead = ahead
+        elif self.lookahead < ahead:
+            raise ValueError(f"lookahead: expected at least num_workers × prefetch_factor = "
+                             f"{ahead} for this DataLoader, found {self.lookahead}")
+        self._require_equal_lookahead()
         iterator = iter(loader)
         while True:
             self.start_iteration()
@@ -241,8 +266,30 @@ class AdaptiveBatchController:
             self.data_loaded()
             yield batch
 
+    def _require_equal_lookahead(self) -> None:
+        """Every rank broadcasts the answer at the same iteration only if all have the same
+        lookahead; a difference would hang the job, so it is an error on every rank."""
+        mine = torch.tensor([self.lookahead], dtype=torch.int64, device=self.device)
+        gathered = [torch.empty_like(mine) for _ in range(self.world_size)]
+        dist.all_gather(gathered, mine)
+        hold(mine, gathered)
+        lookaheads = [int(t) for t in gathered]
+        if len(set(lookaheads)) > 1:
+            raise ValueError(f"lookahead: the ranks differ ({lookaheads}); give every rank's "
+                             "DataLoader the same num_workers and prefetch_factor")
+
     def data_loaded(self) -> None:
+        """The batch is in memory; checks that it is the size in force (a DataLoader drawing
+        further ahead than the lookahead would run a batch the gradient weights do not assume)."""
         self._data_done = self.timer.mark("data")
+        served = self.sampler.served_batch(self.iteration)
+        if served is not None and served != self.batch:
+            raise RuntimeError(
+                f"iteration {self.iteration}: the batch drawn has {served} samples, the batch in "
+                f"force {self.batch}: the data was drawn {self.sampler.iteration - self.iteration}"
+                f" iterations ahead, more than lookahead={self.lookahead} (a DataLoader with "
+                "workers draws num_workers × prefetch_factor ahead; iterate it with "
+                "loader_batches(), or make the controller with that lookahead)")
 
     def end_iteration(self, loss: float, accuracy: float = 0.0, grad_scale: float = 1.0) -> None:
         """Records the iteration's measurements (accuracy: this rank's training accuracy in
@@ -413,7 +460,7 @@ class AdaptiveBatchController:
             return (f"global batch {sum(batches)} outside [{ran}/{change:g}, {ran}*{change:g}] "
                     "(max_batch_change)")
         for rank, (batch, cap) in enumerate(zip(batches, self.max_batches)):
-            if cap and batch > cap:
+            if batch > cap:
                 return f"batch {batch} for worker {rank} above its max_batch {cap}"
         factor = decision.lr_factor
         if not (math.isfinite(factor) and factor > 0):
@@ -424,6 +471,8 @@ class AdaptiveBatchController:
                     f"{reported:g}*{self.max_lr_change:g}] (max_lr_change)")
         if factor > self.max_lr_factor:
             return f"lr_factor {factor:g} above max_lr_factor {self.max_lr_factor:g}"
+        if factor < self.min_lr_factor:
+            return f"lr_factor {factor:g} below min_lr_factor {self.min_lr_factor:g}"
         return None
 
     def _keep(self, why: str) -> None:
@@ -505,12 +554,16 @@ class AdaptiveBatchController:
 
 def report_problem(report) -> Optional[str]:
     """Why a report would be refused by the arbitrator's checks, or None: every number finite
-    and >= 0, accuracies and progress within [0, 1], their change within [-1, 1], a notice
-    within MAX_NOTICE_S."""
+    and >= 0 but the loss (any finite number within MAX_LOSS: an NLL of continuous targets or a
+    negative ELBO is below 0), accuracies and progress within [0, 1], their change within
+    [-1, 1], a notice within MAX_NOTICE_S."""
     metrics = report.metrics
+    if not (math.isfinite(metrics.train_loss) and abs(metrics.train_loss) <= MAX_LOSS):
+        return (f"metrics.train_loss: expected a number in [-{MAX_LOSS:g}, {MAX_LOSS:g}], found "
+                f"{metrics.train_loss}")
     unit = ("train_accuracy", "validation_accuracy", "progress")
     for name, value in [(f"metrics.{n}", getattr(metrics, n)) for n in
-                        ("time_s", "iteration_s", "train_loss", "epochs") + unit] + \
+                        ("time_s", "iteration_s", "epochs") + unit] + \
             [(f"metrics.workers[{i}].{field.name}", value) for i, worker in
              enumerate(metrics.workers) for field, value in worker.ListFields()
              if field.name != "gpu_type"]:

@@ -100,6 +100,19 @@ class GlobalCursorSampler:
                                          self.global_batch, self.dataset_size)
         return indices
 
+    def served_batch(self, iteration: int) -> Optional[int]:
+        """This rank's batch served for `iteration`, if it is among the last 64 served."""
+        state = self._history.get(iteration)
+        return None if state is None else state["batches"][self.rank]
+
+    def __len__(self) -> int:
+        """Iterations of one epoch at the current global batch, ceil(dataset_size /
+        global_batch), the last one's global batch taking its tail from the next epoch (no
+        sample is dropped). The iterator itself never ends: loops, progress bars and LR
+        schedules that ask for len() get an epoch's worth at the batches in force, which change
+        when the arbitrator's decisions apply."""
+        return -(-self.dataset_size // self.global_batch)
+
     @property
     def epochs(self) -> float:
         """Fractional epochs consumed."""
