@@ -227,16 +227,6 @@ class DecideService final : public wire::Arbitrator::Service {
   std::uint64_t unauthenticated_ = 0;
 };
 
-std::shared_ptr<grpc::ServerCredentials> credentials_of(const ServerOptions& options) {
-  if (options.tls_certificate.empty()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions tls(
-      options.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                    : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  tls.pem_root_certs = options.tls_client_ca;
-  tls.pem_key_cert_pairs.push_back({options.tls_key, options.tls_certificate});
-  return grpc::SslServerCredentials(tls);
-}
-
 void limit(grpc::ServerBuilder& builder) {
   using L = ServerLimits;
   grpc::ResourceQuota quota("dynamix-serve");
@@ -272,18 +262,18 @@ ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner&
     : impl_(new Impl{DecideService(arbitrator, runner, log, options, messages), nullptr, nullptr,
                      0}) {
   grpc::ServerBuilder builder;
-  const bool tls = !options.tls_certificate.empty();
   const std::string host =
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   const std::string address = host + ":" + std::to_string(options.port);
-  if (tls) {
-    builder.AddListeningPort(address, credentials_of(options), &impl_->port);
-  } else {
-    impl_->gate = std::make_unique<ConnectionGate>(
-        options.host, options.port,
-        GateLimits{.max_open_streams = ServerLimits::kMaxStreamsPerConnection});
-    impl_->port = impl_->gate->port();
+  // Every connection, TLS too, comes in through the gate, which terminates TLS itself.
+  std::optional<GateTls> tls;
+  if (!options.tls_certificate.empty()) {
+    tls = GateTls{options.tls_certificate, options.tls_key, options.tls_client_ca};
   }
+  impl_->gate = std::make_unique<ConnectionGate>(
+      options.host, options.port,
+      GateLimits{.max_open_streams = ServerLimits::kMaxStreamsPerConnection}, tls);
+  impl_->port = impl_->gate->port();
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(ServerLimits::kReceiveSlack * max_report_bytes(arbitrator.workers())));
   limit(builder);

@@ -1,10 +1,15 @@
-// One epoll thread accepts, relays and watches every connection to the arbitrator.
+// One epoll thread accepts, relays and watches every connection to the arbitrator, terminating
+// TLS itself so that encrypted connections pass the same bounds as plain ones.
 #include "adapter/server/connection_gate.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,9 +18,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/io/input_error.h"
@@ -23,32 +28,115 @@
 namespace dynamix {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr std::uint8_t kData = 0x0;
-constexpr std::uint8_t kHeaders = 0x1;
-constexpr std::uint8_t kResetStream = 0x3;
-constexpr std::uint8_t kEndStream = 0x1;
 constexpr std::size_t kReadChunk = 64 << 10;
 
-/// One relayed connection: the client's socket and gRPC's end of a socket pair.
+/// One relayed connection: the client's socket (under TLS, its session) and gRPC's end of a
+/// socket pair.
 struct Link {
+  Link(const GateLimits& limits, GateClock::time_point accepted) : ledger(limits, accepted) {}
+  ~Link() { SSL_free(tls); }
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
   int client = -1;
   int inner = -1;
-  /// Bytes read from the client, waiting for gRPC; and the other way.
+  std::string peer;
+  SSL* tls = nullptr;
+  bool handshaken = false;
+  /// The TLS session wants the client socket writable before it can go on reading.
+  bool tls_wants_write = false;
+  /// Plaintext read from the client, waiting for gRPC; and the other way.
   std::string up;
   std::string down;
-  FrameScanner up_frames{true};
-  FrameScanner down_frames{false};
-  /// The client's streams not yet finished, with the time each was opened.
-  std::map<std::uint32_t, Clock::time_point> open;
-  bool cut = false;
+  ConnectionLedger ledger;
+  /// The client passed one of the ledger's bounds: the gate cuts the connection.
+  bool bound_passed = false;
 };
+
+/// The PEM in `text` as OpenSSL reads it from memory; nullptr if it is not one.
+template <typename T, typename Read>
+T* read_pem(const std::string& text, Read read) {
+  BIO* bio = BIO_new_mem_buf(text.data(), static_cast<int>(text.size()));
+  T* value = read(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  return value;
+}
+
+int select_h2(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
+              unsigned int in_length, void*) {
+  static const unsigned char kH2[] = {2, 'h', '2'};
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, out_length, kH2, sizeof kH2, in, in_length) !=
+      OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_ALERT_FATAL;  // gRPC speaks HTTP/2 only
+  }
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+/// A TLS server context for `tls`; InputError naming --tls-cert when OpenSSL refuses it.
+SSL_CTX* tls_context(const GateTls& tls) {
+  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+  const auto refuse = [&](const std::string& what) {
+    SSL_CTX_free(context);
+    return InputError("--tls-cert", 0, "", "a PEM certificate chain and its private key",
+                      what + " (" + ERR_reason_error_string(ERR_get_error()) + ")");
+  };
+  SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+  SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  BIO* chain = BIO_new_mem_buf(tls.certificate.data(), static_cast<int>(tls.certificate.size()));
+  X509* leaf = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr);
+  const bool leaf_used = leaf && SSL_CTX_use_certificate(context, leaf) == 1;
+  X509_free(leaf);
+  while (leaf_used) {  // the rest of the chain
+    X509* next = PEM_read_bio_X509(chain, nullptr, nullptr, nullptr);
+    if (!next || SSL_CTX_add_extra_chain_cert(context, next) != 1) {
+      X509_free(next);
+      break;
+    }
+  }
+  BIO_free(chain);
+  ERR_clear_error();
+  if (!leaf_used) throw refuse("a certificate OpenSSL cannot use");
+  EVP_PKEY* key = read_pem<EVP_PKEY>(tls.key, PEM_read_bio_PrivateKey);
+  const bool key_used = key && SSL_CTX_use_PrivateKey(context, key) == 1;
+  EVP_PKEY_free(key);
+  if (!key_used || SSL_CTX_check_private_key(context) != 1) {
+    throw refuse("a private key that is not the certificate's");
+  }
+  if (!tls.client_ca.empty()) {
+    X509_STORE* store = SSL_CTX_get_cert_store(context);
+    BIO* bundle = BIO_new_mem_buf(tls.client_ca.data(), static_cast<int>(tls.client_ca.size()));
+    int added = 0;
+    while (X509* ca = PEM_read_bio_X509(bundle, nullptr, nullptr, nullptr)) {
+      added += X509_STORE_add_cert(store, ca);
+      X509_free(ca);
+    }
+    BIO_free(bundle);
+    ERR_clear_error();
+    if (added == 0) throw refuse("a client CA bundle without a certificate");
+    SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  SSL_CTX_set_alpn_select_cb(context, select_h2, nullptr);
+  return context;
+}
+
+std::string peer_address(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
+  } else if (address.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text,
+              sizeof text);
+  }
+  return text;
+}
 
 }  // namespace
 
 struct ConnectionGate::Impl {
   GateLimits limits;
+  SSL_CTX* tls = nullptr;
   int listener = -1;
   int wake = -1;
   int epoll = -1;
@@ -57,38 +145,23 @@ struct ConnectionGate::Impl {
   std::thread thread;
   std::unordered_map<int, std::unique_ptr<Link>> links;  // by client descriptor
   std::unordered_map<int, Link*> by_descriptor;
+  std::unordered_map<std::string, int> per_peer;
+  std::size_t pending_bytes = 0;  // the ledgers' together
   std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> cut{0};
+  std::atomic<std::uint64_t> evicted{0};
 
   void run();
   void accept_all();
+  bool make_room(const std::string& peer);
   void relay(Link& link, int descriptor, std::uint32_t events);
-  void scan_up(Link& link, const std::uint8_t* data, std::size_t size);
-  void scan_down(Link& link, const std::uint8_t* data, std::size_t size);
+  bool read_client(Link& link);
+  bool write_client(Link& link);
+  bool client_bytes(Link& link, const std::uint8_t* data, std::size_t size);
   void watch(Link& link);
   void close_link(Link& link);
   void cut_overdue();
 };
-
-void ConnectionGate::Impl::scan_up(Link& link, const std::uint8_t* data, std::size_t size) {
-  link.up_frames.feed(data, size, [&](const FrameScanner::Frame& frame) {
-    if (frame.type == kHeaders && !(frame.flags & kEndStream) &&
-        !link.open.contains(frame.stream)) {
-      link.open.emplace(frame.stream, Clock::now());
-      if (static_cast<int>(link.open.size()) > limits.max_open_streams) link.cut = true;
-    } else if ((frame.type == kData && (frame.flags & kEndStream)) || frame.type == kResetStream) {
-      link.open.erase(frame.stream);
-    }
-  });
-}
-
-void ConnectionGate::Impl::scan_down(Link& link, const std::uint8_t* data, std::size_t size) {
-  link.down_frames.feed(data, size, [&](const FrameScanner::Frame& frame) {
-    if (frame.type == kResetStream || (frame.type == kHeaders && (frame.flags & kEndStream))) {
-      link.open.erase(frame.stream);
-    }
-  });
-}
 
 void ConnectionGate::Impl::watch(Link& link) {
   const auto events = [&](bool readable, bool writable) {
@@ -96,7 +169,8 @@ void ConnectionGate::Impl::watch(Link& link) {
     event.events = (readable ? EPOLLIN | EPOLLRDHUP : 0u) | (writable ? EPOLLOUT : 0u);
     return event;
   };
-  epoll_event client = events(link.up.size() < limits.buffer_bytes, !link.down.empty());
+  epoll_event client =
+      events(link.up.size() < limits.buffer_bytes, !link.down.empty() || link.tls_wants_write);
   client.data.fd = link.client;
   epoll_ctl(epoll, EPOLL_CTL_MOD, link.client, &client);
   epoll_event inner = events(link.down.size() < limits.buffer_bytes, !link.up.empty());
@@ -105,7 +179,7 @@ void ConnectionGate::Impl::watch(Link& link) {
 }
 
 void ConnectionGate::Impl::close_link(Link& link) {
-  if (!link.down.empty()) {  // what gRPC already answered, best effort
+  if (!link.down.empty() && !link.tls) {  // what gRPC already answered, best effort
     [[maybe_unused]] const ssize_t written =
         ::send(link.client, link.down.data(), link.down.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   }
@@ -114,57 +188,169 @@ void ConnectionGate::Impl::close_link(Link& link) {
     by_descriptor.erase(descriptor);
     ::close(descriptor);
   }
+  pending_bytes -= link.ledger.pending_bytes();
+  if (--per_peer[link.peer] == 0) per_peer.erase(link.peer);
   links.erase(link.client);
 }
 
-void ConnectionGate::Impl::relay(Link& link, int descriptor, std::uint32_t events) {
-  const bool from_client = descriptor == link.client;
-  std::string& incoming = from_client ? link.up : link.down;
-  std::string& outgoing = from_client ? link.down : link.up;
-  bool closed = (events & (EPOLLERR | EPOLLHUP)) != 0;
-  if (events & EPOLLOUT) {
-    const ssize_t written =
-        ::send(descriptor, outgoing.data(), outgoing.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (written > 0) {
-      outgoing.erase(0, static_cast<std::size_t>(written));
-    } else if (written < 0 && errno != EAGAIN && errno != EINTR) {
-      closed = true;
-    }
+/// Plaintext from the client into the ledger and the buffer; false to cut the connection.
+bool ConnectionGate::Impl::client_bytes(Link& link, const std::uint8_t* data, std::size_t size) {
+  const std::size_t before = link.ledger.pending_bytes();
+  const bool passed = link.ledger.client_bytes(data, size, GateClock::now()).empty();
+  pending_bytes += link.ledger.pending_bytes() - before;
+  link.up.append(reinterpret_cast<const char*>(data), size);
+  link.bound_passed = !passed || pending_bytes > limits.max_pending_bytes;
+  return !link.bound_passed;
+}
+
+/// Reads what the client sent (through TLS when on); false when the connection must close.
+bool ConnectionGate::Impl::read_client(Link& link) {
+  std::uint8_t buffer[kReadChunk];
+  if (!link.tls) {
+    const ssize_t got = ::recv(link.client, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got > 0) return client_bytes(link, buffer, static_cast<std::size_t>(got));
+    return got < 0 && (errno == EAGAIN || errno == EINTR);
   }
-  if ((events & (EPOLLIN | EPOLLRDHUP)) && incoming.size() < limits.buffer_bytes) {
-    std::uint8_t buffer[kReadChunk];
-    const ssize_t got = ::recv(descriptor, buffer, sizeof buffer, MSG_DONTWAIT);
+  link.tls_wants_write = false;
+  if (!link.handshaken) {
+    const int done = SSL_accept(link.tls);
+    if (done != 1) {
+      const int error = SSL_get_error(link.tls, done);
+      link.tls_wants_write = error == SSL_ERROR_WANT_WRITE;
+      ERR_clear_error();
+      return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE;
+    }
+    link.handshaken = true;
+  }
+  // Records decrypted ahead stay in the session, which epoll cannot see: read until it wants
+  // the socket, or the buffer is full (write_inner comes back here as it drains).
+  while (link.up.size() < limits.buffer_bytes) {
+    const int got = SSL_read(link.tls, buffer, sizeof buffer);
     if (got > 0) {
-      const auto size = static_cast<std::size_t>(got);
-      from_client ? scan_up(link, buffer, size) : scan_down(link, buffer, size);
-      incoming.append(reinterpret_cast<const char*>(buffer), size);
-    } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-      closed = true;
+      if (!client_bytes(link, buffer, static_cast<std::size_t>(got))) return false;
+      continue;
+    }
+    const int error = SSL_get_error(link.tls, got);
+    link.tls_wants_write = error == SSL_ERROR_WANT_WRITE;
+    ERR_clear_error();
+    return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE;
+  }
+  return true;
+}
+
+/// Sends gRPC's answers to the client; false when the connection must close.
+bool ConnectionGate::Impl::write_client(Link& link) {
+  if (link.down.empty() || (link.tls && !link.handshaken)) return true;
+  if (!link.tls) {
+    const ssize_t written =
+        ::send(link.client, link.down.data(), link.down.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (written > 0) link.down.erase(0, static_cast<std::size_t>(written));
+    return written >= 0 || errno == EAGAIN || errno == EINTR;
+  }
+  const int written = SSL_write(link.tls, link.down.data(), static_cast<int>(link.down.size()));
+  if (written > 0) {
+    link.down.erase(0, static_cast<std::size_t>(written));
+    return true;
+  }
+  const int error = SSL_get_error(link.tls, written);
+  ERR_clear_error();
+  return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE;
+}
+
+void ConnectionGate::Impl::relay(Link& link, int descriptor, std::uint32_t events) {
+  bool open = (events & (EPOLLERR | EPOLLHUP)) == 0;
+  if (descriptor == link.client) {
+    if (open && (events & EPOLLOUT)) {
+      // A TLS session that wanted to write to go on reading (the handshake) reads again.
+      const bool reread = link.tls_wants_write;
+      open = write_client(link) && (!reread || read_client(link));
+    }
+    if (open && (events & (EPOLLIN | EPOLLRDHUP)) && link.up.size() < limits.buffer_bytes) {
+      open = read_client(link);
+    }
+  } else {
+    if (open && (events & EPOLLOUT)) {
+      const ssize_t written =
+          ::send(link.inner, link.up.data(), link.up.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (written > 0) link.up.erase(0, static_cast<std::size_t>(written));
+      open = written >= 0 || errno == EAGAIN || errno == EINTR;
+      if (open && link.tls && link.handshaken) open = read_client(link);  // records held back
+    }
+    if (open && (events & (EPOLLIN | EPOLLRDHUP)) && link.down.size() < limits.buffer_bytes) {
+      std::uint8_t buffer[kReadChunk];
+      const ssize_t got = ::recv(link.inner, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (got > 0) {
+        link.ledger.server_bytes(buffer, static_cast<std::size_t>(got), GateClock::now());
+        link.down.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(got));
+        open = write_client(link);
+      } else {
+        open = got < 0 && (errno == EAGAIN || errno == EINTR);
+      }
     }
   }
-  if (link.cut) ++cut;
-  if (closed || link.cut) {
-    close_link(link);
-  } else {
+  if (open) {
     watch(link);
+  } else {
+    if (link.bound_passed) ++cut;
+    close_link(link);
   }
+}
+
+/// Room for one more connection from `peer`: true when there is, if need be after closing an
+/// idle connection (within the peer's own when it is at its cap): one that never opened a stream
+/// before one that did, the longest idle first.
+bool ConnectionGate::Impl::make_room(const std::string& peer) {
+  const auto found = per_peer.find(peer);
+  const bool peer_full =
+      found != per_peer.end() && found->second >= limits.max_connections_per_peer;
+  if (!peer_full && static_cast<int>(links.size()) < limits.max_connections) return true;
+  Link* oldest = nullptr;
+  for (const auto& [descriptor, link] : links) {
+    const auto rank = [](const Link& l) {
+      return std::pair(l.ledger.ever_opened(), l.ledger.last_active());
+    };
+    if (link->ledger.idle() && (!peer_full || link->peer == peer) &&
+        (!oldest || rank(*link) < rank(*oldest))) {
+      oldest = link.get();
+    }
+  }
+  if (!oldest) return false;
+  ++evicted;
+  close_link(*oldest);
+  return true;
 }
 
 void ConnectionGate::Impl::accept_all() {
   while (true) {
-    const int client = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    const int client = ::accept4(listener, reinterpret_cast<sockaddr*>(&address), &length,
+                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (client < 0) return;
+    const std::string peer = peer_address(address);
     int pair[2];
-    if (static_cast<int>(links.size()) >= limits.max_connections ||
+    if (!make_room(peer) ||
         ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
       ++refused;
       ::close(client);
       continue;
     }
+    auto link = std::make_unique<Link>(limits, GateClock::now());
+    if (tls) {
+      link->tls = SSL_new(tls);
+      if (!link->tls || SSL_set_fd(link->tls, client) != 1) {
+        ++refused;
+        ::close(client);
+        ::close(pair[0]);
+        ::close(pair[1]);
+        continue;
+      }
+    }
     grpc::AddInsecureChannelFromFd(server, pair[1]);  // gRPC owns pair[1] from here
-    auto link = std::make_unique<Link>();
     link->client = client;
     link->inner = pair[0];
+    link->peer = peer;
+    ++per_peer[peer];
     for (const int descriptor : {client, pair[0]}) {
       epoll_event event{};
       event.events = EPOLLIN | EPOLLRDHUP;
@@ -177,15 +363,10 @@ void ConnectionGate::Impl::accept_all() {
 }
 
 void ConnectionGate::Impl::cut_overdue() {
-  const Clock::time_point now = Clock::now();
+  const GateClock::time_point now = GateClock::now();
   std::vector<Link*> overdue;
   for (auto& [descriptor, link] : links) {
-    for (const auto& [stream, opened] : link->open) {
-      if (now - opened > limits.stream_deadline) {
-        overdue.push_back(link.get());
-        break;
-      }
-    }
+    if (!link->ledger.overdue(now).empty()) overdue.push_back(link.get());
   }
   for (Link* link : overdue) {
     ++cut;
@@ -211,9 +392,11 @@ void ConnectionGate::Impl::run() {
   }
 }
 
-ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits limits)
+ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits limits,
+                               const std::optional<GateTls>& tls)
     : impl_(std::make_unique<Impl>()) {
   impl_->limits = limits;
+  if (tls) impl_->tls = tls_context(*tls);
   const std::string address = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -257,6 +440,7 @@ ConnectionGate::~ConnectionGate() {
   for (const int descriptor : {impl_->listener, impl_->wake, impl_->epoll}) {
     if (descriptor >= 0) ::close(descriptor);
   }
+  SSL_CTX_free(impl_->tls);
 }
 
 int ConnectionGate::port() const { return impl_->port; }
@@ -275,7 +459,9 @@ void ConnectionGate::stop() {
 }
 
 GateCounts ConnectionGate::counts() const {
-  return {.connections_refused = impl_->refused, .connections_cut = impl_->cut};
+  return {.connections_refused = impl_->refused,
+          .connections_cut = impl_->cut,
+          .connections_evicted = impl_->evicted};
 }
 
 }  // namespace dynamix

@@ -20,6 +20,7 @@
 #ifdef DYNAMIX_PROTOCOL
 #include <google/protobuf/util/json_util.h>
 
+#include "adapter/server/http2_ledger.h"
 #include "adapter/server/report.h"
 #include "policies/baselines/baselines.h"
 #endif
@@ -135,6 +136,7 @@ constexpr std::array kTargets = {
                 "lines: an embedded scenario name, then --set KEY=VALUE assignments"},
 #ifdef DYNAMIX_PROTOCOL
     NamedTarget{"report", fuzz_report, "a WindowReport, protobuf JSON or binary"},
+    NamedTarget{"gate", fuzz_gate, "a client's HTTP/2 bytes, preface first"},
 #endif
     NamedTarget{"measurements", fuzz_measurements, "a measurement CSV (dynamix calibrate)"},
     NamedTarget{"policy_metadata", fuzz_policy_metadata,
@@ -351,6 +353,29 @@ void fuzz_report(std::span<const std::uint8_t> input) {
       throw AcceptedInvalidInput("decided LR factor " + std::to_string(decision.lr_factor()));
     }
   } catch (const ReportError&) {
+  }
+}
+#endif
+
+#ifdef DYNAMIX_PROTOCOL
+void fuzz_gate(std::span<const std::uint8_t> input) {
+  // A client's bytes in chunks of 1 to 64 (one second apart every 16 chunks), and a server that
+  // ends every stream the client finished: the ledger cuts or keeps, and never holds more request
+  // bytes than it was sent.
+  const GateLimits limits;
+  const GateClock::time_point start{};
+  ConnectionLedger ledger(limits, start);
+  std::size_t at = 0, chunk = 0;
+  while (at < input.size()) {
+    const std::size_t size = std::min<std::size_t>(1 + input[at] % 64, input.size() - at);
+    const GateClock::time_point now = start + std::chrono::seconds(chunk++ / 16);
+    if (!ledger.client_bytes(input.data() + at, size, now).empty()) return;
+    at += size;
+    if (ledger.pending_bytes() > at) {
+      throw AcceptedInvalidInput("pending " + std::to_string(ledger.pending_bytes()) +
+                                 " bytes of " + std::to_string(at) + " sent");
+    }
+    [[maybe_unused]] const std::string_view overdue = ledger.overdue(now);
   }
 }
 #endif

@@ -53,6 +53,10 @@ void fuzz_measurements(std::span<const std::uint8_t> input);
 /// in dynamix_config.h).
 void fuzz_report(std::span<const std::uint8_t> input);
 
+/// A client's HTTP/2 bytes through the gate's ConnectionLedger, as the gate feeds them; the
+/// request bytes it holds never exceed those sent.
+void fuzz_gate(std::span<const std::uint8_t> input);
+
 /// Every target, in a fixed order.
 std::span<const NamedTarget> targets();
 /// The target called `name`, or nullptr.
