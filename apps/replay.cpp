@@ -184,24 +184,19 @@ int run_replay(const std::vector<std::string>& args) {
               << excerpt(record.report().job_id()) << " " << why << '\n';
     return 1;
   };
+  // Refusals are logged apart (refusals.jsonl); a log older than the split has them inline.
+  refusals = static_cast<int>(
+      read_decision_log_directory(log_directory, kRefusalLogName).records.size());
   for (const wire::LogRecord& record : log.records) {
-    if (record.episode_start()) sequence.restart();
-    std::string sequence_error;
-    try {
-      sequence.check(record.report());
-    } catch (const SequenceError& error) {
-      sequence_error = error.what();
-    }
     if (!record.refusal().empty()) {
-      const bool sequence_refusal = record.refusal().find(kOutOfSequence) != std::string::npos;
-      if (sequence_refusal && sequence_error.empty()) {
-        return out_of_sequence(record, "was refused as out of sequence, but is in sequence");
-      }
       ++refusals;
       continue;
     }
-    if (!sequence_error.empty()) {
-      return out_of_sequence(record, "was decided, though " + sequence_error);
+    if (record.episode_start()) sequence.restart();
+    try {
+      sequence.check(record.report());
+    } catch (const SequenceError& error) {
+      return out_of_sequence(record, std::string("was decided, though ") + error.what());
     }
     sequence.decided(record.report());
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());

@@ -33,6 +33,8 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr std::string_view kCommand = "serve";
+/// serve's exit status when a policy did not return from a decision.
+constexpr int kWedgedStatus = 3;
 /// Loading is allowed ten decision deadlines, and never less than this.
 constexpr std::chrono::milliseconds kMinLoadDeadline{5000};
 
@@ -45,7 +47,7 @@ void refuse_log(const fs::path& directory, const std::string& why) {
 
 fs::path prepare_log_directory(const fs::path& directory) {
   const RunDirectory log(directory, kCommand, RunDirectory::kAppend, "--log");
-  for (const std::string_view name : {kDecisionLogName, kDecisionLogLock}) {
+  for (const std::string_view name : {kDecisionLogName, kRefusalLogName, kDecisionLogLock}) {
     std::error_code error;
     const fs::file_status file = fs::symlink_status(log.file(name), error);
     if (fs::exists(file) && !fs::is_regular_file(file)) {
@@ -212,6 +214,11 @@ ServerOptions server_options_of(const ServeOptions& a) {
                      "with --tls-key), or --insecure",
                      "'" + a.listen + "' without credentials");
   }
+  // A bearer token sent in clear over a network is anyone's who can read the traffic.
+  if (!listen.loopback() && !server.token.empty() && server.tls_certificate.empty()) {
+    throw InputError("--token-file", 0, "", "TLS (--tls-cert with --tls-key) off loopback",
+                     "a token that would cross '" + a.listen + "' in clear");
+  }
   return server;
 }
 
@@ -257,9 +264,15 @@ int run_serve(const std::vector<std::string>& args) {
   std::cout << "dynamix serve: listening on " << a.listen.substr(0, a.listen.rfind(':')) << ':'
             << server.port() << " for " << a.workers << " workers, policy "
             << policy_label(arbitrator) << ", log " << log.file().string() << std::endl;
-  while (!interrupt.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // A policy that never returned from a decision leaves nothing to serve with (its thread
+  // cannot be stopped): serve exits, status 3, so that a supervisor restarts it, while the
+  // workers keep their batches.
+  while (!interrupt.requested() && !runner.wedged()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const bool wedged = !interrupt.requested();
   server.shutdown();
-  exit_if_wedged(runner, 0);
+  exit_if_wedged(runner, wedged ? kWedgedStatus : 0);
   return 0;
 }
 

@@ -203,8 +203,8 @@ class DecideService final : public wire::Arbitrator::Service {
   grpc::Status refuse(const wire::WindowReport& report, grpc::StatusCode code,
                       const std::string& why) {
     const std::string message = "report refused: " + why;
-    messages_ << "dynamix serve: job " << excerpt(report.job_id()) << " window "
-              << report.window_index() << ": " << message << std::endl;
+    note_refusal("job " + excerpt(report.job_id()) + " window " +
+                 std::to_string(report.window_index()) + ": " + message);
     record_.Clear();
     *record_.mutable_report() = report;
     record_.set_refusal(message);
@@ -216,6 +216,27 @@ class DecideService final : public wire::Arbitrator::Service {
     return {code, message};
   }
 
+  /// The first kLoudRefusals refusals a line each on `messages`, then one line per
+  /// kRefusalSummaryInterval at most, counting the rest: a flood cannot grow stderr unbounded.
+  void note_refusal(const std::string& line) {
+    const auto now = std::chrono::steady_clock::now();
+    if (refusals_++ < kLoudRefusals) {
+      messages_ << "dynamix serve: " << line << std::endl;
+      last_summary_ = now;
+      return;
+    }
+    ++unsummarized_;
+    if (now - last_summary_ >= kRefusalSummaryInterval) {
+      messages_ << "dynamix serve: " << unsummarized_ << " more report(s) refused ("
+                << refusals_ << " in all), the latest " << line << std::endl;
+      unsummarized_ = 0;
+      last_summary_ = now;
+    }
+  }
+
+  static constexpr std::uint64_t kLoudRefusals = 20;
+  static constexpr std::chrono::seconds kRefusalSummaryInterval{10};
+
   const std::size_t workers_;
   DecisionRunner& runner_;
   DecisionLogWriter& log_;
@@ -225,6 +246,9 @@ class DecideService final : public wire::Arbitrator::Service {
   wire::LogRecord record_;
   JobSequence sequence_;
   std::uint64_t unauthenticated_ = 0;
+  std::uint64_t refusals_ = 0;
+  std::uint64_t unsummarized_ = 0;
+  std::chrono::steady_clock::time_point last_summary_{};
 };
 
 void limit(grpc::ServerBuilder& builder) {

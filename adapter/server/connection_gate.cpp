@@ -7,6 +7,7 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -137,7 +139,8 @@ std::string peer_address(const sockaddr_storage& address) {
 struct ConnectionGate::Impl {
   GateLimits limits;
   SSL_CTX* tls = nullptr;
-  int listener = -1;
+  /// The address's listening socket, and its twin on the other loopback.
+  std::vector<int> listeners;
   int wake = -1;
   int epoll = -1;
   int port = 0;
@@ -152,7 +155,7 @@ struct ConnectionGate::Impl {
   std::atomic<std::uint64_t> evicted{0};
 
   void run();
-  void accept_all();
+  void accept_all(int listener);
   bool make_room(const std::string& peer);
   void relay(Link& link, int descriptor, std::uint32_t events);
   bool read_client(Link& link);
@@ -320,7 +323,7 @@ bool ConnectionGate::Impl::make_room(const std::string& peer) {
   return true;
 }
 
-void ConnectionGate::Impl::accept_all() {
+void ConnectionGate::Impl::accept_all(int listener) {
   while (true) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;
@@ -381,8 +384,8 @@ void ConnectionGate::Impl::run() {
     for (int i = 0; i < ready; ++i) {
       const int descriptor = events[i].data.fd;
       if (descriptor == wake) return;
-      if (descriptor == listener) {
-        accept_all();
+      if (std::find(listeners.begin(), listeners.end(), descriptor) != listeners.end()) {
+        accept_all(descriptor);
         continue;
       }
       const auto found = by_descriptor.find(descriptor);
@@ -391,6 +394,59 @@ void ConnectionGate::Impl::run() {
     cut_overdue();
   }
 }
+
+namespace {
+
+/// A listening socket bound to `address`, or -1 with errno set.
+int listen_on(const sockaddr* address, socklen_t length) {
+  const int listener = ::socket(address->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listener < 0) return -1;
+  const int yes = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  if (address->sa_family == AF_INET6) {
+    ::setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof yes);
+  }
+  if (::bind(listener, address, length) != 0 || ::listen(listener, 128) != 0) {
+    const int error = errno;
+    ::close(listener);
+    errno = error;
+    return -1;
+  }
+  return listener;
+}
+
+/// The other loopback's address at `port` (::1 for 127.0.0.1, 127.0.0.1 for ::1), if `bound`
+/// is a loopback address.
+std::optional<sockaddr_storage> twin_loopback(const sockaddr_storage& bound, int port) {
+  sockaddr_storage twin{};
+  if (bound.ss_family == AF_INET &&
+      (ntohl(reinterpret_cast<const sockaddr_in&>(bound).sin_addr.s_addr) >> 24) == 127) {
+    auto& six = reinterpret_cast<sockaddr_in6&>(twin);
+    six.sin6_family = AF_INET6;
+    six.sin6_addr = in6addr_loopback;
+    six.sin6_port = htons(static_cast<std::uint16_t>(port));
+    return twin;
+  }
+  if (bound.ss_family == AF_INET6 &&
+      IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6&>(bound).sin6_addr)) {
+    auto& four = reinterpret_cast<sockaddr_in&>(twin);
+    four.sin_family = AF_INET;
+    four.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    four.sin_port = htons(static_cast<std::uint16_t>(port));
+    return twin;
+  }
+  return std::nullopt;
+}
+
+int port_of(int listener) {
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &length);
+  return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+}  // namespace
 
 ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits limits,
                                const std::optional<GateTls>& tls)
@@ -408,26 +464,48 @@ ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits lim
                      "'" + address + "' (unknown host)");
   }
   const std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
-  impl_->listener = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const int yes = 1;
-  ::setsockopt(impl_->listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  if (impl_->listener < 0 || ::bind(impl_->listener, found->ai_addr, found->ai_addrlen) != 0 ||
-      ::listen(impl_->listener, 128) != 0) {
+  const auto refuse = [&](const std::string& where) {
     const std::string why = std::strerror(errno);
-    if (impl_->listener >= 0) ::close(impl_->listener);
-    throw InputError("--listen", 0, "",
-                     "an address this machine can listen on and no other server holds",
-                     "'" + address + "' (" + why + ")");
+    for (const int listener : impl_->listeners) ::close(listener);
+    SSL_CTX_free(impl_->tls);
+    return InputError("--listen", 0, "",
+                      "an address this machine can listen on and no other server holds",
+                      "'" + where + "' (" + why + ")");
+  };
+  // A loopback port is held on both loopbacks (one serve per port, whichever a client names):
+  // a free port picked for one may be taken on the other, so a few are tried.
+  for (int attempt = 0; attempt < 8 && impl_->listeners.empty(); ++attempt) {
+    const int first = listen_on(found->ai_addr, found->ai_addrlen);
+    if (first < 0) throw refuse(address);
+    sockaddr_storage bound{};
+    std::memcpy(&bound, found->ai_addr, found->ai_addrlen);
+    const int chosen = port_of(first);
+    const std::optional<sockaddr_storage> twin = twin_loopback(bound, chosen);
+    if (!twin) {
+      impl_->listeners = {first};
+      break;
+    }
+    const socklen_t length = twin->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const int second = listen_on(reinterpret_cast<const sockaddr*>(&*twin), length);
+    if (second >= 0) {
+      impl_->listeners = {first, second};
+    } else if (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT) {
+      impl_->listeners = {first};  // a machine without that loopback
+    } else {
+      ::close(first);
+      if (port != 0) {
+        throw refuse((twin->ss_family == AF_INET6 ? "[::1]:" : "127.0.0.1:") +
+                     std::to_string(chosen));
+      }
+    }
   }
-  sockaddr_storage bound{};
-  socklen_t length = sizeof bound;
-  ::getsockname(impl_->listener, reinterpret_cast<sockaddr*>(&bound), &length);
-  impl_->port =
-      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  if (impl_->listeners.empty()) throw refuse(address);
+  impl_->port = port_of(impl_->listeners.front());
   impl_->wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   impl_->epoll = ::epoll_create1(EPOLL_CLOEXEC);
-  for (const int descriptor : {impl_->listener, impl_->wake}) {
+  std::vector<int> watched = impl_->listeners;
+  watched.push_back(impl_->wake);
+  for (const int descriptor : watched) {
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.fd = descriptor;
@@ -437,7 +515,8 @@ ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits lim
 
 ConnectionGate::~ConnectionGate() {
   stop();
-  for (const int descriptor : {impl_->listener, impl_->wake, impl_->epoll}) {
+  for (const int listener : impl_->listeners) ::close(listener);
+  for (const int descriptor : {impl_->wake, impl_->epoll}) {
     if (descriptor >= 0) ::close(descriptor);
   }
   SSL_CTX_free(impl_->tls);

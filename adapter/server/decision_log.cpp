@@ -22,8 +22,11 @@ namespace pb_util = ::google::protobuf::util;
 
 namespace {
 
-std::filesystem::path rotated_file(const std::filesystem::path& directory, int index) {
-  return directory / ("decisions." + std::to_string(index) + ".jsonl");
+/// name.K.jsonl beside name.jsonl.
+std::filesystem::path rotated_file(const std::filesystem::path& directory, std::string_view name,
+                                   int index) {
+  const std::string stem(name.substr(0, name.rfind('.')));
+  return directory / (stem + "." + std::to_string(index) + ".jsonl");
 }
 
 InputError log_error(const std::filesystem::path& path, const std::string& expected) {
@@ -49,21 +52,24 @@ std::uint64_t complete_length(int descriptor, std::uint64_t size) {
 
 }  // namespace
 
-std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory) {
+std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory,
+                                                      std::string_view name) {
   std::vector<std::filesystem::path> files;
   std::error_code error;
-  for (int index = 1; std::filesystem::exists(rotated_file(directory, index), error); ++index) {
-    files.insert(files.begin(), rotated_file(directory, index));
+  for (int index = 1; std::filesystem::exists(rotated_file(directory, name, index), error);
+       ++index) {
+    files.insert(files.begin(), rotated_file(directory, name, index));
   }
-  if (std::filesystem::exists(directory / kDecisionLogName, error)) {
-    files.push_back(directory / kDecisionLogName);
-  }
+  if (std::filesystem::exists(directory / name, error)) files.push_back(directory / name);
   return files;
 }
 
 DecisionLogWriter::DecisionLogWriter(const std::filesystem::path& directory,
                                      const DecisionLogOptions& options)
-    : directory_(directory), file_(directory / kDecisionLogName), options_(options) {
+    : directory_(directory),
+      options_(options),
+      decisions_{.name = kDecisionLogName, .file = directory / kDecisionLogName},
+      refusals_{.name = kRefusalLogName, .file = directory / kRefusalLogName} {
   const std::filesystem::path lock = directory / kDecisionLogLock;
   lock_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (lock_ < 0) throw log_error(lock, "a writable log directory");
@@ -72,67 +78,75 @@ DecisionLogWriter::DecisionLogWriter(const std::filesystem::path& directory,
     throw InputError("--log", 0, "", "a log directory no other dynamix serve is writing",
                      "'" + directory.string() + "', which another dynamix serve holds");
   }
-  open_live();
-  struct stat status {};
-  ::fstat(descriptor_, &status);
-  size_ = static_cast<std::uint64_t>(status.st_size);
-  const std::uint64_t complete = complete_length(descriptor_, size_);
-  if (complete < size_) {
-    if (::ftruncate(descriptor_, static_cast<off_t>(complete)) != 0) {
-      throw log_error(file_, "a log whose torn last line can be cut");
+  for (Stream* stream : {&decisions_, &refusals_}) {
+    open(*stream);
+    struct stat status {};
+    ::fstat(stream->descriptor, &status);
+    stream->size = static_cast<std::uint64_t>(status.st_size);
+    const std::uint64_t complete = complete_length(stream->descriptor, stream->size);
+    if (complete < stream->size) {
+      if (::ftruncate(stream->descriptor, static_cast<off_t>(complete)) != 0) {
+        throw log_error(stream->file, "a log whose torn last line can be cut");
+      }
+      repaired_bytes_ += stream->size - complete;
+      stream->size = complete;
     }
-    repaired_bytes_ = size_ - complete;
-    size_ = complete;
   }
 }
 
-void DecisionLogWriter::open_live() {
-  descriptor_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (descriptor_ < 0) throw log_error(file_, "a writable log file");
+void DecisionLogWriter::open(Stream& stream) {
+  stream.descriptor =
+      ::open(stream.file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (stream.descriptor < 0) throw log_error(stream.file, "a writable log file");
 }
 
-void DecisionLogWriter::rotate() {
-  ::close(descriptor_);
-  descriptor_ = -1;
+void DecisionLogWriter::rotate(Stream& stream) {
+  ::close(stream.descriptor);
+  stream.descriptor = -1;
   std::error_code error;
-  std::filesystem::remove(rotated_file(directory_, options_.keep), error);
+  std::filesystem::remove(rotated_file(directory_, stream.name, options_.keep), error);
   for (int index = options_.keep - 1; index >= 1; --index) {
-    std::filesystem::rename(rotated_file(directory_, index), rotated_file(directory_, index + 1),
-                            error);
+    std::filesystem::rename(rotated_file(directory_, stream.name, index),
+                            rotated_file(directory_, stream.name, index + 1), error);
   }
   if (options_.keep >= 1) {
-    std::filesystem::rename(file_, rotated_file(directory_, 1), error);
+    std::filesystem::rename(stream.file, rotated_file(directory_, stream.name, 1), error);
   } else {
-    std::filesystem::remove(file_, error);
+    std::filesystem::remove(stream.file, error);
   }
-  open_live();
-  size_ = 0;
+  open(stream);
+  stream.size = 0;
 }
 
 DecisionLogWriter::~DecisionLogWriter() {
-  if (descriptor_ >= 0) ::close(descriptor_);
+  for (const Stream* stream : {&decisions_, &refusals_}) {
+    if (stream->descriptor >= 0) ::close(stream->descriptor);
+  }
   if (lock_ >= 0) ::close(lock_);
 }
 
 void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) {
+  Stream& stream = record.refusal().empty() ? decisions_ : refusals_;
   pb_util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   std::string line;
   if (!pb_util::MessageToJsonString(record, &line, options).ok()) {
-    throw std::runtime_error(file_.string() + ": a record could not be written as JSON");
+    throw std::runtime_error(stream.file.string() + ": a record could not be written as JSON");
   }
   line += '\n';
-  if (size_ > 0 && size_ + line.size() > options_.max_bytes) rotate();
+  if (stream.size > 0 && stream.size + line.size() > options_.max_bytes) rotate(stream);
   std::size_t written = 0;
   while (written < line.size()) {
-    const ssize_t result = ::write(descriptor_, line.data() + written, line.size() - written);
+    const ssize_t result =
+        ::write(stream.descriptor, line.data() + written, line.size() - written);
     if (result < 0 && errno == EINTR) continue;
     if (result <= 0) {
-      throw std::runtime_error(file_.string() + ": write failed (" + std::strerror(errno) + ")");
+      throw std::runtime_error(stream.file.string() + ": write failed (" +
+                               std::strerror(errno) + ")");
     }
     written += static_cast<std::size_t>(result);
   }
-  size_ += written;
+  stream.size += written;
 }
 
 DecisionLog read_decision_log(const std::filesystem::path& file) {
@@ -165,9 +179,10 @@ DecisionLog read_decision_log(const std::filesystem::path& file) {
   return log;
 }
 
-DecisionLog read_decision_log_directory(const std::filesystem::path& directory) {
-  const std::vector<std::filesystem::path> files = decision_log_files(directory);
-  if (files.empty()) {
+DecisionLog read_decision_log_directory(const std::filesystem::path& directory,
+                                        std::string_view name) {
+  const std::vector<std::filesystem::path> files = decision_log_files(directory, name);
+  if (files.empty() && name == kDecisionLogName) {
     throw InputError((directory / kDecisionLogName).string(), 0, "", "a dynamix serve decision log",
                      "no such file");
   }

@@ -13,6 +13,9 @@ namespace dynamix {
 
 /// The log's file name inside `dynamix serve --log DIR`.
 inline constexpr std::string_view kDecisionLogName = "decisions.jsonl";
+/// Refused reports' records, apart: a flood of refusals rotates only its own files, never the
+/// decisions out.
+inline constexpr std::string_view kRefusalLogName = "refusals.jsonl";
 /// The lock file a running `dynamix serve` holds in its log directory.
 inline constexpr std::string_view kDecisionLogLock = "serve.lock";
 
@@ -25,38 +28,48 @@ struct DecisionLogOptions {
 };
 
 /// The log's files in `directory`, oldest first: decisions.K.jsonl ... decisions.1.jsonl,
-/// decisions.jsonl (those that exist).
-std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory);
+/// decisions.jsonl (those that exist); `name` kRefusalLogName for the refusals'.
+std::vector<std::filesystem::path> decision_log_files(const std::filesystem::path& directory,
+                                                      std::string_view name = kDecisionLogName);
 
 /// Appends LogRecords as protobuf JSON (the fields that were set, named as in dynamix.proto), one
 /// line each, with one write(2) per record: what was answered is on disk even if the process is
-/// killed. One writer per directory: a second is refused while the first lives.
+/// killed. Decisions go to decisions.jsonl, refusals to refusals.jsonl, each rotated on its own.
+/// One writer per directory: a second is refused while the first lives.
 class DecisionLogWriter {
  public:
   /// Locks `directory` (InputError naming --log if another writer holds it), opens (creating if
-  /// needed) its decisions.jsonl for appending, and cuts a torn last line (a record a kill or a
-  /// full disk interrupted), so that new records never follow a partial one.
+  /// needed) its decisions.jsonl and refusals.jsonl for appending, and cuts a torn last line (a
+  /// record a kill or a full disk interrupted), so that new records never follow a partial one.
   DecisionLogWriter(const std::filesystem::path& directory, const DecisionLogOptions& options);
   ~DecisionLogWriter();
   DecisionLogWriter(const DecisionLogWriter&) = delete;
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;
 
-  /// Throws std::runtime_error naming the file when the write fails.
+  /// A record with a refusal goes to refusals.jsonl. Throws std::runtime_error naming the file
+  /// when the write fails.
   void append(const ::dynamix::adapter::v1::LogRecord& record);
-  /// Bytes of a torn last line cut when the log was opened (0: none).
+  /// Bytes of torn last lines cut when the log was opened (0: none).
   std::uint64_t repaired_bytes() const { return repaired_bytes_; }
-  const std::filesystem::path& file() const { return file_; }
+  /// The decisions' live file.
+  const std::filesystem::path& file() const { return decisions_.file; }
 
  private:
-  void open_live();
-  void rotate();
+  /// One of the two record streams: its live file and size.
+  struct Stream {
+    std::string_view name;
+    std::filesystem::path file;
+    int descriptor = -1;
+    std::uint64_t size = 0;
+  };
+  void open(Stream& stream);
+  void rotate(Stream& stream);
 
   std::filesystem::path directory_;
-  std::filesystem::path file_;
   DecisionLogOptions options_;
   int lock_ = -1;
-  int descriptor_ = -1;
-  std::uint64_t size_ = 0;
+  Stream decisions_;
+  Stream refusals_;
   std::uint64_t repaired_bytes_ = 0;
 };
 
@@ -68,7 +81,10 @@ struct DecisionLog {
 
 /// Reads a log file; InputError naming the file and line of a malformed record.
 DecisionLog read_decision_log(const std::filesystem::path& file);
-/// Reads every file of a log directory, oldest first (decision_log_files).
-DecisionLog read_decision_log_directory(const std::filesystem::path& directory);
+/// Reads every file of a log directory's decisions, oldest first (decision_log_files); with
+/// `name` kRefusalLogName its refusals' (none is no error: a log older than the split has them
+/// among the decisions).
+DecisionLog read_decision_log_directory(const std::filesystem::path& directory,
+                                        std::string_view name = kDecisionLogName);
 
 }  // namespace dynamix

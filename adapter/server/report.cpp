@@ -95,8 +95,11 @@ void check_header(const wire::WindowReport& report) {
                       std::to_string(report.protocol_version()));
   }
   check_text(report.job_id(), "job_id", true);
-  if (report.window_index() < 0 || report.iteration() < 0) {
-    throw ReportError("window_index, iteration: expected integers >= 0, found " +
+  // Bounded so that apply_at_iteration (iteration + metrics.iterations) cannot overflow.
+  if (report.window_index() < 0 || report.iteration() < 0 ||
+      report.window_index() > kMaxReportCount || report.iteration() > kMaxReportCount) {
+    throw ReportError("window_index, iteration: expected integers in [0, " +
+                      std::to_string(kMaxReportCount) + "], found " +
                       std::to_string(report.window_index()) + ", " +
                       std::to_string(report.iteration()));
   }
@@ -130,8 +133,9 @@ void check_report(const wire::WindowReport& report, std::size_t workers) {
                       " workers (dynamix serve --workers), found " +
                       std::to_string(metrics.workers_size()));
   }
-  if (metrics.iterations() < 1) {
-    throw ReportError("metrics.iterations: expected an integer >= 1, found " +
+  if (metrics.iterations() < 1 || metrics.iterations() > kMaxReportCount) {
+    throw ReportError("metrics.iterations: expected an integer in [1, " +
+                      std::to_string(kMaxReportCount) + "], found " +
                       std::to_string(metrics.iterations()));
   }
   check_numbers(metrics, "metrics.", kWindowRanges);

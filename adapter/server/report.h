@@ -27,6 +27,9 @@ class ReportError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// Largest window index, iteration and iterations per window a report may carry: 2^53, exact in
+/// a double, far beyond any job, and a sum of two that cannot overflow.
+inline constexpr std::int64_t kMaxReportCount = std::int64_t{1} << 53;
 /// Longest job id and GPU type a report may carry, characters.
 inline constexpr std::size_t kMaxReportText = 256;
 /// Largest report, bytes, for `workers` workers (gRPC refuses longer messages).

@@ -172,6 +172,15 @@ TEST_CASE("check_report names the field of a malformed report and what it expect
   bad = good;
   bad.set_job_id("");
   CHECK(refusal(bad) == "job_id: expected 1 to 256 characters, found 0");
+  // An iteration near 2^63 would overflow apply_at_iteration.
+  bad = good;
+  bad.set_iteration(std::numeric_limits<std::int64_t>::max() - 2);
+  CHECK(refusal(bad) ==
+        "window_index, iteration: expected integers in [0, 9007199254740992], found 0, "
+        "9223372036854775805");
+  bad = good;
+  bad.mutable_metrics()->set_iterations(std::numeric_limits<std::int64_t>::max());
+  CHECK(refusal(bad).starts_with("metrics.iterations: expected an integer in [1, 9007199254740992]"));
 }
 
 TEST_CASE("LR factors follow the global batch by the job's rule") {
@@ -288,10 +297,13 @@ TEST_CASE("The decision log reads back every record, and cuts a tail cut short b
   std::ofstream(file, std::ios::app) << R"({"report":{"job_id":"cut)";
   const DecisionLog log = read_decision_log(file);
   CHECK(log.truncated_tail);
-  REQUIRE(log.records.size() == 3);
-  for (int i = 0; i < 3; ++i) {
-    CHECK(pb::util::MessageDifferencer::Equals(log.records[i], records[i]));
-  }
+  // The refusal is kept apart, in refusals.jsonl.
+  REQUIRE(log.records.size() == 2);
+  CHECK(pb::util::MessageDifferencer::Equals(log.records[0], records[0]));
+  CHECK(pb::util::MessageDifferencer::Equals(log.records[1], records[2]));
+  const DecisionLog refused = read_decision_log_directory(directory.path(), kRefusalLogName);
+  REQUIRE(refused.records.size() == 1);
+  CHECK(pb::util::MessageDifferencer::Equals(refused.records[0], records[1]));
   {
     DecisionLogWriter reopened(directory.path(), {});
     CHECK(reopened.repaired_bytes() == std::string(R"({"report":{"job_id":"cut)").size());
@@ -299,7 +311,7 @@ TEST_CASE("The decision log reads back every record, and cuts a tail cut short b
   }
   const DecisionLog repaired = read_decision_log(file);
   CHECK_FALSE(repaired.truncated_tail);
-  CHECK(repaired.records.size() == 4);
+  CHECK(repaired.records.size() == 3);
   std::ofstream(file, std::ios::app) << "not json\n";
   CHECK_THROWS_AS(read_decision_log(file), InputError);
 }
@@ -351,6 +363,28 @@ TEST_CASE("A second writer on a log directory is refused while the first holds i
   CHECK_THROWS_AS(DecisionLogWriter(directory.path(), {}), InputError);
   first.reset();
   CHECK_NOTHROW(DecisionLogWriter(directory.path(), {}));
+}
+
+TEST_CASE("A flood of refusals rotates only the refusals' files, never a decision out") {
+  const TempDirectory directory;
+  WindowMetrics window;
+  window.iterations = 5;
+  window.workers.assign(2, {.gpu_type = "cpu", .batch_size = 64});
+  {
+    DecisionLogWriter log(directory.path(), {.max_bytes = 4000, .keep = 1});
+    wire::LogRecord decided;
+    *decided.mutable_report() = report_of(window, 0);
+    log.append(decided);
+    for (int i = 1; i < 200; ++i) {
+      wire::LogRecord refused;
+      *refused.mutable_report() = report_of(window, i);
+      refused.set_refusal("report refused: a flood");
+      log.append(refused);
+    }
+  }
+  CHECK(read_decision_log_directory(directory.path()).records.size() == 1);
+  CHECK(decision_log_files(directory.path()).size() == 1);
+  CHECK(decision_log_files(directory.path(), kRefusalLogName).size() == 2);
 }
 
 TEST_CASE("Reports out of range are refused, naming the field and the range") {
