@@ -132,9 +132,10 @@ std::map<std::string, std::string> records_of(std::string_view bytes) {
 }
 
 /// Most layers and units per layer, and parameters in all, a policy file may hold: far beyond
-/// what dynamix trains (two layers of 64), and small enough that a decision stays cheap.
+/// what dynamix trains (two layers of 64), and small enough that a decision stays cheap: a
+/// layer's activations for 65,536 workers (serve's most) take at most 256 MiB.
 constexpr std::size_t kMaxLayers = 16;
-constexpr std::int64_t kMaxUnits = 4096;
+constexpr std::int64_t kMaxUnits = 1024;
 constexpr std::int64_t kMaxParameters = std::int64_t{4} << 20;
 
 /// The clip of the reference archives, a float whose pickled double is found nowhere else.

@@ -32,7 +32,7 @@ std::string read_policy_archive(const std::filesystem::path& file);
 /// Whose TorchScript code a policy file may bring.
 enum class PolicyCode {
   /// Only the code save_torchscript_policy writes, byte for byte, with tensors of the names and
-  /// shapes it gives them (at most 16 layers of 4096 units, 4 Mi parameters): checked before
+  /// shapes it gives them (at most 16 layers of 1024 units, 4 Mi parameters): checked before
   /// anything in the archive is loaded, so that a file cannot run code of its own.
   kDynamix,
   /// Whatever code the file holds (for a caller that pinned the file's SHA-256 on the user's

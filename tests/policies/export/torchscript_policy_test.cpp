@@ -517,7 +517,7 @@ TEST_CASE("A dynamix policy file's tensors must have the names and shapes its me
   // A weight's storage cut short.
   CHECK(verdict(rewritten(archive, {{"data/2", std::string(64, '\0')}})) ==
         kExpected +
-            "tensors whose sizes are not a chain of 3 layers of 1 to 4096 units, 4194304 "
+            "tensors whose sizes are not a chain of 3 layers of 1 to 1024 units, 4194304 "
             "parameters in all");
   // A weight that is not finite.
   std::string nan(exported.snapshot.layers[0].weight.size() * sizeof(float), '\0');
