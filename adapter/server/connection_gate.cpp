@@ -283,7 +283,9 @@ void ConnectionGate::Impl::relay(Link& link, int descriptor, std::uint32_t event
       std::uint8_t buffer[kReadChunk];
       const ssize_t got = ::recv(link.inner, buffer, sizeof buffer, MSG_DONTWAIT);
       if (got > 0) {
+        const std::size_t before = link.ledger.pending_bytes();  // answers end streams
         link.ledger.server_bytes(buffer, static_cast<std::size_t>(got), GateClock::now());
+        pending_bytes -= before - link.ledger.pending_bytes();
         link.down.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(got));
         open = write_client(link);
       } else {
@@ -485,7 +487,8 @@ ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits lim
       impl_->listeners = {first};
       break;
     }
-    const socklen_t length = twin->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const socklen_t length =
+        twin->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
     const int second = listen_on(reinterpret_cast<const sockaddr*>(&*twin), length);
     if (second >= 0) {
       impl_->listeners = {first, second};
