@@ -174,8 +174,8 @@ std::string episode_text(const EpisodeResult& r) {
   add(static_cast<int>(r.time_to_target_s.has_value()));
   add(r.time_to_target_s.value_or(0.0));
   for (const double value :
-       {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s, r.mean_batch_size,
-        r.global_batch_change, r.departure_share, r.episode_return}) {
+       {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s, r.miss_time_s,
+        r.mean_batch_size, r.global_batch_change, r.departure_share, r.episode_return}) {
     add(value);
   }
   add(r.events);
@@ -212,8 +212,8 @@ EpisodeResult parse_episode_text(const std::string& text) {
   r.feasible = feasible != 0;
   if (reached != 0) r.time_to_target_s = time_to_target;
   for (double* value :
-       {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s, &r.mean_batch_size,
-        &r.global_batch_change, &r.departure_share, &r.episode_return}) {
+       {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s, &r.miss_time_s,
+        &r.mean_batch_size, &r.global_batch_change, &r.departure_share, &r.episode_return}) {
     take(*value);
   }
   take(r.events);

@@ -95,6 +95,7 @@ EpisodeResult start_result(const BatchSizeEnv& env, const Policy& policy, std::u
   result.seed = seed;
   result.scenario = env.scenario().name;
   result.time_budget_s = env.scenario().training.budget_time_s.value_or(0);
+  result.miss_time_s = env.reward_options().miss_time_s;
   return result;
 }
 
@@ -233,14 +234,17 @@ PolicyScore score_policy(const std::vector<const EpisodeResult*>& episodes, doub
   return score;
 }
 
-/// The scenario's budget_time_s, or its longest episode when it sets none.
+/// The scenario's budget_time_s; else the latest its budgets can end a run (miss_time_s), which
+/// the scenario alone sets, so that a miss scores the same whatever else is evaluated; the
+/// longest episode only for a scenario without any budget.
 double penalty_time(const std::vector<const EpisodeResult*>& episodes) {
-  double longest = 0;
+  double latest = 0, longest = 0;
   for (const EpisodeResult* r : episodes) {
     if (r->time_budget_s > 0) return r->time_budget_s;
+    latest = std::max(latest, r->miss_time_s);
     longest = std::max(longest, r->total_time_s);
   }
-  return longest;
+  return latest > 0 ? latest : longest;
 }
 
 std::optional<std::size_t> fastest(const std::vector<PolicyScore>& scores, PolicyKind kind) {

@@ -41,6 +41,9 @@ struct EpisodeResult {
   std::uint64_t events = 0;
   /// The scenario's training.budget_time_s; 0 when it sets none.
   double time_budget_s = 0;
+  /// The latest the scenario's budgets can end a run, from the scenario alone (BatchSizeEnv's
+  /// miss time: its epochs at the smallest batches, its iterations, its time); 0 without any.
+  double miss_time_s = 0;
   /// Mean per-worker batch over the episode's iterations.
   double mean_batch_size = 0;
   /// Smallest and largest global batch in force after a decision (the starting one included).
@@ -99,7 +102,8 @@ struct PolicyScore {
 struct ScenarioScores {
   std::string scenario;
   /// What a miss or an infeasible policy counts as: the scenario's training.budget_time_s, or
-  /// the longest episode of any policy there when it sets none.
+  /// else the latest its budgets can end a run (EpisodeResult::miss_time_s, the scenario's
+  /// alone), or the longest episode of any policy there for a scenario without any budget.
   double penalty_s = 0;
   std::vector<PolicyScore> policies;
   /// Indices into `policies`: the fastest static batch and the fastest heuristic among those

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "gym/scenario_source.h"
 #include "policies/baselines/baselines.h"
@@ -70,6 +72,29 @@ class Results {
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("Without a time budget a miss scores the scenario's own miss time, whoever else ran") {
+  // The same goodput:100 episodes, evaluated beside a slow policy and beside a fast one: its
+  // miss scores the same in both tables (it scored the longest episode of the company before).
+  const auto penalty_beside = [](std::optional<double> other_time, double other_total) {
+    std::vector<EpisodeResult> results;
+    for (const auto& [policy, time, total] :
+         {std::tuple{"goodput:100", std::optional<double>{}, 300.0},
+          std::tuple{"static:64", other_time, other_total}}) {
+      EpisodeResult r;
+      r.scenario = "a";
+      r.policy = policy;
+      r.kind = PolicyKind::kStatic;
+      r.time_to_target_s = time;
+      r.total_time_s = total;
+      r.miss_time_s = 2400;  // the scenario's epochs at its smallest batches
+      results.push_back(r);
+    }
+    return score_results(results).front().policies.front().score_s;
+  };
+  CHECK(penalty_beside(100.0, 100.0) == 2400);
+  CHECK(penalty_beside(std::nullopt, 1900) == 2400);
 }
 
 TEST_CASE("A miss never ranks as fast: it ranks after every reacher and scores the budget") {
