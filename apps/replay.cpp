@@ -149,65 +149,51 @@ Comparison replay_record(const Arbitrator& arbitrator, const wire::LogRecord& re
   return compare(record, replayed, arbitrator.actions());
 }
 
-}  // namespace
-
-int run_replay(const std::vector<std::string>& args) {
+/// What replay was asked to do.
+struct ReplayOptions {
   std::string policy;
   std::string log_directory;
   std::string policy_sha256;
   std::string trust_policy_code;
   std::int64_t show_window = -1;
-  po::options_description options(
-      "dynamix replay: recompute a dynamix serve log's decisions and compare them");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("policy", po::value(&policy)->required(), "the policy serve was given (a policy.pt must be what dynamix export writes)")
-      ("policy-sha256", po::value(&policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
-      ("trust-policy-code", po::value(&trust_policy_code), "run the TorchScript code of the policy file whose SHA-256 is this (hex), whatever it does")
-      ("log", po::value(&log_directory)->required(), "the directory given to dynamix serve --log")
-      ("show-window", po::value(&show_window), "print this window's trace: report, observation, logits, batches");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  if (values.count("show-window")) require_in_range("--show-window", show_window, 0);
-  const DecisionLog log = read_decision_log_directory(log_directory);
+};
+
+/// Replays every decision of the log; 0 when all match, 1 at the first that differs.
+int replay_log(const ReplayOptions& o) {
+  const DecisionLog log = read_decision_log_directory(o.log_directory);
   std::unique_ptr<const Arbitrator> arbitrator;
-  int decisions = 0, refusals = 0, near_ties = 0;
+  int decisions = 0, near_ties = 0;
   double max_difference = 0;
   wire::LogRecord replayed;
   Arbitrator::Trace trace;
   // One job, its windows in order, within each serve's run (a logged episode start).
   JobSequence sequence;
-  const auto out_of_sequence = [&](const wire::LogRecord& record, const std::string& why) {
-    std::cout << "replay: window " << record.report().window_index() << " of job "
-              << excerpt(record.report().job_id()) << " " << why << '\n';
-    return 1;
-  };
   // Refusals are logged apart (refusals.jsonl); a log older than the split has them inline.
-  refusals = static_cast<int>(
-      read_decision_log_directory(log_directory, kRefusalLogName).records.size());
+  auto refusals = static_cast<int>(
+      read_decision_log_directory(o.log_directory, kRefusalLogName).records.size());
   for (const wire::LogRecord& record : log.records) {
     if (!record.refusal().empty()) {
       ++refusals;
       continue;
     }
+    const std::int64_t window = record.report().window_index();
     if (record.episode_start()) sequence.restart();
     try {
       sequence.check(record.report());
     } catch (const SequenceError& error) {
-      return out_of_sequence(record, std::string("was decided, though ") + error.what());
+      std::cout << "replay: window " << window << " of job " << excerpt(record.report().job_id())
+                << " was decided, though " << error.what() << '\n';
+      return 1;
     }
     sequence.decided(record.report());
     const auto workers = static_cast<std::size_t>(record.report().metrics().workers_size());
     if (!arbitrator || arbitrator->workers() != workers) {
-      arbitrator = make_arbitrator(policy, {.workers = workers,
-                                            .policy_sha256 = policy_sha256,
-                                            .trust_policy_code = trust_policy_code});
+      arbitrator = make_arbitrator(o.policy, {.workers = workers,
+                                              .policy_sha256 = o.policy_sha256,
+                                              .trust_policy_code = o.trust_policy_code});
     }
     const Comparison comparison = replay_record(*arbitrator, record, replayed, trace);
-    const std::int64_t window = record.report().window_index();
-    if (window == show_window) print_trace(std::cout, replayed, trace, arbitrator->actions());
+    if (window == o.show_window) print_trace(std::cout, replayed, trace, arbitrator->actions());
     if (!comparison.difference.empty()) {
       std::cout << "replay: window " << window << " (iteration " << record.report().iteration()
                 << ") of job '" << record.report().job_id()
@@ -223,6 +209,27 @@ int run_replay(const std::vector<std::string>& args) {
             << "), " << refusals << " refused reports skipped"
             << (log.truncated_tail ? ", 1 record cut short by a kill ignored" : "") << '\n';
   return 0;
+}
+
+}  // namespace
+
+int run_replay(const std::vector<std::string>& args) {
+  ReplayOptions o;
+  po::options_description options(
+      "dynamix replay: recompute a dynamix serve log's decisions and compare them");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help")
+      ("policy", po::value(&o.policy)->required(), "the policy serve was given (a policy.pt must be what dynamix export writes)")
+      ("policy-sha256", po::value(&o.policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
+      ("trust-policy-code", po::value(&o.trust_policy_code), "run the TorchScript code of the policy file whose SHA-256 is this (hex), whatever it does")
+      ("log", po::value(&o.log_directory)->required(), "the directory given to dynamix serve --log")
+      ("show-window", po::value(&o.show_window), "print this window's trace: report, observation, logits, batches");
+  // clang-format on
+  po::variables_map values;
+  if (parse_command_line(args, options, values)) return 0;
+  if (values.count("show-window")) require_in_range("--show-window", o.show_window, 0);
+  return replay_log(o);
 }
 
 }  // namespace dynamix

@@ -448,13 +448,11 @@ int port_of(int listener) {
                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
-}  // namespace
-
-ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits limits,
-                               const std::optional<GateTls>& tls)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->limits = limits;
-  if (tls) impl_->tls = tls_context(*tls);
+/// Listening sockets for host:port: the address's own and, for a loopback address, its twin on
+/// the other loopback at the same port (one serve per port, whichever loopback a client names;
+/// a free port picked for one may be taken on the other, so a few are tried). InputError
+/// naming --listen when it cannot.
+std::vector<int> listeners_for(const std::string& host, int port) {
   const std::string address = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -466,43 +464,47 @@ ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits lim
                      "'" + address + "' (unknown host)");
   }
   const std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
-  const auto refuse = [&](const std::string& where) {
-    const std::string why = std::strerror(errno);
-    for (const int listener : impl_->listeners) ::close(listener);
-    SSL_CTX_free(impl_->tls);
+  const auto refuse = [](const std::string& where) {
     return InputError("--listen", 0, "",
                       "an address this machine can listen on and no other server holds",
-                      "'" + where + "' (" + why + ")");
+                      "'" + where + "' (" + std::strerror(errno) + ")");
   };
-  // A loopback port is held on both loopbacks (one serve per port, whichever a client names):
-  // a free port picked for one may be taken on the other, so a few are tried.
-  for (int attempt = 0; attempt < 8 && impl_->listeners.empty(); ++attempt) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
     const int first = listen_on(found->ai_addr, found->ai_addrlen);
     if (first < 0) throw refuse(address);
     sockaddr_storage bound{};
     std::memcpy(&bound, found->ai_addr, found->ai_addrlen);
     const int chosen = port_of(first);
     const std::optional<sockaddr_storage> twin = twin_loopback(bound, chosen);
-    if (!twin) {
-      impl_->listeners = {first};
-      break;
-    }
+    if (!twin) return {first};
     const socklen_t length =
         twin->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
     const int second = listen_on(reinterpret_cast<const sockaddr*>(&*twin), length);
-    if (second >= 0) {
-      impl_->listeners = {first, second};
-    } else if (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT) {
-      impl_->listeners = {first};  // a machine without that loopback
-    } else {
-      ::close(first);
-      if (port != 0) {
-        throw refuse((twin->ss_family == AF_INET6 ? "[::1]:" : "127.0.0.1:") +
-                     std::to_string(chosen));
-      }
+    if (second >= 0) return {first, second};
+    if (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT) return {first};  // no such loopback
+    const InputError taken =
+        refuse((twin->ss_family == AF_INET6 ? "[::1]:" : "127.0.0.1:") + std::to_string(chosen));
+    ::close(first);
+    if (port != 0) throw taken;
+  }
+  throw refuse(address);
+}
+
+}  // namespace
+
+ConnectionGate::ConnectionGate(const std::string& host, int port, GateLimits limits,
+                               const std::optional<GateTls>& tls)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->limits = limits;
+  impl_->listeners = listeners_for(host, port);
+  if (tls) {
+    try {
+      impl_->tls = tls_context(*tls);
+    } catch (...) {
+      for (const int listener : impl_->listeners) ::close(listener);
+      throw;
     }
   }
-  if (impl_->listeners.empty()) throw refuse(address);
   impl_->port = port_of(impl_->listeners.front());
   impl_->wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   impl_->epoll = ::epoll_create1(EPOLL_CLOEXEC);

@@ -276,13 +276,13 @@ std::size_t require_dynamix_code(std::string_view bytes, const std::string& sour
 void check_parameters(const torch::jit::Module& module, const PolicyMetadata& metadata,
                       std::size_t layers, const std::string& source) {
   std::int64_t total = 0;
-  const auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape,
-                          std::string_view why) {
+  const auto tensor = [&](const std::string& name, const std::vector<std::int64_t>& shape,
+                          std::string_view why) -> torch::Tensor {
     const c10::IValue value = module.attr(name);
     std::ostringstream expected;
     expected << "finite float32 values of shape " << c10::IntArrayRef(shape) << why;
     if (!value.isTensor()) throw PolicyFileError(source, 0, name, expected.str(), "no tensor");
-    const torch::Tensor t = value.toTensor();
+    const torch::Tensor& t = value.toTensor();
     if (t.scalar_type() != torch::kFloat32 || t.sizes() != c10::IntArrayRef(shape) ||
         !t.is_contiguous() || t.storage_offset() != 0 ||
         t.storage().nbytes() != static_cast<std::size_t>(t.numel()) * sizeof(float) ||

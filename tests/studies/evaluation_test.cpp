@@ -43,7 +43,7 @@ TEST_CASE("bootstrap_mean brackets the mean and collapses for identical values")
 class Results {
  public:
   void add(const char* scenario, const char* policy, PolicyKind kind,
-           std::vector<std::optional<double>> times, bool feasible = true) {
+           const std::vector<std::optional<double>>& times, bool feasible = true) {
     std::uint64_t seed = 1;
     for (const auto& time : times) {
       EpisodeResult r;
@@ -162,7 +162,7 @@ TEST_CASE("The oracle's headroom is the share of the heuristic-to-oracle gap a p
             "1.000 | 1.333 | <0% |"));
 }
 
-std::shared_ptr<const ScenarioSource> quickstart(std::vector<std::string> overrides) {
+std::shared_ptr<const ScenarioSource> quickstart(const std::vector<std::string>& overrides) {
   return std::make_shared<FixedScenario>(
       std::make_shared<const Scenario>(load_scenario(kDefaultScenario, overrides)));
 }

@@ -415,7 +415,7 @@ std::string verdict(const std::string& archive, PolicyCode code = PolicyCode::kD
 /// its methods.
 std::string own_code_archive(const ExportedPolicy& exported, const std::string& source) {
   torch::jit::Module module("dynamix.BatchSizePolicy");
-  const auto tensor = [](const std::vector<float>& values, std::vector<std::int64_t> shape) {
+  const auto tensor = [](const std::vector<float>& values, const std::vector<std::int64_t>& shape) {
     return torch::tensor(values).reshape(shape);
   };
   const auto features = static_cast<std::int64_t>(kFeatures);
