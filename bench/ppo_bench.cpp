@@ -86,6 +86,30 @@ BENCHMARK(BM_TorchScriptInference)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
 
+// Loading an exported policy from its bytes: checked against dynamix's own records first
+// (checked:1, what every command does) or trusted by its SHA-256 (checked:0); the difference is
+// the price of running no code from the file.
+void BM_LoadPolicy(benchmark::State& state) {
+  const std::size_t f = features();
+  PpoLearner learner(f, kActions.size(), {});
+  const auto file = std::filesystem::temp_directory_path() / "dynamix_ppo_bench_load.pt";
+  save_torchscript_policy({.metadata = {.schema_json = ObservationBuilder().schema().to_json(),
+                                        .actions = kActions,
+                                        .min_batch = 32,
+                                        .max_batch = 1024,
+                                        .decision_interval = 10},
+                           .observation_mean = std::vector<float>(f, 0),
+                           .observation_std = std::vector<float>(f, 1),
+                           .observation_clip = 10,
+                           .layers = learner.actor_layers()},
+                          file);
+  const std::string archive = read_policy_archive(file);
+  std::filesystem::remove(file);
+  const PolicyCode code = state.range(0) != 0 ? PolicyCode::kDynamix : PolicyCode::kTrusted;
+  for (auto _ : state) benchmark::DoNotOptimize(TorchScriptPolicy(archive, "bench.pt", code));
+}
+BENCHMARK(BM_LoadPolicy)->Arg(0)->Arg(1)->ArgName("checked")->Unit(benchmark::kMillisecond);
+
 /// The quick-start family `dynamix train --randomize` learns from (4-256 workers), or that
 /// family at exactly `workers` workers.
 std::shared_ptr<ScenarioSource> family(int workers = 0) {
