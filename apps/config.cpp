@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <iostream>
+#include <sstream>
 
 #include "apps/command_line.h"
 #include "apps/evaluate_options.h"
@@ -195,6 +196,11 @@ void print_configuration(std::ostream& out, const ScenarioSpec* values) {
     }
   }
   print_topology_configuration(out);
+  if (values == nullptr) return;
+  // The topology's keys above are the reference; what this scenario resolves to is its document.
+  out << "the scenario as resolved (its file, its topology file and every --set applied):\n";
+  std::istringstream yaml(values->resolved.to_yaml());
+  for (std::string line; std::getline(yaml, line);) out << "  " << line << "\n";
 }
 
 void print_configuration_markdown(std::ostream& out) {

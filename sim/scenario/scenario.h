@@ -94,6 +94,10 @@ class Scenario {
   const TrainingOptions training;
   const std::vector<TraceAttachment> traces;
   const std::vector<ColocatedJob> colocated_jobs;
+  /// The devices and workloads the scenario declared (already resolved into the topology and
+  /// the workload; kept so that what a scenario declares can be shown).
+  const std::vector<GpuSpec> devices;
+  const std::vector<Workload> workloads;
   const int batch_size;
   const std::optional<std::int64_t> max_iterations;
   const std::uint64_t seed;

@@ -99,6 +99,24 @@ TEST_CASE("dynamix config --scenario shows the values a scenario resolves to") {
   CHECK(outcome.stdout_text.find("name = quickstart") != std::string::npos);
 }
 
+TEST_CASE("dynamix config --scenario shows the devices and racks a scenario file declares") {
+  // The two-rack example of docs/scenarios.md, with its own device.
+  TempDirectory work;
+  std::ifstream docs(testing::kSourceDir / "docs/scenarios.md");
+  const std::string text{std::istreambuf_iterator<char>(docs), {}};
+  const std::size_t start = text.find("```yaml\n") + 8;
+  std::ofstream(work / "my-cluster.yaml") << text.substr(start, text.find("```", start) - start);
+  const testing::Outcome outcome = dynamix("config --scenario " + quoted(work / "my-cluster.yaml"));
+  REQUIRE_MESSAGE(outcome.status == 0, outcome.stderr_text);
+  CHECK(outcome.stdout_text.find("devices = L40S  (default none;") != std::string::npos);
+  const std::size_t resolved = outcome.stdout_text.find("the scenario as resolved");
+  REQUIRE(resolved != std::string::npos);
+  for (const char* part : {"rack-1", "rack-2", "l40s-{i}", "bandwidth_gbps: 40"}) {
+    CAPTURE(part);
+    CHECK(outcome.stdout_text.find(part, resolved) != std::string::npos);
+  }
+}
+
 TEST_CASE("--set adds a section the scenario omits, and its errors name --set") {
   TempDirectory work;
   // quickstart has no network: or variability: section.
