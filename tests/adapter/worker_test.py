@@ -351,7 +351,9 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
     tls = self_signed_certificate(work)
     secure = FakeArbitrator(pb2, pb2_grpc, pattern_answer, token=TOKEN,
                             tls=(tls[0].read_bytes(), tls[1].read_bytes()))
-    phase = {"arbitrator": arbitrator.address, "interval": 2, "iterations": 16, "stop_at": 16,
+    # Two iterations past window 7's report (sent at 16), so that close() cannot cancel it on a
+    # loaded machine before it reaches the arbitrator.
+    phase = {"arbitrator": arbitrator.address, "interval": 2, "iterations": 18, "stop_at": 18,
              "token": TOKEN, "max_batch": [None, 20]}
     results = run_job(work, "guards", [
         # Windows long enough for the refusal to come back within one, however loaded the
@@ -375,8 +377,9 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
         check(expected in reasons, f"no refusal naming {expected!r}: {reasons}")
     check(len(guarded["refusals"]) == 4, f"refusals: {reasons}")
     check(results[1][0]["applied"] == guarded["applied"], "the ranks applied other decisions")
-    # Window 6's answer is due at iteration 16, where the job ends.
-    check([a[2:] for a in guarded["applied"]] == [[[8, 8], 1.0], [[10, 10], 1.25]],
+    # Window 6's answer (the default) applies at 16; window 7's is due at 18, where the job ends.
+    check([a[2:] for a in guarded["applied"]] == [[[8, 8], 1.0], [[10, 10], 1.25],
+                                                  [[8, 8], 1.0]],
           f"applied {guarded['applied']}")
     check(any("UNAUTHENTICATED" in r for r in wrong["refusals"]),
           f"a wrong token was not refused: {wrong['refusals']}")
@@ -391,7 +394,7 @@ def check_guard_rails_and_token(work, pb2, pb2_grpc):
     # still ran at 1, window 7 at 1.25.
     check(factors.get(6) == 1.0 and factors.get(7) == 1.25, f"reported lr_factor: {factors}")
     progress = [r.metrics.progress for _, r, auth in arbitrator.reports if auth.endswith(TOKEN)]
-    check(progress[:2] == [2 / 16, 4 / 16], f"progress: {progress}")
+    check(progress[:2] == [2 / 18, 4 / 18], f"progress: {progress}")
     print(f"guard rails: {len(guarded['refusals'])} decisions refused whole; token checked, "
           "over TLS too")
 
