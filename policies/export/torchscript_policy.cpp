@@ -3,6 +3,7 @@
 #include "policies/export/torchscript_policy.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/CPUAllocator.h>
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/script.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -331,6 +333,59 @@ void check_parameters(const torch::jit::Module& module, const PolicyMetadata& me
   }
 }
 
+/// What a trusted file's code may allocate through LibTorch's CPU allocator in one decision.
+constexpr std::size_t kTrustedDecisionBytes = std::size_t{1} << 30;
+
+/// This thread's decision under the cap: bytes allocated so far, and whether it passed the cap.
+struct DecisionBudget {
+  bool capped = false;
+  std::size_t allocated = 0;
+  bool exceeded = false;
+};
+thread_local DecisionBudget decision_budget;
+
+/// LibTorch's CPU allocator, with the allocations of a capped decision on the calling thread
+/// counted and refused past kTrustedDecisionBytes (the policy runs on the deciding thread: one
+/// intra-op thread). Other allocations pass through untouched.
+class CappedAllocator final : public at::Allocator {
+ public:
+  explicit CappedAllocator(at::Allocator* inner) : inner_(inner) {}
+  at::DataPtr allocate(std::size_t bytes) const override {
+    DecisionBudget& budget = decision_budget;
+    if (budget.capped) {
+      budget.exceeded =
+          bytes > kTrustedDecisionBytes - std::min(budget.allocated, kTrustedDecisionBytes);
+      TORCH_CHECK(!budget.exceeded, "an allocation of ", bytes, " bytes past the cap");
+      budget.allocated += bytes;
+    }
+    return inner_->allocate(bytes);
+  }
+  at::DeleterFnPtr raw_deleter() const override { return inner_->raw_deleter(); }
+
+ private:
+  at::Allocator* inner_;
+};
+
+/// Puts CappedAllocator in front of LibTorch's CPU allocator, once per process (LibTorch's
+/// allocator registry is the process's).
+void install_capped_allocator() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    static CappedAllocator allocator(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  });
+}
+
+/// A trusted file's decision on this thread, under kTrustedDecisionBytes while it lives.
+class CappedDecision {
+ public:
+  explicit CappedDecision(bool capped) { decision_budget = {.capped = capped}; }
+  ~CappedDecision() { decision_budget = {}; }
+  CappedDecision(const CappedDecision&) = delete;
+  CappedDecision& operator=(const CappedDecision&) = delete;
+  bool exceeded() const { return decision_budget.exceeded; }
+};
+
 }  // namespace
 
 void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesystem::path& file) {
@@ -355,6 +410,8 @@ void save_torchscript_policy(const PolicySnapshot& snapshot, const std::filesyst
 
 struct TorchScriptPolicy::Impl {
   std::filesystem::path file;
+  /// The file's own code runs (PolicyCode::kTrusted): each decision under the memory cap.
+  bool trusted = false;
   torch::jit::Module module;
   PolicyMetadata metadata;
   std::int64_t features = 0;
@@ -385,8 +442,12 @@ TorchScriptPolicy::TorchScriptPolicy(const std::string& archive, const std::file
                                      PolicyCode code)
     : impl_(std::make_unique<Impl>()) {
   impl_->file = file;
+  impl_->trusted = code == PolicyCode::kTrusted;
+  if (impl_->trusted) install_capped_allocator();
   const std::size_t layers =
       code == PolicyCode::kDynamix ? require_dynamix_code(archive, file.string()) : 0;
+  // A trusted file's code runs from here (__setstate__, the check's forward): under the cap.
+  const CappedDecision capped(impl_->trusted);
   std::istringstream stream(archive);
   torch::jit::ExtraFilesMap extra_files;
   for (const std::string& name : extra_file_names()) extra_files[name] = "";
@@ -434,7 +495,20 @@ std::vector<float> TorchScriptPolicy::logits(const Observation& observation) con
   const torch::Tensor input = torch::from_blob(
       const_cast<float*>(observation.values.data()),
       {static_cast<std::int64_t>(observation.workers), impl_->features}, torch::kFloat32);
-  const torch::Tensor output = impl_->module.forward({input}).toTensor().contiguous();
+  torch::Tensor output;
+  {
+    const CappedDecision decision(impl_->trusted);
+    try {
+      output = impl_->module.forward({input}).toTensor().contiguous();
+    } catch (const std::exception& error) {
+      if (!decision.exceeded()) throw;
+      throw PolicyFileError(impl_->file.string(), 0, "forward",
+                            "a decision that allocates at most " +
+                                std::to_string(kTrustedDecisionBytes >> 20) +
+                                " MiB (the cap on a trusted file's own code)",
+                            torch_error_line(error));
+    }
+  }
   if (output.dim() != 2 || output.size(0) != static_cast<std::int64_t>(observation.workers) ||
       output.size(1) != impl_->actions) {
     std::ostringstream shape;

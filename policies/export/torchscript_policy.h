@@ -36,7 +36,8 @@ enum class PolicyCode {
   /// anything in the archive is loaded, so that a file cannot run code of its own.
   kDynamix,
   /// Whatever code the file holds (for a caller that pinned the file's SHA-256 on the user's
-  /// word): it runs with the process's rights.
+  /// word): it runs with the process's rights, each load and decision allocating at most 1 GiB
+  /// through LibTorch (past it, a PolicyFileError naming forward).
   kTrusted,
 };
 

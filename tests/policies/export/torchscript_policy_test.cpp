@@ -504,6 +504,35 @@ TEST_CASE("A policy file's own code is refused before any of it runs, unless tru
         kExpected + "7 tensors (a network of 1 to 16 layers has 4 to 34)");
 }
 
+TEST_CASE("A trusted file's decision may allocate at most 1 GiB through LibTorch") {
+  ExportedPolicy exported;
+  const auto source = [](const std::string& extra) {
+    return "def forward(self, obs):\n" + extra +
+           "    x = torch.clamp((obs - self.observation_mean) / self.observation_std, -10.0, "
+           "10.0)\n"
+           "    x = torch.tanh(torch.addmm(self.bias0, x, self.weight0.t()))\n"
+           "    x = torch.tanh(torch.addmm(self.bias1, x, self.weight1.t()))\n"
+           "    return torch.addmm(self.bias2, x, self.weight2.t())\n";
+  };
+  // 3.2 GB at the second decision on (a first, of one row, is the loader's own check).
+  const std::string greedy =
+      own_code_archive(exported, source("    if obs.size(0) > 1:\n"
+                                        "        big = torch.empty([800000000])\n"
+                                        "        obs = obs + float(big.size(0)) * 0.0\n"));
+  const TorchScriptPolicy policy(greedy, "greedy.pt", PolicyCode::kTrusted);
+  CHECK_THROWS_WITH_AS(policy.logits(random_observation(3)),
+                       doctest::Contains("greedy.pt: forward: expected a decision that allocates "
+                                         "at most 1024 MiB (the cap on a trusted file's own code)"),
+                       PolicyFileError);
+  // Within the cap a trusted file decides, and LibTorch outside a decision is not capped.
+  const std::string modest = own_code_archive(
+      exported,
+      source("    small = torch.empty([1000])\n    obs = obs + float(small.size(0)) * 0.0\n"));
+  const TorchScriptPolicy fine(modest, "modest.pt", PolicyCode::kTrusted);
+  CHECK(fine.logits(random_observation(3)).size() == kWorkers * kActionSet.size());
+  CHECK(torch::empty({400'000'000}).numel() == 400'000'000);
+}
+
 TEST_CASE("A dynamix policy file's tensors must have the names and shapes its metadata implies") {
   ExportedPolicy exported;
   const std::filesystem::path file = temporary("shapes.pt");
