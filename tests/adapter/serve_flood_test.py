@@ -8,7 +8,6 @@ flood (the closing-note table); DYNAMIX_FLOOD_S sets each flood's length (defaul
 usage: serve_flood_test.py DYNAMIX_BINARY PROTO_PYTHON_DIR"""
 import os
 import pathlib
-import shutil
 import signal
 import socket
 import ssl
@@ -20,8 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_test import (SERVERS, check, fail, http2_frame, literal_header, report,  # noqa: E402
-                        rss_mb, start, threads_of)
+from serve_test import (check, http2_frame, literal_header, report, rss_mb,  # noqa: E402
+                        self_signed_certificate, start, stop_all, threads_of, trained_policy)
 
 FLOOD_S = float(os.environ.get("DYNAMIX_FLOOD_S", "3"))
 # The bounds serve is held to under any flood (adapter/README.md, "Trust and limits").
@@ -108,10 +107,10 @@ def complete_requests(connect, stop, body=b"\x00" + struct.pack(">I", 60000) + b
             burst = b""
             for _ in range(4):
                 burst += http2_frame(0x1, 0x4, stream, HEADERS)
-                for start in range(0, len(body), 16000):
-                    last = start + 16000 >= len(body)
+                for offset in range(0, len(body), 16000):
+                    last = offset + 16000 >= len(body)
                     burst += http2_frame(0x0, 0x1 if last else 0, stream,
-                                         body[start:start + 16000])
+                                         body[offset:offset + 16000])
                 stream += 2
             sock.sendall(burst)
 
@@ -222,31 +221,18 @@ def main():
     import grpc
     import dynamix_pb2 as pb2
     import dynamix_pb2_grpc as pb2_grpc
-    if not shutil.which("openssl"):
-        print("skipped: no openssl command for the TLS flood's certificate")
-        sys.exit(77)
     with tempfile.TemporaryDirectory() as directory:
         work = pathlib.Path(directory)
-        trained = subprocess.run(
-            [binary, "train", "--steps", "16", "--envs", "2", "--rollout-steps", "4",
-             "--eval-every", "100", "--set", "training.budget_epochs=1", "--quiet", "--out",
-             str(work / "train")], capture_output=True, text=True, timeout=120)
-        check(trained.returncode == 0, trained.stderr)
-        key, certificate = work / "key.pem", work / "cert.pem"
-        made = subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-             "/CN=dynamix-test", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
-             "-out", str(certificate)], capture_output=True, text=True, timeout=60)
-        check(made.returncode == 0, f"openssl: {made.stderr}")
+        certificate = self_signed_certificate(work)
+        if certificate is None:
+            print("skipped: no openssl command for the TLS flood's certificate")
+            sys.exit(77)
+        policy = trained_policy(binary, work)
         try:
             for flood in FLOODS:
-                run_flood(binary, work / "train" / "policy.pt", work, grpc, pb2, pb2_grpc, flood,
-                          (certificate, key))
+                run_flood(binary, policy, work, grpc, pb2, pb2_grpc, flood, certificate)
         finally:
-            for server in SERVERS:
-                if server.poll() is None:
-                    server.kill()
-                    server.wait()
+            stop_all()
     print("serve_flood_test: passed")
 
 

@@ -277,19 +277,45 @@ def check_token(binary, policy, work, grpc, pb2, pb2_grpc):
           f"a token off loopback without TLS: {status} {stderr}")
 
 
-def check_tls(binary, policy, work, grpc, pb2, pb2_grpc):
-    """TLS with a self-signed certificate for 127.0.0.1: a client that trusts it gets decisions,
-    a plaintext client gets none. Skipped (said so) where the openssl command is missing."""
+def self_signed_certificate(work):
+    """(certificate, key) files for 127.0.0.1 made by the openssl command; None without it."""
     import shutil
     if not shutil.which("openssl"):
-        print("serve_test: no openssl command, TLS not checked")
-        return
+        return None
     key, certificate = work / "key.pem", work / "cert.pem"
     made = subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
          "/CN=dynamix-test", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
          "-out", str(certificate)], capture_output=True, text=True, timeout=60)
     check(made.returncode == 0, f"openssl: {made.stderr}")
+    return certificate, key
+
+
+def trained_policy(binary, work):
+    """A policy.pt of a few training steps (what dynamix train writes)."""
+    trained = subprocess.run(
+        [binary, "train", "--steps", "16", "--envs", "2", "--rollout-steps", "4",
+         "--eval-every", "100", "--set", "training.budget_epochs=1", "--quiet", "--out",
+         str(work / "train")], capture_output=True, text=True, timeout=120)
+    check(trained.returncode == 0, trained.stderr)
+    return work / "train" / "policy.pt"
+
+
+def stop_all():
+    for server in SERVERS:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def check_tls(binary, policy, work, grpc, pb2, pb2_grpc):
+    """TLS with a self-signed certificate for 127.0.0.1: a client that trusts it gets decisions,
+    a plaintext client gets none. Skipped (said so) where the openssl command is missing."""
+    made = self_signed_certificate(work)
+    if made is None:
+        print("serve_test: no openssl command, TLS not checked")
+        return
+    certificate, key = made
     server, address = start(binary, policy, work / "tls-log", "--tls-cert", str(certificate),
                             "--tls-key", str(key))
     credentials = grpc.ssl_channel_credentials(root_certificates=certificate.read_bytes())
@@ -528,12 +554,7 @@ def main():
     import dynamix_pb2_grpc as pb2_grpc
     with tempfile.TemporaryDirectory() as directory:
         work = pathlib.Path(directory)
-        trained = subprocess.run(
-            [binary, "train", "--steps", "16", "--envs", "2", "--rollout-steps", "4",
-             "--eval-every", "100", "--set", "training.budget_epochs=1", "--quiet", "--out",
-             str(work / "train")], capture_output=True, text=True, timeout=120)
-        check(trained.returncode == 0, trained.stderr)
-        policy = work / "train" / "policy.pt"
+        policy = trained_policy(binary, work)
         try:
             check_addresses(binary, policy, work)
             check_exclusive(binary, policy, work)
@@ -546,10 +567,7 @@ def main():
             check_misbehaving_policies(binary, policy, work, grpc, pb2, pb2_grpc)
             check_flood(binary, policy, work, grpc, pb2, pb2_grpc)
         finally:
-            for server in SERVERS:
-                if server.poll() is None:
-                    server.kill()
-                    server.wait()
+            stop_all()
     print("serve_test: passed")
 
 
