@@ -35,6 +35,11 @@ bool parse_help_only(const std::vector<std::string>& args, const std::string& de
   return parse_command_line(args, options, values);
 }
 
+int say_input_error(const std::exception& what) {
+  std::cerr << "dynamix: " << what.what() << std::endl;
+  return 2;
+}
+
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,
                       std::int64_t maximum) {
   if (value >= minimum && value <= maximum) return;

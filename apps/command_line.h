@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ bool parse_command_line(const std::vector<std::string>& args,
 
 /// For commands whose only option is --help: prints `description` on --help, returns true.
 bool parse_help_only(const std::vector<std::string>& args, const std::string& description);
+
+/// Says `what` of a refused input on stderr as every command does ("dynamix: ..."), and returns
+/// its exit status, 2.
+int say_input_error(const std::exception& what);
 
 /// InputError on `option` unless minimum <= value <= maximum.
 void require_in_range(const std::string& option, std::int64_t value, std::int64_t minimum,

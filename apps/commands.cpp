@@ -125,8 +125,7 @@ int run_dynamix(const std::vector<Command>& commands, std::vector<std::string> a
     std::cerr << "dynamix: interrupted; nothing was written\n";
     return 130;
   } catch (const InputError& error) {
-    std::cerr << "dynamix: " << error.what() << '\n';
-    return 2;
+    return say_input_error(error);
   } catch (const InvariantError& error) {
     std::cerr << "dynamix: internal error (please report): " << error.what() << '\n';
     return 70;

@@ -420,6 +420,14 @@ int evaluate_over_ranks(const EvaluateOptions& a, const std::vector<std::string>
   try {
     e.emplace(load_evaluation(a));
     if (ranks.lead()) directory.emplace(a.out, "evaluate");
+  } catch (const InputError& error) {
+    // Said before the other ranks learn of it: mpirun ends the job, rank 0 included, as soon as
+    // one of them exits with an error.
+    if (ranks.lead()) {
+      const int status = say_input_error(error);
+      ranks.agree(nullptr, "evaluation");
+      return status;
+    }
   } catch (...) {
     if (ranks.lead()) {
       ranks.agree(nullptr, "evaluation");

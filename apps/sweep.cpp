@@ -106,6 +106,11 @@ int lead_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, const 
   try {
     plan.emplace(make_plan());
     folder.emplace(*plan, run);
+  } catch (const InputError& error) {
+    // Said before the other ranks learn of it (mpirun ends the job as one exits with an error).
+    const int status = say_input_error(error);
+    ranks.agree(nullptr, "sweep");
+    return status;
   } catch (...) {
     ranks.agree(nullptr, "sweep");
     throw;

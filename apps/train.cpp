@@ -785,6 +785,21 @@ int follow_training(const TrainOptions& o, Ranks& ranks) {
   return 0;
 }
 
+/// A rank other than 0: checks the options as rank 0 does, agrees with it on the run, and follows
+/// it; 2 when either refused the input (rank 0 says why).
+int join_training(const po::variables_map& values, TrainOptions& o, Ranks& ranks,
+                  const std::string& definition) {
+  try {
+    check(values, o);
+  } catch (const std::exception&) {
+    ranks.agree(nullptr, "training run");
+    return 2;
+  }
+  if (!ranks.agree(&definition, "training run")) return 2;
+  o.env.actions = actions_of(ranks.share({}).front());
+  return follow_training(o, ranks);
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& args) {
@@ -795,17 +810,7 @@ int run_train(const std::vector<std::string>& args) {
   std::optional<Ranks> ranks;
   if (mpi_world_size() > 1) ranks.emplace("train");
   const std::string definition = join(args);
-  if (ranks && !ranks->lead()) {
-    try {
-      check(values, o);
-    } catch (const std::exception&) {
-      ranks->agree(nullptr, "training run");
-      return 2;
-    }
-    if (!ranks->agree(&definition, "training run")) return 2;
-    o.env.actions = actions_of(ranks->share({}).front());
-    return follow_training(o, *ranks);
-  }
+  if (ranks && !ranks->lead()) return join_training(values, o, *ranks, definition);
   // Everything that can refuse the input, before the other ranks start: they wait for rank 0.
   std::optional<LeadSetup> setup;
   try {
@@ -813,6 +818,12 @@ int run_train(const std::vector<std::string>& args) {
     // SIGINT or SIGTERM while the selection runs its rules stops here, before anything is written.
     const InterruptScope starting;
     setup.emplace(o, starting);
+  } catch (const InputError& error) {
+    if (!ranks) throw;
+    // Said before the other ranks learn of it (mpirun ends the job as one exits with an error).
+    const int status = say_input_error(error);
+    ranks->agree(nullptr, "training run");
+    return status;
   } catch (...) {
     if (ranks) ranks->agree(nullptr, "training run");
     throw;
