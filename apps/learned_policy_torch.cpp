@@ -22,13 +22,7 @@ std::unique_ptr<Policy> make_learned_policy(const std::string& spec, const EnvOp
   const std::string archive = read_policy_archive(file.file);
   PolicyCode code = PolicyCode::kDynamix;
   if (!file.trusted_sha256.empty()) {
-    const std::string found = sha256_of(archive);
-    if (found != file.trusted_sha256) {
-      throw PolicyFileError(
-          file.file, 0, "",
-          "the file " + std::string(kTrustMarker) + " names (" + file.trusted_sha256 + ")",
-          "a file of sha256 " + found);
-    }
+    require_pinned(sha256_of(archive), file.trusted_sha256, kTrustMarker, file.file);
     code = PolicyCode::kTrusted;
   }
   return std::make_unique<PpoPolicy>(archive, file.file, code, ObservationBuilder().schema(),

@@ -24,12 +24,8 @@ wire::PolicyIdentity pinned_identity(const std::string& bytes, const std::filesy
   identity.set_sha256(sha256_of(bytes));
   for (const auto& [pin, option] : {std::pair{options.policy_sha256, "--policy-sha256"},
                                     std::pair{options.trust_policy_code, "--trust-policy-code"}}) {
-    if (pin.empty()) continue;
-    const std::string hex = checked_sha256(pin, option);
-    if (identity.sha256() != hex) {
-      throw PolicyFileError(file.string(), 0, "",
-                            "the file " + std::string(option) + " names (" + hex + ")",
-                            "a file of sha256 " + identity.sha256());
+    if (!pin.empty()) {
+      require_pinned(identity.sha256(), checked_sha256(pin, option), option, file.string());
     }
   }
   return identity;

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -21,6 +22,13 @@ std::string sha256_of(std::string_view bytes) {
     hex << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(digest[i]);
   }
   return hex.str();
+}
+
+void require_pinned(const std::string& found, const std::string& pinned, std::string_view option,
+                    const std::string& file) {
+  if (found == pinned) return;
+  throw PolicyFileError(file, 0, "", "the file " + std::string(option) + " names (" + pinned + ")",
+                        "a file of sha256 " + found);
 }
 
 std::string checked_sha256(std::string hex, const std::string& option) {

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 #include "policies/export/torch_error.h"
@@ -143,18 +142,20 @@ constexpr std::int64_t kMaxParameters = std::int64_t{4} << 20;
 /// The clip of the reference archives, a float whose pickled double is found nowhere else.
 constexpr float kProbeClip = 1234.5678F;
 
-/// The layer shapes (inputs, outputs) of a network whose tensors are stored as `records`
+/// Each layer's (inputs, outputs).
+using LayerShapes = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// The layer shapes of a network whose tensors are stored as `records`
 /// data/0, data/1 (normalization of F features), data/2 + 2i and data/3 + 2i (layer i's weight
 /// [outputs × inputs] and bias), each float32: save_torchscript_policy's order. Empty unless
 /// every record has the size its place implies and the shapes are within bounds.
-std::vector<std::pair<std::int64_t, std::int64_t>> layer_shapes(
-    const std::map<std::string, std::string>& records, std::size_t layers) {
+LayerShapes layer_shapes(const std::map<std::string, std::string>& records, std::size_t layers) {
   const auto floats = [&](std::size_t index) -> std::int64_t {
     const auto found = records.find("data/" + std::to_string(index));
     if (found == records.end() || found->second.size() % sizeof(float) != 0) return -1;
     return static_cast<std::int64_t>(found->second.size() / sizeof(float));
   };
-  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+  LayerShapes shapes;
   std::int64_t inputs = floats(0);
   std::int64_t parameters = 0;
   if (inputs < 1 || inputs > static_cast<std::int64_t>(kMaxPolicyFeatures) || floats(1) != inputs) {
@@ -167,13 +168,12 @@ std::vector<std::pair<std::int64_t, std::int64_t>> layer_shapes(
     shapes.emplace_back(inputs, outputs);
     inputs = outputs;
   }
-  return parameters <= kMaxParameters ? shapes : decltype(shapes){};
+  return parameters <= kMaxParameters ? shapes : LayerShapes{};
 }
 
 /// The records save_torchscript_policy writes for a network of these layer shapes with clip
 /// kProbeClip, extra files aside.
-std::map<std::string, std::string> reference_records(
-    const std::vector<std::pair<std::int64_t, std::int64_t>>& shapes) {
+std::map<std::string, std::string> reference_records(const LayerShapes& shapes) {
   PolicySnapshot snapshot;
   const auto features = static_cast<std::size_t>(shapes.front().first);
   snapshot.observation_mean.assign(features, 0);
@@ -209,9 +209,9 @@ std::size_t clip_offset(const std::string& pickle) {
 /// Refuses (PolicyFileError) an archive whose records are not exactly what
 /// save_torchscript_policy writes for its shapes: the same TorchScript code, debug information
 /// and constants byte for byte, the same pickled module (its clip aside), data records of the
-/// sizes the pickle declares, and only dynamix's extra files. Returns the layer count. Nothing
+/// sizes the pickle declares, and only dynamix's extra files. Returns the layer shapes. Nothing
 /// in the archive is unpickled or run.
-std::size_t require_dynamix_code(std::string_view bytes, const std::string& source) {
+LayerShapes require_dynamix_code(std::string_view bytes, const std::string& source) {
   const auto refuse = [&](const std::string& found) {
     return PolicyFileError(source, 0, "",
                            "a policy.pt as dynamix export writes it (a file's own code runs "
@@ -269,32 +269,24 @@ std::size_t require_dynamix_code(std::string_view bytes, const std::string& sour
                    " layers (the file brings its own code or data)");
     }
   }
-  return layers;
+  return shapes;
 }
 
-/// The module's tensors are the ones require_dynamix_code's code expects: normalization of the
-/// schema's features, then `layers` dense layers from them to one logit per action, float32,
-/// each backed by exactly its own storage, finite, within kMaxUnits and kMaxParameters.
+/// What the records alone cannot tell (require_dynamix_code fixed every tensor's dtype, layout
+/// and `shapes`): the shapes fit the metadata, the schema's features in and one logit per action
+/// out; every value is finite, every spread above 0, and the clip a finite number above 0.
 void check_parameters(const torch::jit::Module& module, const PolicyMetadata& metadata,
-                      std::size_t layers, const std::string& source) {
-  std::int64_t total = 0;
+                      const LayerShapes& shapes, const std::string& source) {
   const auto tensor = [&](const std::string& name, const std::vector<std::int64_t>& shape,
                           std::string_view why) -> torch::Tensor {
-    const c10::IValue value = module.attr(name);
-    std::ostringstream expected;
-    expected << "finite float32 values of shape " << c10::IntArrayRef(shape) << why;
-    if (!value.isTensor()) throw PolicyFileError(source, 0, name, expected.str(), "no tensor");
-    const torch::Tensor& t = value.toTensor();
-    if (t.scalar_type() != torch::kFloat32 || t.sizes() != c10::IntArrayRef(shape) ||
-        !t.is_contiguous() || t.storage_offset() != 0 ||
-        t.storage().nbytes() != static_cast<std::size_t>(t.numel()) * sizeof(float) ||
-        !torch::isfinite(t).all().item<bool>()) {
+    const torch::Tensor t = module.attr(name).toTensor();
+    if (t.sizes() != c10::IntArrayRef(shape) || !torch::isfinite(t).all().item<bool>()) {
+      std::ostringstream expected;
+      expected << "finite float32 values of shape " << c10::IntArrayRef(shape) << why;
       std::ostringstream found;
-      found << t.scalar_type() << " values of shape " << t.sizes()
-            << (t.is_contiguous() && t.storage_offset() == 0 ? "" : ", a view");
+      found << t.scalar_type() << " values of shape " << t.sizes();
       throw PolicyFileError(source, 0, name, expected.str(), found.str());
     }
-    total += t.numel();
     return t;
   };
   const auto features = static_cast<std::int64_t>(metadata.features);
@@ -303,33 +295,20 @@ void check_parameters(const torch::jit::Module& module, const PolicyMetadata& me
   if (!(tensor("observation_std", {features}, kSchema) > 0).all().item<bool>()) {
     throw PolicyFileError(source, 0, "observation_std", "spreads above 0", "a spread of 0 or less");
   }
-  const c10::IValue clip = module.attr("observation_clip");
-  if (!clip.isDouble() || !std::isfinite(clip.toDouble()) || clip.toDouble() <= 0) {
+  const double clip = module.attr("observation_clip").toDouble();
+  if (!std::isfinite(clip) || clip <= 0) {
     throw PolicyFileError(source, 0, "observation_clip", "a finite number above 0",
-                          "another value");
+                          std::to_string(clip));
   }
   std::int64_t inputs = features;
-  for (std::size_t i = 0; i < layers; ++i) {
-    const std::string index = std::to_string(i);
-    const c10::IValue bias = module.attr("bias" + index);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const bool last = i + 1 == shapes.size();
     const std::int64_t outputs =
-        i + 1 == layers
-            ? static_cast<std::int64_t>(metadata.actions.size())
-            : (bias.isTensor() && bias.toTensor().dim() == 1 ? bias.toTensor().size(0) : 0);
-    if (outputs < 1 || outputs > kMaxUnits) {
-      throw PolicyFileError(source, 0, "bias" + index,
-                            "1 to " + std::to_string(kMaxUnits) + " units",
-                            std::to_string(outputs));
-    }
-    const std::string_view why = i + 1 == layers ? " (a logit per action of actions.json)" : "";
-    tensor("weight" + index, {outputs, inputs}, why);
-    tensor("bias" + index, {outputs}, why);
+        last ? static_cast<std::int64_t>(metadata.actions.size()) : shapes[i].second;
+    const std::string_view why = last ? " (a logit per action of actions.json)" : "";
+    tensor("weight" + std::to_string(i), {outputs, inputs}, why);
+    tensor("bias" + std::to_string(i), {outputs}, why);
     inputs = outputs;
-  }
-  if (total > kMaxParameters) {
-    throw PolicyFileError(source, 0, "",
-                          "at most " + std::to_string(kMaxParameters) + " parameters",
-                          std::to_string(total));
   }
 }
 
@@ -444,8 +423,8 @@ TorchScriptPolicy::TorchScriptPolicy(const std::string& archive, const std::file
   impl_->file = file;
   impl_->trusted = code == PolicyCode::kTrusted;
   if (impl_->trusted) install_capped_allocator();
-  const std::size_t layers =
-      code == PolicyCode::kDynamix ? require_dynamix_code(archive, file.string()) : 0;
+  const LayerShapes shapes =
+      code == PolicyCode::kDynamix ? require_dynamix_code(archive, file.string()) : LayerShapes{};
   // A trusted file's code runs from here (__setstate__, the check's forward): under the cap.
   const CappedDecision capped(impl_->trusted);
   std::istringstream stream(archive);
@@ -461,7 +440,7 @@ TorchScriptPolicy::TorchScriptPolicy(const std::string& archive, const std::file
   impl_->actions = static_cast<std::int64_t>(impl_->metadata.actions.size());
   try {
     if (code == PolicyCode::kDynamix) {
-      check_parameters(impl_->module, impl_->metadata, layers, file.string());
+      check_parameters(impl_->module, impl_->metadata, shapes, file.string());
     }
     check_module(impl_->module, impl_->metadata, file.string());
   } catch (const PolicyFileError&) {
