@@ -169,8 +169,7 @@ int replay_log(const ReplayOptions& o) {
   // One job, its windows in order, within each serve's run (a logged episode start).
   JobSequence sequence;
   // Refusals are logged apart (refusals.jsonl); a log older than the split has them inline.
-  auto refusals = static_cast<int>(
-      read_decision_log_directory(o.log_directory, kRefusalLogName).records.size());
+  std::uint64_t refusals = count_decision_log_records(o.log_directory, kRefusalLogName);
   for (const wire::LogRecord& record : log.records) {
     if (!record.refusal().empty()) {
       ++refusals;

@@ -227,8 +227,8 @@ class DecideService final : public wire::Arbitrator::Service {
     }
     ++unsummarized_;
     if (now - last_summary_ >= kRefusalSummaryInterval) {
-      messages_ << "dynamix serve: " << unsummarized_ << " more report(s) refused ("
-                << refusals_ << " in all), the latest " << line << std::endl;
+      messages_ << "dynamix serve: " << unsummarized_ << " more report(s) refused (" << refusals_
+                << " in all), the latest " << line << std::endl;
       unsummarized_ = 0;
       last_summary_ = now;
     }

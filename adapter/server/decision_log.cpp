@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -137,12 +138,11 @@ void DecisionLogWriter::append(const ::dynamix::adapter::v1::LogRecord& record) 
   if (stream.size > 0 && stream.size + line.size() > options_.max_bytes) rotate(stream);
   std::size_t written = 0;
   while (written < line.size()) {
-    const ssize_t result =
-        ::write(stream.descriptor, line.data() + written, line.size() - written);
+    const ssize_t result = ::write(stream.descriptor, line.data() + written, line.size() - written);
     if (result < 0 && errno == EINTR) continue;
     if (result <= 0) {
-      throw std::runtime_error(stream.file.string() + ": write failed (" +
-                               std::strerror(errno) + ")");
+      throw std::runtime_error(stream.file.string() + ": write failed (" + std::strerror(errno) +
+                               ")");
     }
     written += static_cast<std::size_t>(result);
   }
@@ -177,6 +177,19 @@ DecisionLog read_decision_log(const std::filesystem::path& file) {
     log.records.push_back(std::move(record));
   }
   return log;
+}
+
+std::uint64_t count_decision_log_records(const std::filesystem::path& directory,
+                                         std::string_view name) {
+  std::uint64_t records = 0;
+  for (const std::filesystem::path& file : decision_log_files(directory, name)) {
+    std::ifstream in(file, std::ios::binary);
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      records += static_cast<std::uint64_t>(std::count(buffer, buffer + in.gcount(), '\n'));
+    }
+  }
+  return records;
 }
 
 DecisionLog read_decision_log_directory(const std::filesystem::path& directory,

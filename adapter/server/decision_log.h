@@ -81,6 +81,10 @@ struct DecisionLog {
 
 /// Reads a log file; InputError naming the file and line of a malformed record.
 DecisionLog read_decision_log(const std::filesystem::path& file);
+/// The complete records (lines) of a log directory's `name` files, counted without parsing them:
+/// a refusal flood's files can be large, and replay only reports how many they hold.
+std::uint64_t count_decision_log_records(const std::filesystem::path& directory,
+                                         std::string_view name);
 /// Reads every file of a log directory's decisions, oldest first (decision_log_files); with
 /// `name` kRefusalLogName its refusals' (none is no error: a log older than the split has them
 /// among the decisions).

@@ -180,7 +180,8 @@ TEST_CASE("check_report names the field of a malformed report and what it expect
         "9223372036854775805");
   bad = good;
   bad.mutable_metrics()->set_iterations(std::numeric_limits<std::int64_t>::max());
-  CHECK(refusal(bad).starts_with("metrics.iterations: expected an integer in [1, 9007199254740992]"));
+  CHECK(
+      refusal(bad).starts_with("metrics.iterations: expected an integer in [1, 9007199254740992]"));
 }
 
 TEST_CASE("LR factors follow the global batch by the job's rule") {
