@@ -20,8 +20,15 @@ JOB_TIMEOUT_S = 120
 FEATURES, CLASSES = 12, 4
 
 
+SERVERS = []  # every serve started, killed when a check fails
+
+
 def fail(message):
     print(f"FAIL: {message}", flush=True)
+    for process in SERVERS:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     sys.exit(1)
 
 
@@ -147,6 +154,7 @@ class Server:
             [binary, "serve", "--policy", str(policy), "--workers", str(WORKERS), "--log",
              str(log), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
+        SERVERS.append(self.process)
         line = self.process.stdout.readline()
         found = re.search(r"listening on (127\.0\.0\.1:\d+)", line)
         check(found, f"dynamix serve did not say where it listens: {line!r} "
