@@ -6,19 +6,15 @@
 #include <sstream>
 
 #include "apps/command_line.h"
-#include "apps/evaluate_options.h"
-#include "apps/oracle_options.h"
-#include "apps/serve_options.h"
-#include "apps/simulate_options.h"
-#include "apps/sweep_options.h"
-#include "apps/train_options.h"
-#include "gym/env_knobs.h"
-#include "policies/ppo/ppo_options.h"
+#include "apps/option_tables.h"
+#include "apps/small_options.h"
 #include "sim/cluster/topology_knobs.h"
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_knobs.h"
 #include "sim/scenario/scenario_names.h"
+#include "studies/version.h"
 
 namespace dynamix {
 namespace {
@@ -105,18 +101,16 @@ std::string cell(const std::string& text) {
   return escaped;
 }
 
-/// A command line's options as a Markdown section: the table of `where`.
-template <typename Target>
-void print_options_markdown(std::ostream& out, const std::string& title, const std::string& where,
-                            const KnobTable<Target>& table) {
-  out << "\n### " << title << "\n\n"
-      << table.meaning << " (`" << where << "`).\n\n"
+/// A table of options as a Markdown section.
+void print_options_markdown(std::ostream& out, const OptionTable& table) {
+  out << "\n### " << table.title << "\n\n"
+      << table.meaning << " (`" << table.where << "`).\n\n"
       << "| Option | Type | Unit | Default | Range | Meaning |\n"
       << "|---|---|---|---|---|---|\n";
-  for (const Knob<Target>& knob : table.knobs) {
-    out << "| `--" << knob.key << "` | " << cell(knob.type) << " | " << cell(knob.unit) << " | "
-        << cell(knob.default_value) << " | " << cell(knob.range) << " | " << cell(knob.meaning)
-        << " |\n";
+  for (const KnobOption& option : table.options) {
+    out << "| `--" << option.key << "` | " << cell(option.type) << " | " << cell(option.unit)
+        << " | " << cell(option.default_value) << " | " << cell(option.range) << " | "
+        << cell(option.meaning) << " |\n";
   }
 }
 
@@ -125,15 +119,10 @@ void print_option_tables_markdown(std::ostream& out) {
   out << "\n## Command-line options\n\n"
       << "The same tables give each command's `--help`, its range checks and messages, train's\n"
       << "`run.json`, the PPO settings a checkpoint keeps, and the Python package's keyword\n"
-      << "arguments (`-` as `_`).\n";
-  print_options_markdown(out, "Environment", "gym/env_knobs.cpp", env_knobs());
-  print_options_markdown(out, "PPO", "policies/ppo/ppo_options.cpp", ppo_knobs());
-  print_options_markdown(out, "`dynamix train`", "apps/train_options.cpp", train_knobs());
-  print_options_markdown(out, "`dynamix evaluate`", "apps/evaluate_options.cpp", evaluate_knobs());
-  print_options_markdown(out, "`dynamix sweep`", "apps/sweep_options.cpp", sweep_knobs());
-  print_options_markdown(out, "`dynamix simulate`", "apps/simulate_options.cpp", simulate_knobs());
-  print_options_markdown(out, "`dynamix oracle`", "apps/oracle_options.cpp", oracle_knobs());
-  print_options_markdown(out, "`dynamix serve`", "apps/serve_options.cpp", serve_knobs());
+      << "arguments (`-` as `_`). An option that several commands take is declared once\n"
+      << "(`sim/io/shared_options.h`, or its component's table); only its default is each\n"
+      << "command's own.\n";
+  for (const OptionTable& table : option_tables()) print_options_markdown(out, table);
 }
 
 /// One table of keys as a Markdown section.
@@ -203,6 +192,113 @@ void print_configuration(std::ostream& out, const ScenarioSpec* values) {
   for (std::string line; std::getline(yaml, line);) out << "  " << line << "\n";
 }
 
+namespace {
+
+/// One key of a scenario or topology table as a JSON object.
+template <typename Target>
+void write_key_json(JsonWriter& json, const Knob<Target>& knob, const ScenarioSpec* values) {
+  json.begin_object();
+  json.key("key");
+  json.value(knob.key);
+  json.key("type");
+  json.value(knob.type);
+  json.key("unit");
+  json.value(knob.unit);
+  json.key("default");
+  json.value(knob.default_value);
+  json.key("range");
+  json.value(knob.range);
+  json.key("typical_high");
+  if (knob.typical) {
+    json.value(knob.typical->high);
+  } else {
+    json.null();
+  }
+  json.key("meaning");
+  json.value(knob.meaning);
+  json.key("source");
+  json.value(knob.source);
+  if constexpr (std::is_same_v<Target, ScenarioSpec>) {
+    if (values != nullptr) {
+      json.key("value");
+      json.value(knob.show(*values));
+    }
+  }
+  json.end_object();
+}
+
+template <typename Table>
+void write_tables_json(JsonWriter& json, const std::vector<Table>& tables,
+                       const ScenarioSpec* values) {
+  json.begin_array();
+  for (const Table& table : tables) {
+    json.begin_object();
+    json.key("section");
+    json.value(table.section);
+    json.key("meaning");
+    json.value(table.meaning);
+    json.key("keys");
+    json.begin_array();
+    for (const auto& knob : table.knobs) write_key_json(json, knob, values);
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+}
+
+void write_option_tables_json(JsonWriter& json) {
+  json.begin_array();
+  for (const OptionTable& table : option_tables()) {
+    json.begin_object();
+    json.key("name");
+    json.value(table.name);
+    json.key("meaning");
+    json.value(table.meaning);
+    json.key("where");
+    json.value(table.where);
+    json.key("options");
+    json.begin_array();
+    for (const KnobOption& option : table.options) {
+      json.begin_object();
+      for (const auto& [name, text] :
+           {std::pair<const char*, const std::string&>{"key", option.key},
+            {"type", option.type},
+            {"unit", option.unit},
+            {"default", option.default_value},
+            {"range", option.range},
+            {"meaning", option.meaning}}) {
+        json.key(name);
+        json.value(text);
+      }
+      json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace
+
+void print_configuration_json(std::ostream& out, const ScenarioSpec* values) {
+  JsonWriter json(out);
+  json.begin_object();
+  json.key("version");
+  json.value(kDynamixVersion);
+  json.key("scenario");
+  write_tables_json(json, scenario_knobs(), values);
+  json.key("topology");
+  write_tables_json(json, topology_knobs(), nullptr);
+  json.key("options");
+  write_option_tables_json(json);
+  if (values != nullptr) {
+    json.key("resolved");
+    json.value(values->resolved);
+  }
+  json.end_object();
+  out << '\n';
+}
+
 void print_configuration_markdown(std::ostream& out) {
   out << "# Configuration reference\n\n"
       << "Generated by `dynamix config --markdown > docs/configuration.md` from the knob tables "
@@ -215,35 +311,31 @@ void print_configuration_markdown(std::ostream& out) {
 }
 
 int run_config(const std::vector<std::string>& args) {
-  std::string scenario_path;
-  std::vector<std::string> overrides;
-  bool markdown = false;
-  po::options_description options(
-      "dynamix config: list every scenario key with its type, unit, default, range and meaning");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("scenario", po::value(&scenario_path), "show the values this scenario file or built-in "
-                                              "scenario resolves to")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("markdown", po::bool_switch(&markdown), "print the reference page docs/configuration.md");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  if (markdown) {
-    if (!scenario_path.empty() || !overrides.empty()) {
-      throw InputError("--markdown", 0, "", "no --scenario or --set beside it", "both");
-    }
+  ConfigOptions o;
+  if (parse_knob_command_line(args, config_knobs(), o)) return 0;
+  const bool values = !o.scenario_path.empty() || !o.overrides.empty();
+  if (o.markdown && (values || o.json)) {
+    throw InputError("--markdown", 0, "", "no --scenario, --set or --json beside it", "one");
+  }
+  if (o.markdown) {
     print_configuration_markdown(std::cout);
     return 0;
   }
-  if (scenario_path.empty() && overrides.empty()) {
-    print_configuration(std::cout);
+  if (!values) {
+    if (o.json) {
+      print_configuration_json(std::cout);
+    } else {
+      print_configuration(std::cout);
+    }
     return 0;
   }
-  if (scenario_path.empty()) scenario_path = kDefaultScenario;
-  const ScenarioSpec spec = load_scenario(resolve_scenario(scenario_path), overrides).spec();
-  print_configuration(std::cout, &spec);
+  if (o.scenario_path.empty()) o.scenario_path = kDefaultScenario;
+  const ScenarioSpec spec = load_scenario(resolve_scenario(o.scenario_path), o.overrides).spec();
+  if (o.json) {
+    print_configuration_json(std::cout, &spec);
+  } else {
+    print_configuration(std::cout, &spec);
+  }
   return 0;
 }
 

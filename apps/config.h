@@ -18,6 +18,10 @@ void print_configuration(std::ostream& out, const ScenarioSpec* values = nullptr
 /// The keys as the Markdown reference page docs/configuration.md.
 void print_configuration_markdown(std::ostream& out);
 
+/// Every scenario and topology key, and every option table, as one JSON object (what the report
+/// notebooks read); with `values`, each scenario key's value in them and the resolved scenario.
+void print_configuration_json(std::ostream& out, const ScenarioSpec* values = nullptr);
+
 /// `dynamix config [--markdown] [--scenario S --set KEY=VALUE ...]`.
 int run_config(const std::vector<std::string>& args);
 inline constexpr Command kConfigCommand{

@@ -115,12 +115,7 @@ void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& ba
 
 /// Parses the options; false when --help was printed.
 bool parse_args(const std::vector<std::string>& args, EvaluateOptions& a) {
-  po::options_description options(evaluate_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, evaluate_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return false;
-  read_knob_options(values, evaluate_knobs(), a);
+  if (parse_knob_command_line(args, evaluate_knobs(), a)) return false;
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
 }
@@ -258,7 +253,6 @@ Evaluation load_evaluation(const EvaluateOptions& a) {
   Evaluation e{a, {}, {}, {}};
   e.base = a.env;
   e.base.decision_interval = a.decision_interval.value_or(a.env.decision_interval);
-  e.base.initial_batch = a.initial_batch;
   e.base.stop_at_target = false;
   e.entries = parse_entries(a.policy_list);
   require_fits(a, e.entries.size());

@@ -8,6 +8,7 @@
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
+#include "sim/io/shared_options.h"
 #include "studies/evaluation.h"
 
 namespace dynamix {
@@ -18,27 +19,19 @@ using Rows = KnobRows<EvaluateOptions, ExactNumbers>;
 using Row = Knob<EvaluateOptions>;
 
 constexpr int kMaxFamily = 100000;
-constexpr int kMaxJobs = 256;
+
+using Shared = SharedRows<EvaluateOptions>;
 
 /// A row of the environment's table, over the evaluation's environment.
 Row env_row(const std::string& key) {
-  Row row = rebased<EvaluateOptions>(
-      *find_knob(env_knobs(), key), [](auto& options) -> auto& { return options.env; });
-  row.default_value.clear();
-  return row;
+  return Shared::part(
+      env_knobs(), key, [](auto& options) -> auto& { return options.env; });
 }
 
 std::vector<Row> what_rows() {
-  return {Rows::texts(
-              {.key = "scenario",
-               .meaning = "scenario YAML file or built-in name (dynamix scenarios); repeat "
-                          "for several (default: quickstart)"},
-              [](auto& o) -> auto& { return o.scenario_paths; }),
-          Rows::text(
-              {.key = "policies",
-               .meaning = "comma-separated policies, each POLICY or LABEL=POLICY: " +
-                          policy_names() + "; ppo:PATH is labelled by the file's stem"},
-              [](auto& o) -> auto& { return o.policy_list; }),
+  return {Shared::scenario([](auto& o) -> auto& { return o.scenario_paths; }),
+          Shared::policies(
+              [](auto& o) -> auto& { return o.policy_list; }, policy_names()),
           Rows::quantity(
               {.key = "family",
                .meaning = "evaluate on this many samples (1, 2, ...) of each scenario's "
@@ -48,49 +41,29 @@ std::vector<Row> what_rows() {
           Rows::quantity(
               {.key = "family-budget", .meaning = kFamilyBudgetHelp},
               [](auto& o) -> auto& { return o.family_budget; }, integers(0, kMaxFamilyBudget)),
-          Rows::quantity(
-              {.key = "seeds", .meaning = "seeds per scenario and policy"},
-              [](auto& o) -> auto& { return o.seeds; }, integers(1)),
-          Rows::quantity(
-              {.key = "seed", .meaning = "first seed"},
-              [](auto& o) -> auto& { return o.first_seed; }, integers(0))};
+          Shared::seeds([](auto& o) -> auto& { return o.seeds; }),
+          Shared::seed([](auto& o) -> auto& { return o.first_seed; })};
 }
 
 std::vector<Row> how_rows() {
-  return {Rows::quantity(
-              {.key = "decision-interval",
-               .meaning = "iterations between decisions, k (default: a learned policy's "
-                          "own, else 10)"},
-              [](auto& o) -> auto& { return o.decision_interval; }, integers(1)),
-          env_row("decision-lag"),
-          env_row("max-batch-change"),
-          env_row("max-lr-change"),
-          Rows::quantity(
-              {.key = "initial-batch",
-               .meaning = "per-worker batch every adaptive policy starts from (static and "
-                          "schedule policies start at their own)"},
-              [](auto& o) -> auto& { return o.initial_batch; }, integers(1)),
-          Rows::flag(
-              {.key = "oracle",
-               .meaning = "also search global-batch schedules for the fastest that reaches the "
-                          "target on every seed (an upper bound) and report the headroom each "
-                          "policy captures"},
-              [](auto& o) -> auto& { return o.oracle; }),
-          Rows::quantity(
-              {.key = "jobs",
-               .meaning = "policies run at once (threads); results do not depend on it",
-               .default_value = "one per core"},
-              [](auto& o) -> auto& { return o.jobs; }, integers(1, kMaxJobs)),
-          Rows::texts(
-              {.key = "set", .meaning = "override a value in every scenario: dotted.key=VALUE"},
-              [](auto& o) -> auto& { return o.overrides; }),
-          Rows::flag(
-              {.key = "quiet", .meaning = "print no progress on stderr"},
-              [](auto& o) -> auto& { return o.quiet; }),
-          strict_knob<EvaluateOptions>(),
-          Rows::text(
-              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-              [](auto& o) -> auto& { return o.out; })};
+  // Absent: a learned policy's own interval, else the evaluation environment's.
+  return {
+      decision_interval_knob<EvaluateOptions>([](auto& o) -> auto& { return o.decision_interval; }),
+      env_row("decision-lag"),
+      env_row("max-batch-change"),
+      env_row("max-lr-change"),
+      env_row("initial-batch"),
+      Rows::flag(
+          {.key = "oracle",
+           .meaning = "also search global-batch schedules for the fastest that reaches the "
+                      "target on every seed (an upper bound) and report the headroom each "
+                      "policy captures"},
+          [](auto& o) -> auto& { return o.oracle; }),
+      Shared::jobs([](auto& o) -> auto& { return o.jobs; }),
+      Shared::set([](auto& o) -> auto& { return o.overrides; }),
+      Shared::quiet([](auto& o) -> auto& { return o.quiet; }),
+      Shared::strict([](auto& o) -> auto& { return o.strict; }),
+      Shared::out([](auto& o) -> auto& { return o.out; })};
 }
 
 KnobTable<EvaluateOptions> make_evaluate_knobs() {
@@ -103,8 +76,11 @@ KnobTable<EvaluateOptions> make_evaluate_knobs() {
 }  // namespace
 
 EvaluateOptions::EvaluateOptions()
-    : env(evaluation_env_options()),
-      initial_batch(kEvaluationInitialBatch),
+    : env([] {
+        EnvOptions env = evaluation_env_options();
+        env.initial_batch = kEvaluationInitialBatch;
+        return env;
+      }()),
       jobs(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
 const KnobTable<EvaluateOptions>& evaluate_knobs() {

@@ -25,9 +25,9 @@ struct EvaluateOptions {
   int family_budget = 0;
   /// Absent: a learned policy's own, else the evaluation environment's.
   std::optional<int> decision_interval;
-  /// The evaluation environment (gym/env_knobs.h) with --decision-lag and the guard rails.
+  /// The evaluation environment (gym/env_knobs.h) with --decision-lag, the guard rails and the
+  /// batch every adaptive policy starts from.
   EnvOptions env;
-  int initial_batch;
   /// One per core.
   int jobs;
   bool oracle = false;

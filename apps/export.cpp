@@ -5,7 +5,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "apps/command_line.h"
+#include "apps/knob_options.h"
+#include "apps/small_options.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "sim/io/input_error.h"
@@ -16,16 +17,10 @@ namespace dynamix {
 namespace po = boost::program_options;
 
 int run_export(const std::vector<std::string>& args) {
-  std::string checkpoint, out;
-  po::options_description options("dynamix export: a checkpoint's policy as TorchScript policy.pt");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("checkpoint", po::value(&checkpoint)->required(), "checkpoint.pt written by dynamix train")
-      ("out", po::value(&out)->required(), "policy file to write");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
+  ExportOptions o;
+  if (parse_knob_command_line(args, export_knobs(), o)) return 0;
+  const std::string& checkpoint = o.checkpoint;
+  const std::string& out = o.out;
   check_output_file(out, "--out", [](const std::filesystem::path& file) {
     try {
       const TorchScriptPolicy existing(file);

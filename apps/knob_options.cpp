@@ -21,6 +21,7 @@ void add_knob_option(po::options_description& options, const KnobOption& option,
   }
   std::string help =
       option.unit.empty() ? option.meaning : option.meaning + " (" + option.unit + ")";
+  if (option.type == "list") help += " (repeatable)";
   std::string shown = option.default_value;
   // A long default would widen the option column for every line; it goes with the help instead.
   if (shown.size() > kLongestInlineDefault && shown != "required") {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/command_line.h"
 #include "sim/io/knobs.h"
 
 namespace dynamix {
@@ -20,7 +21,26 @@ struct KnobOption {
   std::string meaning;
   /// As --help shows it; empty or "none" for none, "required" for an option that must be given.
   std::string default_value;
+  /// What a value must satisfy, and where the default comes from, as the reference shows them.
+  std::string range = {};
+  std::string source = {};
 };
+
+/// How `knob` appears on a command line.
+template <typename Target>
+KnobOption knob_option(const Knob<Target>& knob) {
+  return {knob.key,           knob.type,  knob.unit,  knob.meaning,
+          knob.default_value, knob.range, knob.source};
+}
+
+/// A table's options, whatever its target.
+template <typename Target>
+std::vector<KnobOption> knob_options(const KnobTable<Target>& table) {
+  std::vector<KnobOption> options;
+  options.reserve(table.knobs.size());
+  for (const Knob<Target>& knob : table.knobs) options.push_back(knob_option(knob));
+  return options;
+}
 
 /// A short name for an option ("quiet" -> 'q').
 using ShortNames = std::vector<std::pair<std::string, char>>;
@@ -40,26 +60,24 @@ std::vector<std::string> given_texts(const boost::program_options::variables_map
 [[noreturn]] void refuse_knob_value(const std::string& key, const std::string& range,
                                     const std::string& text, const KnobParse& parse);
 
-/// --strict, for commands that load scenarios: a value outside its key's typical range (a likely
-/// unit slip) is an error (exit 2) instead of a warning. `Target` has a `bool strict`.
-template <typename Target>
-Knob<Target> strict_knob() {
-  return KnobRows<Target>::flag(
-      {.key = "strict",
-       .meaning = "refuse implausible values (outside a key's typical range, e.g. a bandwidth "
-                  "in Mb/s given as Gb/s) instead of warning about them",
-       .recorded = false},
-      [](auto& target) -> auto& { return target.strict; });
-}
-
 /// Adds every row of `table` to `options`, each with the default its row declares.
 template <typename Target>
 void add_knob_options(boost::program_options::options_description& options,
                       const KnobTable<Target>& table, const ShortNames& short_names = {}) {
-  for (const Knob<Target>& knob : table.knobs) {
-    add_knob_option(options, {knob.key, knob.type, knob.unit, knob.meaning, knob.default_value},
-                    short_names);
-  }
+  for (const Knob<Target>& knob : table.knobs)
+    add_knob_option(options, knob_option(knob), short_names);
+}
+
+/// The short names every command gives its options of these keys.
+inline const ShortNames kShortNames = {{"jobs", 'j'}, {"quiet", 'q'}};
+
+/// A command's options: --help and every row of `table` (the table's meaning heads --help).
+template <typename Target>
+boost::program_options::options_description describe_knob_options(const KnobTable<Target>& table) {
+  boost::program_options::options_description options(table.meaning);
+  options.add_options()("help,h", "print this help");
+  add_knob_options(options, table, kShortNames);
+  return options;
 }
 
 /// Reads every option of `table` given in `values` into `target`, in the table's order.
@@ -74,6 +92,19 @@ void read_knob_options(const boost::program_options::variables_map& values,
       }
     }
   }
+}
+
+/// Parses a command line of `table`'s options into `target`, range-checked; true when --help was
+/// printed instead. `values`, when given, receives what was parsed (to tell given from default).
+template <typename Target>
+bool parse_knob_command_line(const std::vector<std::string>& args, const KnobTable<Target>& table,
+                             Target& target,
+                             boost::program_options::variables_map* values = nullptr) {
+  boost::program_options::variables_map parsed;
+  if (parse_command_line(args, describe_knob_options(table), parsed)) return true;
+  read_knob_options(parsed, table, target);
+  if (values != nullptr) *values = std::move(parsed);
+  return false;
 }
 
 }  // namespace dynamix

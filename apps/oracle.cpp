@@ -51,12 +51,7 @@ void write_best(std::ostream& out, const std::string& scenario, const OracleResu
 
 /// Parses the options; false when --help was printed.
 bool parse_args(const std::vector<std::string>& args, OracleArgs& a) {
-  po::options_description options(oracle_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, oracle_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return false;
-  read_knob_options(values, oracle_knobs(), a);
+  if (parse_knob_command_line(args, oracle_knobs(), a)) return false;
   require_search_fits(a.seeds);
   if (a.rollout && a.hindsight) {
     throw InputError("--rollout", 0, "", "either --rollout or --hindsight", "both");

@@ -6,6 +6,7 @@
 
 #include "apps/knob_options.h"
 #include "gym/env_knobs.h"
+#include "sim/io/shared_options.h"
 
 namespace dynamix {
 
@@ -13,35 +14,20 @@ namespace {
 
 using Rows = KnobRows<OracleArgs, ExactNumbers>;
 
-constexpr int kMaxJobs = 256;
+using Shared = SharedRows<OracleArgs>;
 
 KnobTable<OracleArgs> make_oracle_knobs() {
   return Rows::table(
       "",
       "dynamix oracle: search global-batch schedules for the fastest that reaches the target on "
       "every seed",
-      {Rows::texts(
-           {.key = "scenario",
-            .meaning = "scenario YAML file or built-in name; repeat for several (default: "
-                       "quickstart)"},
-           [](auto& a) -> auto& { return a.scenario_paths; }),
-       Rows::quantity(
-           {.key = "seeds", .meaning = "seeds every finalist must reach on"},
-           [](auto& a) -> auto& { return a.seeds; }, integers(1)),
-       Rows::quantity(
-           {.key = "seed", .meaning = "first seed"}, [](auto& a) -> auto& { return a.first_seed; },
-           integers(0)),
-       Rows::quantity(
-           {.key = "decision-interval", .meaning = "iterations between decisions, k"},
-           [](auto& a) -> auto& { return a.env_options.decision_interval; }, integers(1)),
-       Rows::quantity(
-           {.key = "jobs",
-            .meaning = "episodes run at once (threads); results do not depend on it",
-            .default_value = "one per core"},
-           [](auto& a) -> auto& { return a.jobs; }, integers(1, kMaxJobs)),
-       Rows::texts(
-           {.key = "set", .meaning = "override a value: dotted.key=VALUE"},
-           [](auto& a) -> auto& { return a.overrides; }),
+      {Shared::scenario([](auto& a) -> auto& { return a.scenario_paths; }),
+       Shared::seeds([](auto& a) -> auto& { return a.seeds; }),
+       Shared::seed([](auto& a) -> auto& { return a.first_seed; }),
+       Shared::part(
+           env_knobs(), "decision-interval", [](auto& a) -> auto& { return a.env_options; }),
+       Shared::jobs([](auto& a) -> auto& { return a.jobs; }),
+       Shared::set([](auto& a) -> auto& { return a.overrides; }),
        Rows::flag(
            {.key = "hindsight",
             .meaning = "search hindsight:... schedules, whose split knows each seed's straggler "
@@ -63,12 +49,8 @@ KnobTable<OracleArgs> make_oracle_knobs() {
                        "base's rules), starting from the per-scenario best rule: the headroom "
                        "over it and over the best single rule"},
            [](auto& a) -> auto& { return a.rollout_rules; }),
-       Rows::flag(
-           {.key = "quiet", .meaning = "print no progress on stderr"},
-           [](auto& a) -> auto& { return a.quiet; }),
-       Rows::text(
-           {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-           [](auto& a) -> auto& { return a.out; })});
+       Shared::quiet([](auto& a) -> auto& { return a.quiet; }),
+       Shared::out([](auto& a) -> auto& { return a.out; })});
 }
 
 }  // namespace

@@ -9,8 +9,9 @@
 
 #include "adapter/server/arbitrator.h"
 #include "adapter/server/decision_log.h"
-#include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "apps/serve.h"
+#include "apps/serve_options.h"
 #include "sim/io/input_error.h"
 
 namespace dynamix {
@@ -150,14 +151,6 @@ Comparison replay_record(const Arbitrator& arbitrator, const wire::LogRecord& re
 }
 
 /// What replay was asked to do.
-struct ReplayOptions {
-  std::string policy;
-  std::string log_directory;
-  std::string policy_sha256;
-  std::string trust_policy_code;
-  std::int64_t show_window = -1;
-};
-
 /// Replays every decision of the log; 0 when all match, 1 at the first that differs.
 int replay_log(const ReplayOptions& o) {
   const DecisionLog log = read_decision_log_directory(o.log_directory);
@@ -192,7 +185,8 @@ int replay_log(const ReplayOptions& o) {
                                               .trust_policy_code = o.trust_policy_code});
     }
     const Comparison comparison = replay_record(*arbitrator, record, replayed, trace);
-    if (window == o.show_window) print_trace(std::cout, replayed, trace, arbitrator->actions());
+    if (o.show_window && window == *o.show_window)
+      print_trace(std::cout, replayed, trace, arbitrator->actions());
     if (!comparison.difference.empty()) {
       std::cout << "replay: window " << window << " (iteration " << record.report().iteration()
                 << ") of job '" << record.report().job_id()
@@ -214,20 +208,7 @@ int replay_log(const ReplayOptions& o) {
 
 int run_replay(const std::vector<std::string>& args) {
   ReplayOptions o;
-  po::options_description options(
-      "dynamix replay: recompute a dynamix serve log's decisions and compare them");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("policy", po::value(&o.policy)->required(), "the policy serve was given (a policy.pt must be what dynamix export writes)")
-      ("policy-sha256", po::value(&o.policy_sha256), "refuse any policy file whose SHA-256 is not this (hex)")
-      ("trust-policy-code", po::value(&o.trust_policy_code), "run the TorchScript code of the policy file whose SHA-256 is this (hex), whatever it does")
-      ("log", po::value(&o.log_directory)->required(), "the directory given to dynamix serve --log")
-      ("show-window", po::value(&o.show_window), "print this window's trace: report, observation, logits, batches");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  if (values.count("show-window")) require_in_range("--show-window", o.show_window, 0);
+  if (parse_knob_command_line(args, replay_knobs(), o)) return 0;
   return replay_log(o);
 }
 

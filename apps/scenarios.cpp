@@ -4,27 +4,18 @@
 #include <algorithm>
 #include <iostream>
 
-#include "apps/command_line.h"
+#include "apps/knob_options.h"
+#include "apps/small_options.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
 
 int run_scenarios(const std::vector<std::string>& args) {
-  boost::program_options::options_description options(
-      "dynamix scenarios: list the built-in scenarios (use --scenario NAME with any command)");
-  bool validation = false;
-  bool dynamic = false;
-  options.add_options()("help,h", "print this help")(
-      "validation", boost::program_options::bool_switch(&validation),
-      "print the embedded paths of the held-out validation clusters instead, one per line, "
-      "smallest first (the set train --select-on validation names)")(
-      "dynamic", boost::program_options::bool_switch(&dynamic),
-      "print the embedded paths of the dynamic clusters (stragglers with precursors, co-located "
-      "jobs: docs/dynamic.md) instead, one per line, smallest first; with --validation their "
-      "held-out set (the set train --select-on dynamic-validation names)");
-  boost::program_options::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
+  ScenariosOptions o;
+  if (parse_knob_command_line(args, scenarios_knobs(), o)) return 0;
+  const bool validation = o.validation;
+  const bool dynamic = o.dynamic;
   if (validation || dynamic) {
     const std::vector<std::string> paths =
         dynamic ? (validation ? dynamic_validation_scenario_paths() : dynamic_scenario_paths())

@@ -180,13 +180,8 @@ std::unique_ptr<Arbitrator> load_arbitrator(const std::string& policy,
 
 /// The command line, range-checked; nullopt after --help.
 std::optional<ServeOptions> parse_serve_args(const std::vector<std::string>& args) {
-  po::options_description options(serve_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, serve_knobs());
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return std::nullopt;
   ServeOptions a;
-  read_knob_options(values, serve_knobs(), a);
+  if (parse_knob_command_line(args, serve_knobs(), a)) return std::nullopt;
   return a;
 }
 

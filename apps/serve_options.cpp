@@ -3,12 +3,17 @@
 
 #include <vector>
 
+#include "apps/policy_factory.h"
+#include "gym/env_knobs.h"
+#include "sim/io/shared_options.h"
+
 namespace dynamix {
 
 namespace {
 
 using Rows = KnobRows<ServeOptions, ExactNumbers>;
 using Row = Knob<ServeOptions>;
+using Shared = SharedRows<ServeOptions>;
 
 template <typename Member>
 auto field(Member member) {
@@ -20,24 +25,44 @@ auto rail(Member member) {
   return [member](auto& a) -> auto& { return a.rails.*member; };
 }
 
+/// The rows serve and replay share: the policy file's pins and the log.
+template <typename Target>
+struct PolicyFileRows {
+  using Rows = KnobRows<Target, ExactNumbers>;
+
+  template <typename Access>
+  static Knob<Target> sha256(Access access) {
+    return Rows::text({.key = "policy-sha256",
+                       .meaning = "refuse any policy file whose SHA-256 is not this (hex); "
+                                  "checked on the bytes that are loaded"},
+                      access);
+  }
+
+  template <typename Access>
+  static Knob<Target> trust_code(Access access) {
+    return Rows::text({.key = "trust-policy-code",
+                       .meaning = "run the TorchScript code of the policy file whose SHA-256 is "
+                                  "this (hex), whatever it does; without it, a policy.pt must be "
+                                  "what dynamix export writes, and no code of its own runs"},
+                      access);
+  }
+
+  template <typename Access>
+  static Knob<Target> log(Access access) {
+    return Rows::text({.key = "log",
+                       .meaning = "serve's log directory: decisions.jsonl (appended, rotated), "
+                                  "which dynamix replay reads; one serve per directory",
+                       .default_value = "required"},
+                      access);
+  }
+};
+
 /// What serves, for which job, and where it logs.
 std::vector<Row> policy_rows() {
   return {
-      Rows::text({.key = "policy",
-                  .meaning = "what decides: a policy.pt (dynamix train or export; ppo:FILE also "
-                             "works) or any policy simulate --policy takes that chooses batches "
-                             "itself (goodput:100, goodput+proportional, static:64, ...)",
-                  .default_value = "required"},
-                 field(&ServeOptions::policy)),
-      Rows::text({.key = "policy-sha256",
-                  .meaning = "refuse any policy file whose SHA-256 is not this (hex); checked on "
-                             "the bytes that are loaded"},
-                 field(&ServeOptions::policy_sha256)),
-      Rows::text({.key = "trust-policy-code",
-                  .meaning = "run the TorchScript code of the policy file whose SHA-256 is this "
-                             "(hex), whatever it does; without it, a policy.pt must be what "
-                             "dynamix export writes, and no code of its own runs"},
-                 field(&ServeOptions::trust_policy_code)),
+      Shared::policy(field(&ServeOptions::policy), policy_names(), "required"),
+      PolicyFileRows<ServeOptions>::sha256(field(&ServeOptions::policy_sha256)),
+      PolicyFileRows<ServeOptions>::trust_code(field(&ServeOptions::trust_policy_code)),
       Rows::text({.key = "job-id",
                   .meaning = "the one job to decide for (a report's job_id); without it, the "
                              "first job decided for: another job's reports, or a window not "
@@ -47,11 +72,7 @@ std::vector<Row> policy_rows() {
                       .meaning = "workers of the job (every report must have as many)",
                       .default_value = "required"},
                      field(&ServeOptions::workers), integers(1, 1 << 16)),
-      Rows::text({.key = "log",
-                  .meaning = "directory for decisions.jsonl (appended; rotated; dynamix replay "
-                             "reads it); one serve per directory",
-                  .default_value = "required"},
-                 field(&ServeOptions::log_directory)),
+      PolicyFileRows<ServeOptions>::log(field(&ServeOptions::log_directory)),
       Rows::quantity({.key = "log-max-mb", .meaning = "rotate decisions.jsonl at this size, MiB"},
                      field(&ServeOptions::log_max_mb), integers(1, 1 << 20)),
       Rows::quantity(
@@ -85,14 +106,13 @@ std::vector<Row> listen_rows() {
 
 /// What a decision may do, and how long it may take.
 std::vector<Row> rail_rows() {
+  // The environment's guard rails, declared there; a real job's take no 0 (none): the worker
+  // enforces them too.
   const Range factor{.low = 1, .finite = true};
+  const auto words = [](const char* key) { return Shared::words_of(*find_knob(env_knobs(), key)); };
   return {
-      Rows::quantity({.key = "max-batch-change",
-                      .meaning = "largest factor one decision may change the global batch by"},
-                     rail(&GuardRails::max_batch_change), factor),
-      Rows::quantity({.key = "max-lr-change",
-                      .meaning = "largest factor one decision may change the LR factor by"},
-                     rail(&GuardRails::max_lr_change), factor),
+      Rows::quantity(words("max-batch-change"), rail(&GuardRails::max_batch_change), factor),
+      Rows::quantity(words("max-lr-change"), rail(&GuardRails::max_lr_change), factor),
       Rows::quantity({.key = "max-lr-factor", .meaning = "largest LR factor a decision may give"},
                      rail(&GuardRails::max_lr_factor), factor),
       Rows::quantity({.key = "decision-deadline-ms",
@@ -115,7 +135,30 @@ KnobTable<ServeOptions> make_serve_knobs() {
                      std::move(rows));
 }
 
+KnobTable<ReplayOptions> make_replay_knobs() {
+  using Own = PolicyFileRows<ReplayOptions>;
+  const auto own = [](auto member) {
+    return [member](auto& o) -> auto& { return o.*member; };
+  };
+  return KnobRows<ReplayOptions, ExactNumbers>::table(
+      "", "dynamix replay: recompute a dynamix serve log's decisions and compare them",
+      {SharedRows<ReplayOptions>::policy(own(&ReplayOptions::policy), policy_names(), "required"),
+       Own::sha256(own(&ReplayOptions::policy_sha256)),
+       Own::trust_code(own(&ReplayOptions::trust_policy_code)),
+       Own::log(own(&ReplayOptions::log_directory)),
+       KnobRows<ReplayOptions, ExactNumbers>::quantity(
+           {.key = "show-window",
+            .meaning = "print this window's trace: report, observation, logits, batches"},
+           own(&ReplayOptions::show_window), integers(0))});
+}
+
 }  // namespace
+
+const KnobTable<ReplayOptions>& replay_knobs() {
+  // Built once: the rows are immutable and hold no state.
+  static const KnobTable<ReplayOptions> table = make_replay_knobs();
+  return table;
+}
 
 const KnobTable<ServeOptions>& serve_knobs() {
   // Built once: the rows are immutable and hold no state.

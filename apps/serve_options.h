@@ -1,9 +1,10 @@
-// What `dynamix serve` takes on its command line, declared once in a knob table. Free of gRPC
-// and LibTorch, so that the reference (dynamix config --markdown) lists serve's options in
-// every build.
+// What `dynamix serve` and `dynamix replay` take on their command lines, declared once in knob
+// tables. Free of gRPC and LibTorch, so that the reference (dynamix config --markdown) lists
+// their options in every build.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "adapter/server/guard_rails.h"
@@ -33,5 +34,17 @@ struct ServeOptions {
 
 /// Serve's options in --help order, defaults from ServeOptions{}.
 const KnobTable<ServeOptions>& serve_knobs();
+
+/// Everything `dynamix replay` takes on its command line: what serve was given.
+struct ReplayOptions {
+  std::string policy;
+  std::string log_directory;
+  std::string policy_sha256;
+  std::string trust_policy_code;
+  std::optional<std::int64_t> show_window;
+};
+
+/// Replay's options in --help order, the rows it shares with serve's table declared once.
+const KnobTable<ReplayOptions>& replay_knobs();
 
 }  // namespace dynamix

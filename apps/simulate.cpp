@@ -255,13 +255,6 @@ RecordMode parse_record(const std::string& text) {
   return *mode;
 }
 
-po::options_description describe() {
-  po::options_description options(simulate_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, simulate_knobs());
-  return options;
-}
-
 /// The scenario with --seed and --iterations applied, after the options' checks.
 Scenario checked_scenario(SimulateOptions& o, const po::variables_map& values) {
   read_knob_options(values, simulate_knobs(), o);
@@ -318,7 +311,7 @@ int simulate_plan(const Scenario& scenario, const SimulateOptions& o) {
 
 int run_simulate(const std::vector<std::string>& args) {
   SimulateOptions o;
-  const po::options_description options = describe();
+  const po::options_description options = describe_knob_options(simulate_knobs());
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   const Scenario scenario = checked_scenario(o, values);

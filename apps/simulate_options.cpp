@@ -3,6 +3,8 @@
 
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
+#include "gym/env_knobs.h"
+#include "sim/io/shared_options.h"
 
 namespace dynamix {
 
@@ -11,25 +13,18 @@ namespace {
 using Rows = KnobRows<SimulateOptions, ExactNumbers>;
 using Row = Knob<SimulateOptions>;
 
-/// A row of the environment's table over the policy's environment, in simulate's words when
-/// given.
-Row env_row(const std::string& key, const std::string& meaning = "") {
-  Row row = rebased<SimulateOptions>(
-      *find_knob(env_knobs(), key), [](auto& o) -> auto& { return o.policy.env_options; });
-  row.default_value.clear();
-  if (!meaning.empty()) row.meaning = meaning;
-  return row;
+using Shared = SharedRows<SimulateOptions>;
+
+/// A row of the environment's table over the policy's environment.
+Row env_row(const std::string& key) {
+  return Shared::part(
+      env_knobs(), key, [](auto& o) -> auto& { return o.policy.env_options; });
 }
 
 std::vector<Row> run_rows() {
-  return {Rows::text(
-              {.key = "scenario",
-               .meaning = "scenario YAML file or built-in name (dynamix scenarios)",
-               .default_value = "quickstart"},
-              [](auto& o) -> auto& { return o.scenario_path; }),
-          Rows::quantity(
-              {.key = "seed", .meaning = "root seed (default: the scenario's)"},
-              [](auto& o) -> auto& { return o.seed; }, integers(0)),
+  return {Shared::scenario([](auto& o) -> auto& { return o.scenario_path; }),
+          Shared::seed(
+              [](auto& o) -> auto& { return o.seed; }, "the scenario's"),
           Rows::quantity(
               {.key = "iterations", .meaning = "stop after this many iterations"},
               [](auto& o) -> auto& { return o.iterations; }, integers(1)),
@@ -42,20 +37,13 @@ std::vector<Row> run_rows() {
           Rows::text(
               {.key = "schedule", .meaning = "batch per worker from epoch E on: E0:B0,E1:B1,..."},
               [](auto& o) -> auto& { return o.schedule; }),
-          Rows::texts(
-              {.key = "set", .meaning = "override a scenario value: dotted.key=VALUE"},
-              [](auto& o) -> auto& { return o.overrides; })};
+          Shared::set([](auto& o) -> auto& { return o.overrides; })};
 }
 
 std::vector<Row> policy_rows() {
-  return {Rows::text(
-              {.key = "policy",
-               .meaning = "run a policy through the environment, deciding every k iterations: " +
-                          policy_names()},
-              [](auto& o) -> auto& { return o.policy.name; }),
-          env_row("decision-interval",
-                  "iterations between the policy's decisions, k (a ppo:PATH policy's own unless "
-                  "given); also the window of --record windows"),
+  return {Shared::policy(
+              [](auto& o) -> auto& { return o.policy.name; }, policy_names()),
+          env_row("decision-interval"),
           env_row("decision-lag"),
           env_row("max-batch-change"),
           env_row("max-lr-change"),
@@ -67,12 +55,10 @@ std::vector<Row> policy_rows() {
                           "iteration; about 6x) or none"},
               [](auto& o) -> auto& { return o.record; }),
           Rows::flag(
-              {.key = "stop-at-target", .meaning = "stop when the target accuracy is reached"},
+              Shared::words_of(*find_knob(env_knobs(), "stop-at-target")),
               [](auto& o) -> auto& { return o.policy.stop_at_target; }),
-          strict_knob<SimulateOptions>(),
-          Rows::text(
-              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-              [](auto& o) -> auto& { return o.out; })};
+          Shared::strict([](auto& o) -> auto& { return o.strict; }),
+          Shared::out([](auto& o) -> auto& { return o.out; })};
 }
 
 KnobTable<SimulateOptions> make_simulate_knobs() {

@@ -143,13 +143,8 @@ int follow_sweep(Ranks& ranks, const std::function<SweepPlan()>& make_plan, cons
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args) {
-  po::options_description options(sweep_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, sweep_knobs(), {{"jobs", 'j'}, {"quiet", 'q'}});
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
   SweepOptions given;
-  read_knob_options(values, sweep_knobs(), given);
+  if (parse_knob_command_line(args, sweep_knobs(), given)) return 0;
   SweepSpec spec = std::move(given.spec);
   const std::vector<std::string> grid = std::move(given.grid);
   const std::vector<std::string> grid_zip = std::move(given.grid_zip);

@@ -6,6 +6,7 @@
 
 #include "apps/knob_options.h"
 #include "apps/policy_factory.h"
+#include "sim/io/shared_options.h"
 
 namespace dynamix {
 
@@ -14,14 +15,10 @@ namespace {
 using Rows = KnobRows<SweepOptions, ExactNumbers>;
 using Row = Knob<SweepOptions>;
 
-constexpr int kMaxJobs = 1024;
+using Shared = SharedRows<SweepOptions>;
 
 std::vector<Row> definition_rows() {
-  return {Rows::text(
-              {.key = "scenario",
-               .meaning = "scenario YAML file or built-in name",
-               .default_value = "quickstart"},
-              [](auto& o) -> auto& { return o.spec.scenario; }),
+  return {Shared::scenario([](auto& o) -> auto& { return o.spec.scenario; }),
           Rows::texts(
               {.key = "grid",
                .meaning = "a scenario key and its values, KEY=V1,V2,... (as --set takes "
@@ -33,46 +30,26 @@ std::vector<Row> definition_rows() {
                           "value together with the others' i-th (equal lengths): one axis, not "
                           "a product"},
               [](auto& o) -> auto& { return o.grid_zip; }),
-          Rows::texts(
-              {.key = "set", .meaning = "override a value in every cell: dotted.key=VALUE"},
-              [](auto& o) -> auto& { return o.spec.overrides; }),
-          Rows::text(
-              {.key = "policies", .meaning = "comma-separated policies: " + policy_names()},
-              [](auto& o) -> auto& { return o.policies; }),
-          Rows::quantity(
-              {.key = "seeds", .meaning = "seeds per cell and policy"},
-              [](auto& o) -> auto& { return o.spec.seeds; }, integers(1)),
-          Rows::quantity(
-              {.key = "seed", .meaning = "first seed"},
-              [](auto& o) -> auto& { return o.spec.first_seed; }, integers(0)),
-          Rows::quantity(
-              {.key = "decision-interval", .meaning = "iterations between decisions, k"},
-              [](auto& o) -> auto& { return o.spec.decision_interval; }, integers(1))};
+          Shared::set([](auto& o) -> auto& { return o.spec.overrides; }),
+          Shared::policies(
+              [](auto& o) -> auto& { return o.policies; }, policy_names()),
+          Shared::seeds([](auto& o) -> auto& { return o.spec.seeds; }),
+          Shared::seed([](auto& o) -> auto& { return o.spec.first_seed; }),
+          decision_interval_knob<SweepOptions>(
+              [](auto& o) -> auto& { return o.spec.decision_interval; })};
 }
 
 std::vector<Row> run_rows() {
-  return {Rows::quantity(
-              {.key = "jobs",
-               .meaning = "episodes run at once, on threads (per rank under mpirun)",
-               .default_value = "one per core"},
-              [](auto& o) -> auto& { return o.run.jobs; }, integers(1, kMaxJobs)),
-          Rows::flag(
-              {.key = "resume",
-               .meaning = "continue the interrupted sweep in OUT.partial (same options); "
-                          "without it OUT.partial is started afresh"},
-              [](auto& o) -> auto& { return o.run.resume; }),
+  return {Shared::jobs([](auto& o) -> auto& { return o.run.jobs; }),
+          Shared::resume([](auto& o) -> auto& { return o.run.resume; }),
           Rows::quantity(
               {.key = "max-episodes",
                .meaning = "run at most this many of the episodes left, then stop, "
                           "resumable (e.g. per batch job)"},
               [](auto& o) -> auto& { return o.max_episodes; }, integers(1)),
-          Rows::flag(
-              {.key = "quiet", .meaning = "print no progress on stderr"},
-              [](auto& o) -> auto& { return o.run.quiet; }),
-          strict_knob<SweepOptions>(),
-          Rows::text(
-              {.key = "out", .meaning = "run directory to write", .default_value = "required"},
-              [](auto& o) -> auto& { return o.run.out; })};
+          Shared::quiet([](auto& o) -> auto& { return o.run.quiet; }),
+          Shared::strict([](auto& o) -> auto& { return o.strict; }),
+          Shared::out([](auto& o) -> auto& { return o.run.out; })};
 }
 
 KnobTable<SweepOptions> make_sweep_knobs() {

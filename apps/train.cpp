@@ -386,13 +386,6 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   if (!out) throw InputError(file.string(), 0, "", "a writable file", "a write error");
 }
 
-po::options_description describe() {
-  po::options_description options(train_knobs().meaning);
-  options.add_options()("help,h", "print this help");
-  add_knob_options(options, train_knobs(), {{"quiet", 'q'}});
-  return options;
-}
-
 /// Reads the options through train's table (InputError naming the first out of range); resolves
 /// the scenario, the action set and the randomized family.
 void check(const po::variables_map& values, TrainOptions& o) {
@@ -804,7 +797,7 @@ int join_training(const po::variables_map& values, TrainOptions& o, Ranks& ranks
 
 int run_train(const std::vector<std::string>& args) {
   TrainOptions o;
-  const po::options_description options = describe();
+  const po::options_description options = describe_knob_options(train_knobs());
   po::variables_map values;
   if (parse_command_line(args, options, values)) return 0;
   std::optional<Ranks> ranks;

@@ -4,6 +4,7 @@
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
 #include "gym/env_knobs.h"
+#include "sim/io/shared_options.h"
 
 namespace dynamix {
 
@@ -22,32 +23,23 @@ auto field(Member member) {
   return [member](auto& options) -> auto& { return options.*member; };
 }
 
-/// A row of the PPO or the environment's table; its default is train's own.
-template <typename Target, typename Part>
-Row exposed(const KnobTable<Target>& table, const std::string& key, Part part) {
-  Row row = rebased<TrainOptions>(*find_knob(table, key), part);
-  row.default_value.clear();
-  return row;
-}
+using Shared = SharedRows<TrainOptions>;
 
+/// A row of the PPO or the environment's table; its default is train's own.
 Row ppo_row(const std::string& key) {
-  return exposed(
+  return Shared::part(
       ppo_knobs(), key, [](auto& options) -> auto& { return options.ppo; });
 }
 
 Row env_row(const std::string& key) {
-  return exposed(
+  return Shared::part(
       env_knobs(), key, [](auto& options) -> auto& { return options.env; });
 }
 
 std::vector<Row> scenario_rows() {
   return {
-      Rows::text({.key = "scenario",
-                  .meaning = "scenario YAML file or built-in name (dynamix scenarios)",
-                  .default_value = "quickstart"},
-                 field(&TrainOptions::scenario_path)),
-      Rows::texts({.key = "set", .meaning = "override a scenario value: dotted.key=VALUE"},
-                  field(&TrainOptions::overrides)),
+      Shared::scenario(field(&TrainOptions::scenario_path)),
+      Shared::set(field(&TrainOptions::overrides)),
       Rows::flag({.key = "randomize",
                   .meaning = "train on the scenario's randomized family (4-256 workers, fabric, "
                              "GPU mix, network, ring or parameter servers, starting batch, every "
@@ -93,18 +85,10 @@ std::vector<Row> run_rows() {
                          field(&TrainOptions::eval_seeds), integers(1, kMaxEvalSeeds)),
           Rows::quantity({.key = "checkpoint-every", .meaning = "updates between checkpoints"},
                          field(&TrainOptions::checkpoint_every), integers(1)),
-          Rows::flag({.key = "resume",
-                      .meaning = "continue an interrupted run from OUT.partial/checkpoint.pt",
-                      .recorded = false},
-                     field(&TrainOptions::resume)),
-          Rows::flag({.key = "quiet", .meaning = "print no progress on stderr", .recorded = false},
-                     field(&TrainOptions::quiet)),
-          strict_knob<TrainOptions>(),
-          Rows::text({.key = "out",
-                      .meaning = "run directory to write",
-                      .default_value = "required",
-                      .recorded = false},
-                     field(&TrainOptions::out))};
+          Shared::resume(field(&TrainOptions::resume)),
+          Shared::quiet(field(&TrainOptions::quiet)),
+          Shared::strict(field(&TrainOptions::strict)),
+          Shared::out(field(&TrainOptions::out))};
 }
 
 KnobTable<TrainOptions> make_train_knobs() {

@@ -65,21 +65,19 @@ Row change_bound_knob(const char* key, const char* meaning, double EnvOptions::*
 KnobTable<EnvOptions> make_env_knobs() {
   return Rows::table(
       "", "the batch-size environment",
-      {Rows::quantity({.key = "decision-interval", .meaning = "iterations between decisions, k"},
-                      field(&EnvOptions::decision_interval), integers(1, kMaxDecisionInterval)),
+      {decision_interval_knob<EnvOptions>(field(&EnvOptions::decision_interval)),
        Rows::quantity({.key = "decision-lag",
                        .meaning = "windows between a decision and the window it applies to: 0 (an "
                                   "instant arbitrator) or 1 (a job steered by dynamix serve)"},
                       field(&EnvOptions::decision_lag), integers(0, 1)),
        change_bound_knob("max-batch-change",
-                         "bound each decision's global batch to [G/c, G*c] of the last window's "
-                         "G, as dynamix serve's guard rail does (serve's default c is 2); 0 "
-                         "applies none",
+                         "dynamix serve's guard rail: each decision's global batch bounded to "
+                         "[G/c, G*c] of the last window's G (0: none, in the simulator only)",
                          &EnvOptions::max_batch_change),
        change_bound_knob("max-lr-change",
-                         "bound the LR factor a decision brings in to [f/c, f*c] of the factor f "
-                         "in force when it was decided, as dynamix serve's guard rail does "
-                         "(serve's default c is 2); 0 applies none",
+                         "dynamix serve's guard rail: the LR factor a decision brings in bounded "
+                         "to [f/c, f*c] of the factor f in force when it was decided (0: none, in "
+                         "the simulator only)",
                          &EnvOptions::max_lr_change),
        action_base_knob(),
        Rows::integer_list({.key = "actions",
@@ -99,7 +97,9 @@ KnobTable<EnvOptions> make_env_knobs() {
                       field(&EnvOptions::max_batch), integers(1, kMaxBatch)),
        Rows::quantity({.key = "initial-batch",
                        .unit = "samples",
-                       .meaning = "batch at reset (0: the scenario's batch_size)"},
+                       .meaning = "batch every worker starts an episode from, adaptive policies' "
+                                  "start (0: the scenario's batch_size; static and schedule "
+                                  "policies start at their own)"},
                       field(&EnvOptions::initial_batch), integers(0, kMaxBatch)),
        Rows::flag({.key = "stop-at-target",
                    .meaning = "end the episode when the target accuracy is reached"},

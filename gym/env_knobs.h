@@ -10,6 +10,18 @@ namespace dynamix {
 /// Largest decision interval an environment or a policy file may hold.
 inline constexpr int kMaxDecisionInterval = 1 << 20;
 
+/// --decision-interval, declared once, over `Target`'s field: the environment's, or a command's
+/// own (evaluate's optional one, whose absence means a learned policy's own interval).
+template <typename Target, typename Access>
+Knob<Target> decision_interval_knob(Access access, std::string default_value = {}) {
+  return KnobRows<Target, ExactNumbers>::quantity(
+      {.key = "decision-interval",
+       .meaning = "iterations between decisions, k (a ppo:PATH policy's own unless given); also "
+                  "the window of the per-window outputs",
+       .default_value = std::move(default_value)},
+      access, integers(1, kMaxDecisionInterval));
+}
+
 /// One row per option of EnvOptions but the reward's (RewardOptions, set by the trainer), keyed
 /// as the command line spells it ("decision-interval"; Python: decision_interval), defaults from
 /// EnvOptions{}.

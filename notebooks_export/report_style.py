@@ -2,6 +2,7 @@
 axis labels from the knob tables of `dynamix config`, when an axis goes log or symlog, colours
 that stay distinct past ten lines, seed intervals, and y limits that do not magnify a tiny spread.
 Plain functions, so tests/scripts/report_test.py checks each decision without drawing."""
+import json
 import os
 import re
 import subprocess
@@ -54,27 +55,14 @@ def save(fig, folder, name, formats=FORMATS):
     return sorted(paths, key=lambda p: not p.endswith(".png"))
 
 
-def split_markdown_row(line):
-    """The cells of a Markdown table row, honouring escaped pipes (\\|)."""
-    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
-    return [c.strip().replace("\\|", "|") for c in cells]
-
-
-def parse_knob_table(markdown):
-    """{key: {"type", "unit", "meaning"}} from the text of `dynamix config --markdown`."""
-    knobs, columns = {}, None
-    for line in markdown.splitlines():
-        if not line.startswith("|"):
-            columns = None
-            continue
-        cells = split_markdown_row(line)
-        if columns is None:
-            columns = [c.lower() for c in cells]
-        elif "key" in columns and cells and cells[0].startswith("`"):
-            row = dict(zip(columns, cells))
-            knobs[row["key"].strip("`")] = {"type": row.get("type", ""),
-                                            "unit": row.get("unit", ""),
-                                            "meaning": row.get("meaning", "")}
+def parse_knob_table(reference):
+    """{key: {"type", "unit", "meaning"}} from the output of `dynamix config --json`: every
+    scenario and topology key."""
+    knobs = {}
+    for table in reference.get("scenario", []) + reference.get("topology", []):
+        for key in table["keys"]:
+            knobs[key["key"]] = {"type": key["type"], "unit": key["unit"],
+                                 "meaning": key["meaning"]}
     return knobs
 
 
@@ -83,11 +71,11 @@ def knob_table(dynamix):
     if not dynamix or not os.access(dynamix, os.X_OK):
         return {}
     try:
-        done = subprocess.run([dynamix, "config", "--markdown"], capture_output=True, text=True,
+        done = subprocess.run([dynamix, "config", "--json"], capture_output=True, text=True,
                               timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        return parse_knob_table(json.loads(done.stdout)) if done.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
         return {}
-    return parse_knob_table(done.stdout) if done.returncode == 0 else {}
 
 
 CLAUSE_END = re.compile(r";|, |: | \(| - ")

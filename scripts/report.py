@@ -5,7 +5,7 @@ PNG (300 dpi), PDF and SVG, sized for a paper's text width.
 
 Which notebooks run follows from the files in RUN_DIR: train_curve.csv (training), results.csv
 of evaluate (evaluation) or of sweep (sweep), iterations.csv or windows.csv (episode). Axis
-labels come from the knob tables of `dynamix config --markdown` (the dynamix executable named by
+labels come from the knob tables of `dynamix config --json` (the dynamix executable named by
 $DYNAMIX, else build/apps/dynamix of this checkout, else dynamix on PATH), falling back to the
 key. The report folder is written under a temporary name and renamed into place; an existing
 RUN_DIR/report is replaced only when dynamix wrote it.

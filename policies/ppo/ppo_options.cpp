@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "sim/io/input_error.h"
+#include "sim/io/shared_options.h"
 
 namespace dynamix {
 
@@ -28,8 +29,7 @@ auto field(Member member) {
 
 std::vector<Knob<PpoOptions>> schedule_knobs() {
   return {
-      Rows::quantity({.key = "seed", .meaning = "root seed"}, field(&PpoOptions::seed),
-                     integers(0)),
+      SharedRows<PpoOptions>::seed(field(&PpoOptions::seed)),
       Rows::quantity({.key = "rollout-steps", .meaning = "decisions per environment per update"},
                      field(&PpoOptions::rollout_steps), integers(1, kMaxRolloutSteps)),
       Rows::quantity({.key = "reset-interval",

@@ -196,3 +196,46 @@ TEST_CASE("An implausible value warns once on stderr and --strict makes it exit 
 
 }  // namespace
 }  // namespace dynamix
+
+namespace dynamix {
+namespace {
+
+TEST_CASE(
+    "config --json lists every scenario key and every option table, and a scenario's values") {
+  const testing::Outcome listed = testing::dynamix("config --json");
+  REQUIRE(listed.status == 0);
+  const YAML::Node all = YAML::Load(listed.stdout_text);
+  std::size_t keys = 0;
+  for (const ScenarioKnobTable& table : scenario_knobs()) keys += table.knobs.size();
+  std::size_t found = 0;
+  for (const YAML::Node& table : all["scenario"]) found += table["keys"].size();
+  CHECK(found == keys);
+  CHECK(all["topology"].size() == topology_knobs().size());
+  std::vector<std::string> names;
+  for (const YAML::Node& table : all["options"]) names.push_back(table["name"].as<std::string>());
+  for (const char* name : {"env", "ppo", "train", "evaluate", "sweep", "serve", "config"}) {
+    CAPTURE(name);
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+  CHECK_FALSE(all["resolved"]);
+
+  const testing::Outcome resolved =
+      testing::dynamix("config --json --scenario quickstart --set training.target_accuracy=0.8");
+  REQUIRE(resolved.status == 0);
+  const YAML::Node values = YAML::Load(resolved.stdout_text);
+  bool target = false;
+  for (const YAML::Node& table : values["scenario"]) {
+    for (const YAML::Node& key : table["keys"]) {
+      CHECK(key["value"]);
+      if (key["key"].as<std::string>() == "training.target_accuracy") {
+        target = key["value"].as<std::string>() == "0.8";
+      }
+    }
+  }
+  CHECK(target);
+  CHECK(values["resolved"]["topology"]);
+  CHECK(testing::dynamix("config --json --markdown").status == 2);
+}
+
+}  // namespace
+}  // namespace dynamix

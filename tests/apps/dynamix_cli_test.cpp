@@ -192,7 +192,7 @@ TEST_CASE("bad input exits with status 2, one line naming the option or file, an
     check_rejected("evaluate --policies a=static:64,a=goodput", "'a' twice");
     check_rejected("evaluate --policies =static:64", "LABEL=POLICY");
     check_rejected("evaluate --policies schedule:64/10:32/5:128", "schedule:B/E:B");
-    check_rejected("evaluate --initial-batch 0", "--initial-batch");
+    check_rejected("evaluate --initial-batch -1", "--initial-batch");
     check_rejected("oracle --seeds 0", "--seeds");
   }
   SUBCASE("more episodes than memory holds, refused before any is run") {

@@ -232,9 +232,10 @@ class ReportStyleTest(unittest.TestCase):
                          "Fabric host bandwidth (Gb/s)")
         self.assertEqual(style.axis_label("batch_size", {}), "Batch size")
         self.assertEqual(style.knob_table(os.path.join(ROOT, "no-such-dynamix")), {})
-        table = "| Key | Unit | Meaning |\n|---|---|---|\n| `a.b` | s | one \\| two; three |\n"
-        self.assertEqual(style.parse_knob_table(table),
-                         {"a.b": {"type": "", "unit": "s", "meaning": "one | two; three"}})
+        reference = {"scenario": [{"keys": [{"key": "a.b", "type": "number", "unit": "s",
+                                             "meaning": "one | two; three"}]}]}
+        self.assertEqual(style.parse_knob_table(reference),
+                         {"a.b": {"type": "number", "unit": "s", "meaning": "one | two; three"}})
 
     def test_every_swept_key_is_labelled_by_what_it_names_not_by_its_values(self):
         knobs = style.knob_table(DYNAMIX)
