@@ -33,9 +33,8 @@ struct TrainOptions {
   bool resume = false;
   bool quiet = false;
   bool strict = false;
-  /// PPO's defaults but for a larger learning rate and a weaker pull to the neutral action,
-  /// which the noise and goodput bases learn better with (docs/ppo.md).
-  PpoOptions ppo{.learning_rate = 1e-3, .initial_hold_probability = 0.5};
+  /// PPO's defaults, which the docs show once.
+  PpoOptions ppo;
   /// The environment's defaults (gym/env_knobs.h).
   EnvOptions env;
   /// The ranges of the randomized family (base and overrides set with --randomize).

@@ -40,7 +40,7 @@ TEST_CASE("The PPO table's defaults are PpoOptions{}'s, one row per field") {
     REQUIRE(find_knob(table, key) != nullptr);
     CHECK(find_knob(table, key)->default_value == text);
   }
-  CHECK(find_knob(table, "learning-rate")->default_value == "0.0003");
+  CHECK(find_knob(table, "learning-rate")->default_value == "0.001");
   CHECK(find_knob(table, "gamma")->default_value == "0.999");
 }
 

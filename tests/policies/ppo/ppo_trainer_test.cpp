@@ -215,9 +215,9 @@ TEST_CASE("PpoTrainer refuses a checkpoint of a run with other options, naming t
             "(a resume repeats the run's options)");
 
   PpoOptions other_rate = kOptions;
-  other_rate.learning_rate = 1e-3;
+  other_rate.learning_rate = 3e-4;
   PpoTrainer with_other_rate(envs, other_rate, run);
-  CHECK(refusal(with_other_rate, file).find("--learning-rate: expected '0.0003'") !=
+  CHECK(refusal(with_other_rate, file).find("--learning-rate: expected '0.001'") !=
         std::string::npos);
 
   PpoTrainer with_other_steps(envs, kOptions, {{"scenario", "quickstart"}, {"steps", "65"}});
