@@ -26,21 +26,26 @@
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
 #include "studies/interrupt.h"
+#include "studies/provenance.h"
 #include "studies/version.h"
 
 namespace dynamix {
 namespace {
 
 int print_version(const std::vector<std::string>& args) {
-  boost::program_options::options_description options("dynamix version: print the version");
-  options.add_options()("help,h", "print this help");
-  boost::program_options::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  std::cout << "dynamix " << kDynamixVersion << '\n';
+  if (parse_help_only(args, "dynamix version: print the version, the commit and the built parts")) {
+    return 0;
+  }
+  std::cout << "dynamix " << kDynamixVersion << "\ncommit " << build_commit() << "\nbuilt:";
+  for (const auto& [name, built] : build_features()) {
+    std::cout << ' ' << name << (built ? "" : " (no)");
+  }
+  std::cout << '\n';
   return 0;
 }
 
-constexpr Command kVersionCommand{"version", "print the version", print_version};
+constexpr Command kVersionCommand{"version", "print the version, the commit and the built parts",
+                                  print_version};
 
 /// A command that needs LibTorch, with the run function this executable has for it (if any).
 constexpr Command with_run(Command command, CommandRun run) {

@@ -18,6 +18,7 @@
 #include "apps/command_line.h"
 #include "apps/evaluate_options.h"
 #include "apps/knob_options.h"
+#include "apps/learned_policy.h"
 #include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "gym/batch_size_env.h"
@@ -25,15 +26,19 @@
 #include "gym/scenario_source.h"
 #include "sim/core/check.h"
 #include "sim/io/diagnostics.h"
+#include "sim/io/durable_file.h"
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
 #include "studies/episode_feed.h"
 #include "studies/evaluation.h"
 #include "studies/interrupt.h"
 #include "studies/oracle.h"
 #include "studies/progress.h"
+#include "studies/provenance.h"
 #include "studies/ranks.h"
 #include "studies/run_directory.h"
+#include "studies/version.h"
 
 namespace dynamix {
 namespace {
@@ -54,7 +59,7 @@ std::vector<std::string> split_list(const std::string& text) {
 struct PolicyEntry {
   std::string label;
   std::string spec;
-  EnvOptions env_options = evaluation_env_options();
+  EnvOptions env_options = env_preset("evaluation");
   bool oracle = false;
 };
 
@@ -343,9 +348,50 @@ std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const Evalu
   return results;
 }
 
-/// results.csv and summary.md, committed; the summary printed.
+/// run.json: evaluate's options from its table (keyed as Python names them), each entry's label,
+/// policy and decision interval, and the provenance: the build and the bytes of every
+/// scenario and policy file read.
+void write_run_json(const std::filesystem::path& file, const Evaluation& e) {
+  std::vector<std::string> inputs;
+  for (const std::string& path : e.a.scenario_paths) inputs.push_back(resolve_scenario(path));
+  for (const PolicyEntry& entry : e.entries) {
+    if (entry.spec.starts_with("ppo:")) {
+      inputs.push_back(parse_policy_file(entry.spec.substr(4), "--policies").file);
+    }
+  }
+  std::ostringstream text;
+  JsonWriter json(text);
+  json.begin_object();
+  json.key("dynamix_version");
+  json.value(kDynamixVersion);
+  json.key("command");
+  json.value("evaluate");
+  json.key("provenance");
+  write_provenance(json, inputs);
+  write_knob_values(json, evaluate_knobs(), e.a);
+  json.key("entries");
+  json.begin_array();
+  for (const PolicyEntry& entry : e.entries) {
+    json.begin_object();
+    json.key("label");
+    json.value(entry.label);
+    json.key("policy");
+    json.value(entry.spec);
+    json.key("decision_interval");
+    json.value(entry.env_options.decision_interval);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  text << '\n';
+  write_durably(file, text.str());
+}
+
+/// results.csv, summary.md and run.json, committed; the summary printed.
 void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& results,
-                   const std::string& out) {
+                   const Evaluation& e) {
+  const std::string& out = e.a.out;
+  write_run_json(directory.file("run.json"), e);
   {
     std::ofstream csv(directory.file("results.csv"));
     write_results_csv(csv, results);
@@ -365,7 +411,7 @@ void write_results(RunDirectory& directory, const std::vector<EpisodeResult>& re
   std::ifstream summary(directory.final_path() / "summary.md");
   std::cout << summary.rdbuf() << "\nwrote " << directory.final_path().string()
             << "/{results.csv,summary.md" << (has_rule_choices(results) ? ",rule_choices.csv" : "")
-            << "}\n";
+            << ",run.json}\n";
 }
 
 /// Runs the evaluation here (`ranks` null) or as one rank of an MPI job; `directory` is where
@@ -401,7 +447,7 @@ int evaluate(const Evaluation& e, Ranks* ranks, RunDirectory* directory) {
                             " episodes");
       });
   progress.finish();
-  if (directory != nullptr) write_results(*directory, results, e.a.out);
+  if (directory != nullptr) write_results(*directory, results, e);
   return 0;
 }
 

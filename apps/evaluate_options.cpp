@@ -77,7 +77,7 @@ KnobTable<EvaluateOptions> make_evaluate_knobs() {
 
 EvaluateOptions::EvaluateOptions()
     : env([] {
-        EnvOptions env = evaluation_env_options();
+        EnvOptions env = env_preset("evaluation");
         env.initial_batch = kEvaluationInitialBatch;
         return env;
       }()),

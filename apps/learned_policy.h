@@ -20,7 +20,7 @@ struct PolicyFileSpec {
   std::string trusted_sha256;
 };
 inline constexpr std::string_view kTrustMarker = "@trust:";
-/// The spec after "ppo:"; InputError naming `option` for a malformed SHA-256 (in dynamix-torch).
+/// The spec after "ppo:"; InputError naming `option` for a malformed SHA-256.
 PolicyFileSpec parse_policy_file(const std::string& spec, const std::string& option);
 
 /// The policy in `file` (a PolicyFileSpec), refused (an InputError) unless it fits `env_options`;

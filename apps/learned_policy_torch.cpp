@@ -9,13 +9,6 @@
 
 namespace dynamix {
 
-PolicyFileSpec parse_policy_file(const std::string& spec, const std::string& option) {
-  const std::size_t marker = spec.rfind(kTrustMarker);
-  if (marker == std::string::npos) return {spec, ""};
-  return {spec.substr(0, marker),
-          checked_sha256(spec.substr(marker + kTrustMarker.size()), option)};
-}
-
 std::unique_ptr<Policy> make_learned_policy(const std::string& spec, const EnvOptions& env_options,
                                             const std::string& option) {
   const PolicyFileSpec file = parse_policy_file(spec, option);

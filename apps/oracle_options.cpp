@@ -56,7 +56,7 @@ KnobTable<OracleArgs> make_oracle_knobs() {
 }  // namespace
 
 OracleArgs::OracleArgs()
-    : env_options(evaluation_env_options()),
+    : env_options(env_preset("evaluation")),
       jobs(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
 const KnobTable<OracleArgs>& oracle_knobs() {

@@ -7,6 +7,7 @@
 #include "apps/learned_policy.h"
 #include "policies/baselines/baselines.h"
 #include "sim/io/input_error.h"
+#include "sim/io/sha256.h"
 
 namespace dynamix {
 
@@ -37,6 +38,13 @@ int resolve_decision_interval(const Policy& policy, const std::string& label, in
               << " iterations " << label << " was trained with\n";
   }
   return given;
+}
+
+PolicyFileSpec parse_policy_file(const std::string& spec, const std::string& option) {
+  const std::size_t marker = spec.rfind(kTrustMarker);
+  if (marker == std::string::npos) return {spec, ""};
+  return {spec.substr(0, marker),
+          checked_sha256(spec.substr(marker + kTrustMarker.size()), option)};
 }
 
 }  // namespace dynamix

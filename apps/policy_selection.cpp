@@ -107,7 +107,7 @@ PolicySelection::PolicySelection(std::vector<std::shared_ptr<const Scenario>> sc
       seeds_(seeds),
       threads_(threads),
       references_(scenarios_.size()) {
-  const EnvOptions rule_options = selection_options(evaluation_env_options());
+  const EnvOptions rule_options = selection_options(env_preset("evaluation"));
   const std::vector<std::string> names = selection_rules();
   for (const std::string& name : names) {
     std::vector<std::vector<EpisodeResult>> runs =

@@ -21,6 +21,7 @@
 #include "apps/learned_policy.h"
 #include "apps/policy_factory.h"
 #include "apps/serve_options.h"
+#include "gym/env_knobs.h"
 #include "policies/export/policy_metadata.h"
 #include "sim/io/input_error.h"
 #include "studies/interrupt.h"
@@ -76,7 +77,7 @@ std::unique_ptr<Arbitrator> make_arbitrator(const std::string& spec,
   if (spec.ends_with(".pt") || fs::is_regular_file(spec, error)) {
     return std::make_unique<Arbitrator>(spec, options);
   }
-  return std::make_unique<Arbitrator>(make_policy(spec, 1, evaluation_env_options(), "--policy"),
+  return std::make_unique<Arbitrator>(make_policy(spec, 1, env_preset("evaluation"), "--policy"),
                                       spec, options);
 }
 

@@ -17,7 +17,7 @@ namespace dynamix {
 /// How a --policy run goes: the policy, the environment it decides in, and what it writes.
 struct PolicyRun {
   std::string name;
-  EnvOptions env_options = evaluation_env_options();
+  EnvOptions env_options = env_preset("evaluation");
   bool decision_interval_given = false;
   bool stop_at_target = false;
   RecordMode record = RecordMode::kWindows;

@@ -39,6 +39,7 @@
 #include "studies/evaluation.h"
 #include "studies/interrupt.h"
 #include "studies/progress.h"
+#include "studies/provenance.h"
 #include "studies/ranks.h"
 #include "studies/run_directory.h"
 
@@ -345,10 +346,19 @@ void write_selection(JsonWriter& json, const TrainOptions& run, const Shipped& s
   json.end_object();
 }
 
-/// run.json: train's options from its table (keyed as Python names them), every PPO option from
-/// PPO's (as --options name them, with those train does not expose), the environment's from its
-/// table, the CPU kernels its math ran on, the randomization ranges with --randomize, and the
-/// resolved scenario.
+/// The files a training run reads: its scenario, and those it trains and selects on.
+std::vector<std::string> train_inputs(const TrainOptions& run) {
+  std::vector<std::string> inputs = {run.scenario_path};
+  for (const auto* list : {&run.train_on, &run.select_on}) {
+    for (const std::string& path : *list) inputs.push_back(resolve_scenario(path));
+  }
+  return inputs;
+}
+
+/// run.json: each option once, keyed as Python names them: train's own rows at the top, every PPO
+/// option (those train does not expose too) under "ppo", the environment's under "environment";
+/// the build and the inputs (provenance), the CPU kernels its math ran on, the randomization
+/// ranges with --randomize, and the resolved scenario.
 void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
                     std::int64_t updates, const Scenario& scenario,
                     const std::optional<Shipped>& shipped, const PolicySelection* selection) {
@@ -359,18 +369,31 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   json.value(kDynamixVersion);
   json.key("command");
   json.value("train");
-  write_knob_values(json, train_knobs(), run, KnobKeys::kSnakeCase);
+  json.key("provenance");
+  write_provenance(json, train_inputs(run));
+  for (const Knob<TrainOptions>& knob : train_knobs().knobs) {
+    // A PPO or environment row is recorded in its own block.
+    if (!knob.recorded || find_knob(ppo_knobs(), knob.key) || find_knob(env_knobs(), knob.key)) {
+      continue;
+    }
+    json.key(snake_case(knob.key));
+    if (knob.write) {
+      knob.write(json, run);
+    } else {
+      json.value(knob.show(run));
+    }
+  }
   json.key("updates");
   json.value(updates);
   json.key("kernels");
   write_kernels(json);
   json.key("ppo");
   json.begin_object();
-  write_knob_values(json, ppo_knobs(), run.ppo, KnobKeys::kAsGiven);
+  write_knob_values(json, ppo_knobs(), run.ppo);
   json.end_object();
   json.key("environment");
   json.begin_object();
-  write_knob_values(json, env_knobs(), run.env, KnobKeys::kSnakeCase);
+  write_knob_values(json, env_knobs(), run.env);
   json.end_object();
   if (run.randomize) {
     json.key("randomization");

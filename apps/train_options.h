@@ -35,8 +35,8 @@ struct TrainOptions {
   bool strict = false;
   /// PPO's defaults, which the docs show once.
   PpoOptions ppo;
-  /// The environment's defaults (gym/env_knobs.h).
-  EnvOptions env;
+  /// The training preset (gym/env_knobs.h).
+  EnvOptions env = env_preset("training");
   /// The ranges of the randomized family (base and overrides set with --randomize).
   SamplerOptions sampler;
   /// Scenarios the policy is selected on (--select-on; "validation" and "dynamic-validation"

@@ -1,6 +1,7 @@
 // The environment's options table.
 #include "gym/env_knobs.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -122,6 +123,37 @@ void validate(const EnvOptions& options) {
 
 EnvOptions evaluation_env_options() {
   return {.decision_interval = 10, .action_base = ActionBase::kBalanced};
+}
+
+EnvOptions training_env_options() {
+  EnvOptions options;
+  options.reward.shaping_discount = kTrainingDiscount;
+  options.reward.shaping_discount_by_time = true;
+  return options;
+}
+
+namespace {
+
+constexpr std::array kEnvPresets = {
+    EnvPreset{"training", "what dynamix train and Python's make_env learn in",
+              &training_env_options},
+    EnvPreset{"evaluation",
+              "what evaluate, simulate, sweep, the oracle, serve and train's selection run "
+              "policies in",
+              &evaluation_env_options},
+};
+
+}  // namespace
+
+std::span<const EnvPreset> env_presets() { return kEnvPresets; }
+
+EnvOptions env_preset(std::string_view name, const std::string& option) {
+  std::string names;
+  for (const EnvPreset& preset : kEnvPresets) {
+    if (preset.name == name) return preset.options();
+    names += (names.empty() ? "" : ", ") + std::string(preset.name);
+  }
+  throw InputError(option, 0, "", "one of " + names, "'" + std::string(name) + "'");
 }
 
 }  // namespace dynamix

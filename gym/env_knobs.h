@@ -2,6 +2,9 @@
 // the tests read the options' keys, ranges and defaults (EnvOptions{}) from.
 #pragma once
 
+#include <span>
+#include <string_view>
+
 #include "gym/batch_size_env.h"
 #include "sim/io/knobs.h"
 
@@ -31,9 +34,32 @@ const KnobTable<EnvOptions>& env_knobs();
 /// integer in [1, 1048576], found 0").
 void validate(const EnvOptions& options);
 
-/// The environment the evaluation commands (evaluate, simulate, the oracle, serve and train's
-/// policy selection) run heuristics in: decisions every 10 iterations, the window of their
-/// outputs and goldens, on the balanced base.
+/// The environment the evaluation commands (evaluate, simulate, the oracle, sweep, serve and
+/// train's policy selection) run policies in: decisions every 10 iterations, the window of their
+/// outputs and goldens, on the balanced base. The preset "evaluation".
 EnvOptions evaluation_env_options();
+
+/// The discount of the training preset's reward shaping: PPO's default γ (PpoOptions::gamma), per
+/// reference window of simulated time.
+inline constexpr double kTrainingDiscount = 0.999;
+
+/// What `dynamix train` and the Python package's make_env learn in: EnvOptions{} (k = 20 on the
+/// goodput base) with the reward's shaping discounted as the learner discounts, by PPO's default
+/// γ per unit of time. The preset "training".
+EnvOptions training_env_options();
+
+/// An environment the entry points start from, chosen by name.
+struct EnvPreset {
+  const char* name;
+  /// Who starts from it.
+  const char* meaning;
+  EnvOptions (*options)();
+};
+
+/// "training" and "evaluation".
+std::span<const EnvPreset> env_presets();
+
+/// The options of the preset `name`; InputError naming `option` for any other name.
+EnvOptions env_preset(std::string_view name, const std::string& option = "preset");
 
 }  // namespace dynamix

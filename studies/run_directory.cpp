@@ -15,6 +15,7 @@
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/io/sources.h"
+#include "studies/provenance.h"
 #include "studies/version.h"
 
 namespace dynamix {
@@ -185,6 +186,7 @@ void RunDirectory::commit() {
     return;
   }
   refuse_unless_ours(final_, option_);
+  write_host_provenance(staging_ / kProvenanceFile);
   std::error_code error;
   fs::path replaced = final_;
   replaced += ".replaced-" + pid_text();

@@ -48,6 +48,10 @@ class RunDirectory {
   /// to replace, the files are already in place).
   void commit();
 
+  /// What commit() writes beside the results: the build, the host and the date
+  /// (studies/provenance.h).
+  static constexpr const char* kProvenanceFile = "provenance.json";
+
   /// Whether `path` is a directory that dynamix wrote (it holds the marker).
   static bool is_run_directory(const std::filesystem::path& path);
 

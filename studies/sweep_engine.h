@@ -67,7 +67,7 @@ struct GridCell {
 /// first_seed + i mod S.
 struct SweepPlan {
   SweepSpec spec;
-  EnvOptions env_options = evaluation_env_options();
+  EnvOptions env_options = env_preset("evaluation");
   std::vector<GridCell> cells;
   /// Each policy's name() for the outputs ("static:128").
   std::vector<std::string> policy_labels;

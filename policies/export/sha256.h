@@ -4,13 +4,9 @@
 #include <string>
 #include <string_view>
 
+#include "sim/io/sha256.h"
+
 namespace dynamix {
-
-/// SHA-256 of bytes, lower-case hex.
-std::string sha256_of(std::string_view bytes);
-
-/// `hex` in lower case; InputError naming `option` unless it is 64 hexadecimal digits.
-std::string checked_sha256(std::string hex, const std::string& option);
 
 /// PolicyFileError naming `file` unless `found`, the file's SHA-256, is `pinned`, the one
 /// `option` names (both lower-case hex).

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "gym/env_knobs.h"
 #include "sim/io/knobs.h"
 
 namespace dynamix {
@@ -31,7 +32,7 @@ struct PpoOptions {
   double adam_epsilon = 1e-5;
   /// Discount (γ) per decision, or per unit of the reward's time (a window at the reference
   /// batch) when discount_by_time is set.
-  double gamma = 0.999;
+  double gamma = kTrainingDiscount;
   /// Semi-MDP discount: a decision whose window took Δt is discounted by γ^(Δt/time_scale_s),
   /// so that the discounted return does not favour batches that make windows short.
   bool discount_by_time = true;

@@ -29,10 +29,15 @@ AutoresetMode.NEXT_STEP): the step after an episode ends ignores that environmen
 returns its reset observation, reward 0 and info["autoreset"] True. Its infos are a dict of
 arrays over the environments, each key beside a boolean `_key` mask (Gymnasium's convention).
 
-Options (keyword arguments of make_env and make_vector_env): reward ("per_worker"), overrides
-(a list of "dotted.key=value", as --set), randomize (False), min_workers / max_workers (with
-randomize), and the environment's options below, with the defaults `dynamix train` uses
-(ENV_OPTIONS holds them: name, key, type, unit, range, default and meaning).
+Options (keyword arguments of make_env and make_vector_env): reward ("per_worker"), preset
+("training": the environment `dynamix train` learns in, its reward shaping discounted by PPO's
+default gamma; "evaluation": the one evaluate, sweep and serve run policies in; PRESETS names
+them), overrides (a list of "dotted.key=value", as --set), randomize (False: with True, the
+family `dynamix train --randomize` trains on), min_workers / max_workers (with randomize), and
+the environment's options below, set over the preset's (ENV_OPTIONS holds them: name, key, type,
+unit, range, default and meaning). An environment says what it resolved to: env.preset,
+env.action_base, env.decision_interval and env.options (every option, and the reward's shaping
+discount).
 """
 import numpy as np
 
@@ -54,11 +59,13 @@ except ImportError:  # Gymnasium 1.0 named no autoreset modes.
     from .spaces import AutoresetMode
 
 __all__ = ["make_env", "make_vector_env", "BatchSizeEnv", "VectorEnv", "EnvError", "InputError",
-           "ENV_OPTIONS", "REWARDS", "AutoresetMode", "export_policy"]
+           "ENV_OPTIONS", "PRESETS", "REWARDS", "AutoresetMode", "export_policy"]
 
 # What a step's reward is: each worker's (float32 [workers]), or their sum or mean (a float).
 REWARDS = ("per_worker", "sum", "mean")
 
+# The environments the entry points start from, by name, each with who starts from it.
+PRESETS = dict(_dynamix.env_presets())
 # The environment's options table (gym/env_knobs.cpp), the one the command line reads.
 ENV_OPTIONS = tuple(_dynamix.env_knobs())
 __doc__ += "".join(f"\n    {row['name']} ({row['default']}): {row['meaning']}" for row in ENV_OPTIONS)
@@ -79,8 +86,11 @@ def _option_texts(name, value):
     return [str(value)]
 
 
-def _options(options):
+def _options(options, preset):
     native = _dynamix.Options()
+    if preset not in PRESETS:
+        raise ValueError(f"preset: expected one of {', '.join(PRESETS)}, found {preset!r}")
+    native.use_preset(preset)
     for key, value in options.items():
         if key in _ENV_NAMES:
             native.set_env(key, _option_texts(key, value))
@@ -90,6 +100,15 @@ def _options(options):
             raise TypeError(f"unknown option {key!r}; known: "
                             f"{', '.join(sorted(_ENV_NAMES) + list(_SCENARIO_NAMES))}")
     return native
+
+
+def _resolve(env, native):
+    """Sets what an environment resolved to as its attributes: preset, options (every option as
+    the command line gives it, and the shaping discount), action_base, decision_interval."""
+    env.options = dict(native.resolved())
+    env.preset = env.options["preset"]
+    env.action_base = env.options["action_base"]
+    env.decision_interval = int(env.options["decision_interval"])
 
 
 def _spaces(schema, workers, leading=()):
@@ -127,9 +146,12 @@ class BatchSizeEnv(_Env):
     metadata = {"render_modes": []}
     render_mode = None
 
-    def __init__(self, scenario="quickstart", seed=0, reward="per_worker", **options):
+    def __init__(self, scenario="quickstart", seed=0, reward="per_worker", preset="training",
+                 **options):
         self._reward = _reward_mode(reward)
-        self._env = _dynamix.Env(scenario, _options(options))
+        native = _options(options, preset)
+        _resolve(self, native)
+        self._env = _dynamix.Env(scenario, native)
         self._schema = self._env.schema()
         self._next_seed = int(seed)
         self.feature_names = list(self._schema["names"])
@@ -175,9 +197,11 @@ class VectorEnv(_VectorEnv):
     render_mode = None
 
     def __init__(self, scenario="quickstart", num_envs=4, seed=0, threads=0, reward="per_worker",
-                 **options):
+                 preset="training", **options):
         self._reward = _reward_mode(reward)
-        self._vector = _dynamix.VectorEnv(scenario, int(num_envs), int(threads), _options(options))
+        native = _options(options, preset)
+        _resolve(self, native)
+        self._vector = _dynamix.VectorEnv(scenario, int(num_envs), int(threads), native)
         self._schema = self._vector.schema()
         self._seed = int(seed)
         self.num_envs = int(num_envs)
@@ -219,16 +243,18 @@ class VectorEnv(_VectorEnv):
             self._vector.close()
 
 
-def make_env(scenario="quickstart", seed=0, reward="per_worker", **options):
-    """A BatchSizeEnv on a built-in scenario name or a scenario file."""
-    return BatchSizeEnv(scenario, seed, reward, **options)
+def make_env(scenario="quickstart", seed=0, reward="per_worker", preset="training", **options):
+    """A BatchSizeEnv on a built-in scenario name or a scenario file, from the preset's options
+    (training: what dynamix train learns in)."""
+    return BatchSizeEnv(scenario, seed, reward, preset, **options)
 
 
 def make_vector_env(scenario="quickstart", num_envs=4, seed=0, threads=0, reward="per_worker",
-                    **options):
+                    preset="training", **options):
     """A VectorEnv: environment i's episodes use seeds seed + i, seed + i + num_envs, ..."""
-    return VectorEnv(scenario, num_envs, seed, threads, reward, **options)
+    return VectorEnv(scenario, num_envs, seed, threads, reward, preset, **options)
 
 
 if _gymnasium is not None and "dynamix/BatchSize-v0" not in _gymnasium.registry:
-    _gymnasium.register(id="dynamix/BatchSize-v0", entry_point="dynamix:BatchSizeEnv")
+    _gymnasium.register(id="dynamix/BatchSize-v0", entry_point="dynamix:BatchSizeEnv",
+                        kwargs={"preset": "training"})

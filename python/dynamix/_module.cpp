@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gym/action_base.h"
 #include "gym/batch_size_env.h"
 #include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
@@ -70,11 +71,13 @@ class Published {
 };
 
 /// What make_env and make_vector_env take beside the scenario. The environment's options start
-/// at EnvOptions{} (those of `dynamix train`) and are set by name through their table rows
-/// (set_env_option), so Python takes every row of env_knobs() with its range checks.
+/// at a preset's, by name ("training", what `dynamix train` learns in, unless use_preset says
+/// otherwise) and are set by name through their table rows (set_env_option), so Python takes
+/// every row of env_knobs() with its range checks.
 struct Options {
   std::vector<std::string> overrides;
-  EnvOptions env;
+  std::string preset = "training";
+  EnvOptions env = env_preset("training");
   bool randomize = false;
   int min_workers = SamplerOptions{}.min_workers;
   int max_workers = SamplerOptions{}.max_workers;
@@ -109,6 +112,28 @@ void set_env_option(Options& o, const std::string& name, const std::vector<std::
   }
 }
 
+/// Starts the environment's options over at the preset `name`'s.
+void use_preset(Options& o, const std::string& name) {
+  o.env = env_preset(name, "preset");
+  o.preset = name;
+}
+
+/// What the environment resolved to: the preset's name, every row of env_knobs() by Python's name
+/// (as the command line gives it), and the reward's shaping discount, which the preset sets.
+py::dict resolved_options(const Options& o) {
+  py::dict resolved;
+  resolved["preset"] = o.preset;
+  // The action set as the environment resolves it: the base's own unless given.
+  EnvOptions shown = o.env;
+  if (shown.actions.empty()) shown.actions = default_actions(shown.action_base);
+  for (const Knob<EnvOptions>& knob : env_knobs().knobs) {
+    resolved[py::str(snake_case(knob.key))] = knob.show(shown);
+  }
+  resolved["shaping_discount"] = o.env.reward.shaping_discount;
+  resolved["shaping_discount_by_time"] = o.env.reward.shaping_discount_by_time;
+  return resolved;
+}
+
 /// The environment option `name`'s value as the command line would give it.
 std::string env_option_value(const Options& o, const std::string& name) {
   const Knob<EnvOptions>* knob = env_knob(name);
@@ -120,9 +145,8 @@ std::shared_ptr<const ScenarioSource> scenario_source(const std::string& scenari
                                                       const Options& o) {
   const std::string path = resolve_scenario(scenario, "scenario");
   if (o.randomize) {
-    SamplerOptions sampler;
-    sampler.base = path;
-    sampler.overrides = o.overrides;
+    // The family dynamix train --randomize trains on: every catalog workload, SGD and Adam.
+    SamplerOptions sampler = training_family(path, o.overrides, 0);
     sampler.min_workers = o.min_workers;
     sampler.max_workers = o.max_workers;
     return std::make_shared<ScenarioSampler>(sampler);
@@ -710,6 +734,14 @@ PYBIND11_MODULE(_dynamix, m) {
   m.doc() = "dynamix's batch-size environment (C++), see the dynamix package";
   py::register_exception<EnvError>(m, "EnvError", PyExc_ValueError);
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.def(
+      "env_presets",
+      [] {
+        py::dict presets;
+        for (const EnvPreset& preset : env_presets()) presets[preset.name] = preset.meaning;
+        return presets;
+      },
+      "The environment presets by name, each with who starts from it");
   m.def("env_knobs", &env_knob_rows,
         "The environment's options: name, key, type, unit, range, default and meaning of each");
   py::class_<Options>(m, "Options")
@@ -719,6 +751,10 @@ PYBIND11_MODULE(_dynamix, m) {
            "Sets an environment option (a row of env_knobs()) from its text(s), checked")
       .def("env_value", &env_option_value, py::arg("name"),
            "An environment option's value as the command line would give it")
+      .def("use_preset", &use_preset, py::arg("name"),
+           "Starts the environment's options over at a preset's: training or evaluation")
+      .def("resolved", &resolved_options,
+           "The preset and every environment option as resolved, with the shaping discount")
       .def_readwrite("randomize", &Options::randomize)
       .def_readwrite("min_workers", &Options::min_workers)
       .def_readwrite("max_workers", &Options::max_workers);

@@ -142,22 +142,14 @@ std::vector<std::pair<std::string, std::string>> shown_values(const KnobTable<Ta
 /// ("decision-interval" -> "decision_interval").
 std::string snake_case(std::string key);
 
-/// How write_knob_values names each row's member.
-enum class KnobKeys {
-  /// As the command line spells the option ("rollout-steps").
-  kAsGiven,
-  /// snake_case ("rollout_steps").
-  kSnakeCase,
-};
-
-/// Each recorded row's value in `target` as a member of the JSON object being written, in the
-/// table's order: run.json records a run's options from the tables that declare them.
+/// Each recorded row's value in `target` as a member of the JSON object being written, keyed as
+/// Python names it (snake_case), in the table's order: run.json records a run's options from the
+/// tables that declare them.
 template <typename Target>
-void write_knob_values(JsonWriter& json, const KnobTable<Target>& table, const Target& target,
-                       KnobKeys keys) {
+void write_knob_values(JsonWriter& json, const KnobTable<Target>& table, const Target& target) {
   for (const Knob<Target>& knob : table.knobs) {
     if (!knob.recorded) continue;
-    json.key(keys == KnobKeys::kSnakeCase ? snake_case(knob.key) : knob.key);
+    json.key(snake_case(knob.key));
     if (knob.write) {
       knob.write(json, target);
     } else {

@@ -17,6 +17,7 @@
 #include "dynamix_config.h"
 #include "sim/cluster/gpu_catalog.h"
 #include "sim/training/workload.h"
+#include "studies/provenance.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -356,7 +357,8 @@ TEST_CASE("dynamix and dynamix-torch list the same commands, those that need Lib
   }
 }
 
-TEST_CASE("dynamix --version and dynamix version print the version meson.build declares") {
+TEST_CASE(
+    "dynamix --version and dynamix version print the version, the commit and the parts built") {
   const std::string meson = contents(kSourceDir / "meson.build");
   const std::size_t key = meson.find("version: '");
   REQUIRE(key != std::string::npos);
@@ -366,7 +368,15 @@ TEST_CASE("dynamix --version and dynamix version print the version meson.build d
     CAPTURE(arguments);
     const Outcome outcome = dynamix(arguments);
     CHECK(outcome.status == 0);
-    CHECK(outcome.stdout_text == "dynamix " + version + "\n");
+    const std::vector<std::string> lines = split(outcome.stdout_text, '\n');
+    REQUIRE(lines.size() >= 3);
+    CHECK(lines[0] == "dynamix " + version);
+    CHECK(lines[1] == "commit " + build_commit());
+    std::string built = "built:";
+    for (const auto& [name, is_built] : build_features()) {
+      built += " " + name + (is_built ? "" : " (no)");
+    }
+    CHECK(lines[2] == built);
     CHECK(outcome.stderr_text.empty());
   }
 }

@@ -109,7 +109,7 @@ class EnvChecker(unittest.TestCase):
                                stop_at_target=False)
         self.assertEqual(env.batch_changes, [-20, 0, 20])
         native = dynamix._options({"decision_lag": 1, "max_batch_change": 2.5,
-                                   "stop_at_target": False})
+                                   "stop_at_target": False}, "training")
         self.assertEqual([native.env_value(n) for n in ("decision_lag", "max_batch_change",
                                                         "stop_at_target")], ["1", "2.5", "false"])
         with self.assertRaisesRegex(dynamix.EnvError, "decision_lag: expected an integer in"):

@@ -297,5 +297,48 @@ class ForeignPoliciesAreRefused(Fixture):
         self.assertFalse((self.dir / "refused" / "results.csv").exists())
 
 
+def as_text(value):
+    """A run.json value as the command line writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(str(element) for element in value)
+    return str(value)
+
+
+class OnePreset(Fixture):
+    def test_make_env_is_the_environment_dynamix_train_learns_in(self):
+        trained = run("train", "--steps", "1000", "--envs", "2", "--rollout-steps", "50",
+                      "--eval-every", "1000", "--quiet", "--out", str(self.dir / "train"))
+        self.assertEqual(trained.returncode, 0, trained.stderr)
+        recorded = json.loads((self.dir / "train" / "run.json").read_text())
+        env = dynamix.make_env("quickstart")
+        self.assertEqual(env.preset, "training")
+        self.assertEqual(sorted(recorded["environment"]),
+                         sorted(set(env.options) - {"preset", "shaping_discount",
+                                                    "shaping_discount_by_time"}))
+        for name, value in recorded["environment"].items():
+            shown = env.options[name]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.assertEqual(float(shown), float(value), name)
+            else:
+                self.assertEqual(shown, as_text(value), name)
+        self.assertEqual(env.options["shaping_discount"], recorded["ppo"]["gamma"])
+        self.assertEqual(env.options["shaping_discount_by_time"],
+                         recorded["ppo"]["discount_by_time"])
+        self.assertEqual((env.action_base, env.decision_interval), ("goodput", 20))
+        env.close()
+
+    def test_the_evaluation_preset_is_chosen_by_name(self):
+        env = dynamix.make_env("quickstart", preset="evaluation", decision_interval=7)
+        self.assertEqual((env.preset, env.action_base, env.decision_interval),
+                         ("evaluation", "balanced", 7))
+        self.assertEqual(env.options["shaping_discount"], 1.0)
+        self.assertEqual(sorted(dynamix.PRESETS), ["evaluation", "training"])
+        env.close()
+        with self.assertRaisesRegex(ValueError, "preset: expected one of training, evaluation"):
+            dynamix.make_env("quickstart", preset="eval")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1] + sys.argv[1:], verbosity=2)
