@@ -444,14 +444,19 @@ void check(const po::variables_map& values, TrainOptions& o) {
   o.train_on = std::move(train_on);
 }
 
-/// What a resume must repeat beside the PPO options: the scenario by name and resolved
-/// configuration, and the rows of train's table that shape the run, shown as the table shows them.
+/// What a resume must repeat beside the PPO and environment options (the trainer's own): the
+/// scenario by name and resolved configuration, and every other row of train's table that a run
+/// records, shown as the table shows them.
 RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
   RunSettings settings = {
       {"scenario", scenario.name},
       {"set", "resolved configuration " + hex_fingerprint(scenario.resolved.to_yaml())}};
-  for (const char* key : {"randomize", "family-budget", "train-on", "steps"}) {
-    settings.emplace_back(key, find_knob(train_knobs(), key)->show(o));
+  for (const Knob<TrainOptions>& knob : train_knobs().knobs) {
+    if (!knob.recorded || knob.key == "scenario" || knob.key == "set" ||
+        find_knob(ppo_knobs(), knob.key) || find_knob(env_knobs(), knob.key)) {
+      continue;
+    }
+    settings.emplace_back(knob.key, knob.show(o));
   }
   return settings;
 }

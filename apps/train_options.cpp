@@ -59,7 +59,10 @@ std::vector<Row> scenario_rows() {
                      field(&TrainOptions::steps), integers(1, kMaxSteps)),
       Rows::quantity({.key = "envs", .meaning = "parallel environments"},
                      field(&TrainOptions::environments), integers(1, kMaxEnvironments)),
-      Rows::quantity({.key = "threads", .meaning = "environment threads, 0 = one per core"},
+      Rows::quantity({.key = "threads",
+                      .meaning = "environment threads, 0 = one per core; results do not depend "
+                                 "on it",
+                      .recorded = false},
                      field(&TrainOptions::threads), integers(0, kMaxThreads)),
       env_row("decision-interval"),
       Rows::texts(
@@ -98,7 +101,10 @@ KnobTable<TrainOptions> make_train_knobs() {
     rows.push_back(ppo_row(key));
   }
   for (Row& row : run_rows()) rows.push_back(std::move(row));
-  return Rows::table("", "dynamix train: PPO pretraining of a batch-size policy", std::move(rows));
+  // Named, not a default argument's temporary: GCC 12 then warns of its vectors (-Werror).
+  const TrainOptions defaults;
+  return Rows::table("", "dynamix train: PPO pretraining of a batch-size policy", std::move(rows),
+                     defaults);
 }
 
 }  // namespace

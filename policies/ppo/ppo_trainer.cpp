@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "gym/env_knobs.h"
 #include "policies/export/torchscript_policy.h"
 #include "policies/ppo/checkpoint.h"
 #include "policies/ppo/exploration.h"
@@ -155,14 +156,19 @@ struct PpoTrainer::Impl {
 
   PolicyMetadata environment_metadata() const { return metadata_of(envs.env(0)); }
 
-  /// The options, the environment and the run settings, as a checkpoint records them.
+  /// The options, every row of the environment's table and the run settings (those not already
+  /// recorded), as a checkpoint records them and a resume must repeat them.
   RunSettings settings() const {
     RunSettings all = dynamix::settings(options);
-    const EnvOptions& env = envs.env(0).options();
     all.emplace_back("envs", std::to_string(envs.size()));
-    all.emplace_back("decision-interval", std::to_string(env.decision_interval));
-    all.emplace_back("action-base", std::string(action_base_name(env.action_base)));
-    all.insert(all.end(), run.begin(), run.end());
+    for (const auto& [key, value] : shown_values(env_knobs(), envs.env(0).options())) {
+      all.emplace_back(key, value);
+    }
+    for (const auto& setting : run) {
+      const bool recorded = std::any_of(
+          all.begin(), all.end(), [&](const auto& entry) { return entry.first == setting.first; });
+      if (!recorded) all.push_back(setting);
+    }
     return all;
   }
 

@@ -102,9 +102,9 @@ struct Knob {
   std::function<void(JsonWriter& json, const Target& target)> write = {};
   /// Where values usually lie; none for keys whose every valid value is plausible.
   std::optional<Typical> typical = {};
-  /// Whether a run's record (run.json) holds the value: false for options that say how a command
-  /// runs (--out, --resume, --quiet, --strict), not what it computes, so that the same run
-  /// records the same bytes.
+  /// Whether a run's record (run.json) holds the value, and a resume must repeat it: false for
+  /// options that say how a command runs (--out, --resume, --quiet, --strict, --jobs, --threads),
+  /// not what it computes, so that the same run records the same bytes.
   bool recorded = true;
 };
 

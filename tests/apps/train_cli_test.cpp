@@ -511,6 +511,10 @@ TEST_CASE("train --resume with other options or another scenario is refused nami
        ": --set: expected 'resolved configuration "},
       {kTinyRun + " --scenario " + quoted((kSourceDir / "scenarios" / "lossy8.yaml").string()),
        ": --scenario: expected 'quickstart'"},
+      // Every row a run records: the environment's, and train's own.
+      {kTinyRun + " --actions 50 --actions 100 --actions 200", ": --actions: expected '"},
+      {kTinyRun + " --eval-seeds 3", ": --eval-seeds: expected '5'"},
+      {kTinyRun + " --select-on hetero32", ": --select-on: expected ''"},
   };
   for (const auto& refusal : cases) {
     const std::string& command = refusal.first;

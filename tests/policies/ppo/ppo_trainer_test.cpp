@@ -120,10 +120,11 @@ TEST_CASE("PpoTrainer refuses a checkpoint of another action set, size or networ
       {.decision_interval = 10, .actions = {-50, 0, 50}, .action_base = ActionBase::kBalanced},
       kEnvironments, 1);
   PpoTrainer with_other_actions(other_actions, kOptions);
+  // Every environment option is a setting a resume repeats.
   CHECK(refusal(with_other_actions, file) ==
         file.string() +
-            ": actions.json: expected [-50, 0, 50] (this environment's action set), "
-            "found [-100, -25, 0, 25, 100]");
+            ": --actions: expected '-100 -25 0 25 100' (this checkpoint's run), found '-50 0 50' "
+            "(a resume repeats the run's options)");
 
   VectorEnv current(short_episodes(),
                     {.decision_interval = 10, .action_base = ActionBase::kCurrent}, kEnvironments,
