@@ -28,17 +28,17 @@ constexpr std::uint32_t rotate(std::uint32_t x, int n) { return (x >> n) | (x <<
 /// Folds one 64-byte block into the state.
 void compress(std::array<std::uint32_t, 8>& state, const unsigned char* block) {
   std::array<std::uint32_t, 64> w{};
-  for (int t = 0; t < 16; ++t) {
+  for (std::size_t t = 0; t < 16; ++t) {
     w[t] = std::uint32_t{block[4 * t]} << 24 | std::uint32_t{block[4 * t + 1]} << 16 |
            std::uint32_t{block[4 * t + 2]} << 8 | std::uint32_t{block[4 * t + 3]};
   }
-  for (int t = 16; t < 64; ++t) {
+  for (std::size_t t = 16; t < 64; ++t) {
     const std::uint32_t s0 = rotate(w[t - 15], 7) ^ rotate(w[t - 15], 18) ^ (w[t - 15] >> 3);
     const std::uint32_t s1 = rotate(w[t - 2], 17) ^ rotate(w[t - 2], 19) ^ (w[t - 2] >> 10);
     w[t] = w[t - 16] + s0 + w[t - 7] + s1;
   }
   auto [a, b, c, d, e, f, g, h] = state;
-  for (int t = 0; t < 64; ++t) {
+  for (std::size_t t = 0; t < 64; ++t) {
     const std::uint32_t t1 = h + (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) +
                              ((e & f) ^ (~e & g)) + kRound[t] + w[t];
     const std::uint32_t t2 =

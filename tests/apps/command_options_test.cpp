@@ -172,8 +172,9 @@ TEST_CASE("Every option is declared once: it means and ranges the same in every 
       CAPTURE(option.key);
       CHECK(keys.insert(option.key).second);
       CHECK_FALSE(option.meaning.empty());
-      const auto [found, inserted] = first.try_emplace(option.key, table.name, option);
-      if (inserted) continue;
+      const auto emplaced = first.try_emplace(option.key, table.name, option);
+      if (emplaced.second) continue;
+      const auto found = emplaced.first;
       ++shared;
       const KnobOption& declared = found->second.second;
       CAPTURE(found->second.first);
