@@ -13,8 +13,10 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/band_options.h"
 #include "apps/child_process.h"
 #include "apps/command_line.h"
+#include "apps/knob_options.h"
 #include "gym/observation.h"
 #include "policies/export/torchscript_policy.h"
 #include "sim/io/config_node.h"
@@ -37,7 +39,6 @@ namespace po = boost::program_options;
 /// The first line of every band file: what `make` may replace, and what `check` expects.
 constexpr const char* kBandHeader = "# dynamix reward band: written by dynamix band make";
 constexpr int kMaxSeeds = 64;
-constexpr int kMaxBins = 100000;
 /// A feature whose normalization spread stayed below this never varied in training (a constant
 /// feature keeps the floor 1e-4; the least varied real one is ~100 times above it).
 constexpr float kConstantFeatureStd = 1e-3f;
@@ -454,50 +455,23 @@ int run_band(const std::vector<std::string>& args) {
     throw InputError("command line", 0, "", "dynamix band make or dynamix band check",
                      args.empty() ? "nothing" : "'" + args.front() + "'");
   }
-  const bool make = args.front() == "make";
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args.front() != "make") {
+    BandCheckOptions o;
+    if (parse_knob_command_line(rest, band_check_knobs(), o)) return 0;
+    return check_band(o.band, o.seed, o.keep);
+  }
+  BandMakeOptions o;
+  if (parse_knob_command_line(rest, band_make_knobs(), o)) return 0;
+  require_in_range("--seeds", o.seeds, 1, kMaxSeeds);
   Band band;
-  int seeds = 4;
-  std::string out, band_path, keep;
-  int seed = -1;
-  po::options_description options(
-      make ? "dynamix band make: train over seeds 1..N and store the band their reward curves "
-             "span, and how much they learned"
-           : "dynamix band check: train once more and fail (status 1) when the curve leaves the "
-             "band, stays flat, or the policy departs as rarely as an untrained one");
-  options.add_options()("help,h", "print this help");
-  if (make) {
-    options.add_options()("train-options", po::value(&band.train_options)->required(),
-                          "options of dynamix train, space-separated (no --out, --seed, --resume)")(
-        "seeds", with_default(&seeds), "train seeds 1..N")(
-        "bin-updates", with_default(&band.bin_updates), "updates per bin of the curve")(
-        "margin", with_default(&band.margin),
-        "widen each bin by this fraction of its mean's magnitude (or a quarter of the seeds' "
-        "spread, when wider)")(
-        "guard", with_default(&band.guard),
-        "a check must rise, and depart, by this fraction of the seeds' smallest")(
-        "eval-seeds", with_default(&band.eval_seeds),
-        "evaluation episodes that measure the policy's departure share")(
-        "out", po::value(&out)->required(), "band file to write (YAML)");
-  } else {
-    options.add_options()("band", po::value(&band_path)->required(), "band file to check against")(
-        "seed", po::value(&seed), "training seed (default: the band's first)")(
-        "keep", po::value(&keep), "keep the training run in this new folder");
-  }
-  po::variables_map values;
-  if (parse_command_line({args.begin() + 1, args.end()}, options, values)) return 0;
-  if (!make) {
-    if (values.count("seed")) require_in_range("--seed", seed, 0);
-    return check_band(band_path, values.count("seed") ? std::optional(seed) : std::nullopt, keep);
-  }
-  require_in_range("--seeds", seeds, 1, kMaxSeeds);
-  require_in_range("--bin-updates", band.bin_updates, 1, kMaxBins);
-  require_in_range("--eval-seeds", band.eval_seeds, 1, 1000);
-  if (!(band.margin >= 0 && std::isfinite(band.margin)))
-    throw InputError("--margin", 0, "", "a finite number >= 0", format_rounded(band.margin));
-  if (!(band.guard >= 0 && band.guard <= 1))
-    throw InputError("--guard", 0, "", "a number in [0, 1]", format_rounded(band.guard));
-  for (int i = 1; i <= seeds; ++i) band.seeds.push_back(i);
-  return make_band(band, out);
+  band.train_options = o.train_options;
+  band.bin_updates = o.bin_updates;
+  band.margin = o.margin;
+  band.guard = o.guard;
+  band.eval_seeds = o.eval_seeds;
+  for (int i = 1; i <= o.seeds; ++i) band.seeds.push_back(i);
+  return make_band(band, o.out);
 }
 
 }  // namespace dynamix

@@ -13,9 +13,11 @@
 #include <sstream>
 
 #include "apps/calibrate_dynamics.h"
+#include "apps/calibrate_options.h"
 #include "apps/child_process.h"
 #include "apps/command_line.h"
 #include "apps/fidelity_report.h"
+#include "apps/knob_options.h"
 #include "dynamix_config.h"
 #include "sim/calibration/calibration.h"
 #include "sim/io/diagnostics.h"
@@ -30,44 +32,13 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// The options calibrate and fidelity share: the cluster model and the fit subset.
-struct ModelOptions {
-  std::string scenario = "embedded:/calibration/loopback.yaml";
-  std::vector<std::string> overrides;
-  std::string ranks_key = "topology.nodes.0.count";
-  std::string measured;
-  std::string fit_kinds = kDefaultFitKinds;
-  std::string fit_ranks;
-  std::string fit_sizes = kDefaultFitSizes;
-  std::string fit_batches = kDefaultFitBatches;
-
-  void add_to(po::options_description& options);
-  ClusterModel model() const {
-    return {.scenario = resolve_scenario(scenario), .overrides = overrides, .ranks_key = ranks_key};
-  }
-  FitSubset subset() const;
-};
-
-void ModelOptions::add_to(po::options_description& options) {
-  // clang-format off
-  options.add_options()
-      ("scenario", po::value(&scenario)->default_value(scenario),
-       "scenario describing the measured cluster, its topology holding the most ranks measured")
-      ("set", po::value(&overrides)->composing(), "override a scenario value: dotted.key=VALUE")
-      ("ranks-key", po::value(&ranks_key)->default_value(ranks_key),
-       "scenario key that sets a configuration's number of ranks")
-      ("fit-kinds", po::value(&fit_kinds)->default_value(fit_kinds),
-       "kinds of measurement fitted: allreduce,iteration,compute")
-      ("fit-ranks", po::value(&fit_ranks), "rank counts fitted, e.g. 2 (default: all)")
-      ("fit-sizes", po::value(&fit_sizes)->default_value(fit_sizes),
-       "all-reduce message bytes fitted ('' for all)")
-      ("fit-batches", po::value(&fit_batches)->default_value(fit_batches),
-       "per-rank batches of the iteration rows fitted, e.g. 16,128 ('' for all)");
-  // clang-format on
+ClusterModel model_of(const ModelOptions& o) {
+  return {
+      .scenario = resolve_scenario(o.scenario), .overrides = o.overrides, .ranks_key = o.ranks_key};
 }
 
-FitSubset ModelOptions::subset() const {
-  return parse_fit_subset(fit_kinds, fit_ranks, fit_sizes, fit_batches);
+FitSubset subset_of(const ModelOptions& o) {
+  return parse_fit_subset(o.fit_kinds, o.fit_ranks, o.fit_sizes, o.fit_batches);
 }
 
 /// Runs the embedded measurement script into `csv` (posix_spawnp: no shell); a failure is an
@@ -136,47 +107,26 @@ void print_fit(const Calibration& calibration) {
 }
 
 int calibrate_cluster(const std::vector<std::string>& args) {
-  ModelOptions model_options;
-  std::vector<std::string> knob_texts;
-  std::string out, python = DYNAMIX_PYTHON, script_options, device = "cpu-rank";
-  po::options_description options(
-      "dynamix calibrate: fit a scenario's network and sync knobs to measurements of a cluster "
-      "(with --dynamics RUNS.csv: a workload's training dynamics; --dynamics F --help)");
-  model_options.add_to(options);
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("measured", po::value(&model_options.measured),
-       "measurement CSV to fit (default: measure this machine with the embedded "
-       "scripts/measure_cluster.py)")
-      ("fit", po::value(&knob_texts)->composing(),
-       "a knob searched in log space: KEY=LOW:HIGH[:INITIAL] (default: the loopback link "
-       "bandwidth, sync.message_overhead_us, sync.call_overhead_us, sync.reduction_gbps, "
-       "sync.bucket_overhead_us, and the --device's colocation_slowdown and "
-       "oversubscription_skew)")
-      ("device", po::value(&device)->default_value(device),
-       "scenario device whose time_points become the measured single-rank compute sweep")
-      ("python", po::value(&python)->default_value(python), "Python with torch, for measuring")
-      ("measure-options", po::value(&script_options),
-       "options passed to the measurement script, e.g. '--quick' or '--quiet-file F'")
-      ("out", po::value(&out)->required(), "directory to write (calibrated.yaml, fit.csv, "
-       "measurements.csv)");
-  // clang-format on
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
+  CalibrateOptions o;
+  if (parse_knob_command_line(args, calibrate_knobs(), o)) return 0;
+  const ModelOptions& model_options = o.model;
+  std::vector<std::string> knob_texts = o.fit;
+  const std::string& device = o.device;
+  const std::string& out = o.out;
   if (knob_texts.empty()) knob_texts = default_fit_knobs(device);
   std::vector<FitKnob> knobs;
   knobs.reserve(knob_texts.size());
   for (const std::string& text : knob_texts) knobs.push_back(parse_fit_knob(text, "--fit"));
-  const FitSubset subset = model_options.subset();
-  const ClusterModel model = model_options.model();
+  const FitSubset subset = subset_of(model_options);
+  const ClusterModel model = model_of(model_options);
   Diagnostics diagnostics = Diagnostics::on_stderr(false);
   check_model(model, diagnostics);
   RunDirectory directory(out, "calibrate");
   std::string measured_path = model_options.measured;
   if (measured_path.empty()) {
     measured_path = directory.file("measurements.csv").string();
-    measure_machine(directory.file("measure_cluster.py"), measured_path, python, script_options);
+    measure_machine(directory.file("measure_cluster.py"), measured_path, o.python,
+                    o.measure_options);
   }
   MeasurementFile measured = read_measurements(measured_path);
   if (!model_options.measured.empty()) {
@@ -199,20 +149,14 @@ int run_calibrate(const std::vector<std::string>& args) {
 }
 
 int run_fidelity(const std::vector<std::string>& args) {
-  ModelOptions model_options;
-  po::options_description options(
-      "dynamix fidelity: measured against simulated compute, communication and total times");
-  model_options.add_to(options);
-  options.add_options()("help,h", "print this help")(
-      "measured", po::value(&model_options.measured)->required(),
-      "measurement CSV (scripts/measure_cluster.py's schema, docs/calibration.md)");
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
-  const FitSubset subset = model_options.subset();
+  FidelityOptions o;
+  if (parse_knob_command_line(args, fidelity_knobs(), o)) return 0;
+  const ModelOptions& model_options = o.model;
+  const FitSubset subset = subset_of(model_options);
   const MeasurementFile measured = read_measurements(model_options.measured);
   Diagnostics diagnostics = Diagnostics::on_stderr(false);
-  check_model(model_options.model(), diagnostics);
-  const std::vector<FidelityRow> rows = compare(model_options.model(), measured.rows, subset);
+  check_model(model_of(model_options), diagnostics);
+  const std::vector<FidelityRow> rows = compare(model_of(model_options), measured.rows, subset);
   print_comparison(rows);
   print_fidelity_summary(std::cout, rows, std::nullopt, "all");
   return 0;

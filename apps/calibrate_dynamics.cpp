@@ -7,7 +7,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "apps/command_line.h"
+#include "apps/calibrate_options.h"
+#include "apps/knob_options.h"
 #include "sim/calibration/dynamics_fit.h"
 #include "sim/calibration/estimator_noise.h"
 #include "sim/calibration/fitted_workload.h"
@@ -19,20 +20,6 @@ namespace dynamix {
 namespace {
 
 namespace po = boost::program_options;
-
-struct DynamicsOptions {
-  std::string runs;
-  std::string workload;
-  std::string catalog;
-  std::string fit_runs;
-  std::string fit_batches;
-  std::string optimizer = "sgd";
-  std::optional<double> target_accuracy;
-  double noise_scale_weight = 1.0;
-  std::optional<double> noise_scale_estimate_ratio;
-  bool fit_plateau = false;
-  std::string out;
-};
 
 std::vector<std::string> comma_list(const std::string& text) {
   std::vector<std::string> items;
@@ -63,64 +50,10 @@ DynamicsFitOptions fit_options(const DynamicsOptions& given) {
     throw InputError("--optimizer", 0, "", "sgd or adam", excerpt(given.optimizer));
   }
   options.optimizer = given.optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
-  if (given.target_accuracy && !(*given.target_accuracy > 0 && *given.target_accuracy < 1)) {
-    throw InputError("--target-accuracy", 0, "", "an accuracy in (0, 1)",
-                     std::to_string(*given.target_accuracy));
-  }
   options.target_accuracy = given.target_accuracy;
-  if (!(given.noise_scale_weight >= 0 && std::isfinite(given.noise_scale_weight))) {
-    throw InputError("--noise-scale-weight", 0, "", "a finite weight >= 0",
-                     std::to_string(given.noise_scale_weight));
-  }
   options.noise_scale_weight = given.noise_scale_weight;
-  if (const auto ratio = given.noise_scale_estimate_ratio;
-      ratio && !(*ratio >= 1e-3 && *ratio <= 1e3)) {
-    throw InputError("--noise-scale-estimate-ratio", 0, "", "a ratio in [0.001, 1000]",
-                     std::to_string(*ratio));
-  }
   options.noise_scale_estimate_ratio = given.noise_scale_estimate_ratio;
   options.fit_plateau = given.fit_plateau;
-  return options;
-}
-
-po::options_description describe(DynamicsOptions& given) {
-  po::options_description options(
-      "dynamix calibrate --dynamics: fit a workload's training dynamics (docs/calibration.md) to "
-      "logs of real runs");
-  // clang-format off
-  options.add_options()
-      ("help,h", "print this help")
-      ("dynamics", po::value(&given.runs)->required(),
-       "runs CSV: one row per window of k iterations (docs/calibration.md)")
-      ("workload", po::value(&given.workload)->required(),
-       "the workload whose statistical model is fitted; its cost and sizes are kept")
-      ("catalog", po::value(&given.catalog),
-       "workload catalog holding --workload (catalog/workloads.yaml's format; default: the "
-       "built-in catalog)")
-      ("dynamics-fit-runs", po::value(&given.fit_runs),
-       "labels of the runs fitted, e.g. b256_s0,b4096_s0 (default: see --dynamics-fit-batches)")
-      ("dynamics-fit-batches", po::value(&given.fit_batches),
-       "first global batches of the runs fitted, e.g. 256,4096 (default: the smallest and "
-       "largest when there are three or more, else all)")
-      ("optimizer", po::value(&given.optimizer)->default_value(given.optimizer),
-       "the runs' optimizer: sgd or adam")
-      ("target-accuracy", po::value<double>()->notifier([&](double v) { given.target_accuracy = v; }),
-       "accuracy of the time-to-target comparison (default: the workload's)")
-      ("noise-scale-weight", with_default(&given.noise_scale_weight),
-       "weight of the measured B_simple in the fit (0: the noise scale from the accuracy and "
-       "loss curves alone)")
-      ("noise-scale-estimate-ratio",
-       po::value<double>()->notifier([&](double v) { given.noise_scale_estimate_ratio = v; }),
-       "hold the workload's noise_scale_estimate_ratio κ = B_simple / B_noise at this value "
-       "(1: B_simple taken for B_noise itself; default: fitted)")
-      ("fit-plateau", po::bool_switch(&given.fit_plateau),
-       "fit the plateau term too: plateau_share and plateau_progress, a second phase approaching "
-       "the final accuracy exponentially (default: held at the workload's, none unless it has "
-       "them)")
-      ("out", po::value(&given.out)->required(),
-       "directory to write (workload.yaml, catalog.yaml, dynamics_fit.csv, estimator_noise.csv, "
-       "runs.csv)");
-  // clang-format on
   return options;
 }
 
@@ -259,9 +192,7 @@ bool asks_for_dynamics(const std::vector<std::string>& args) {
 
 int run_calibrate_dynamics(const std::vector<std::string>& args) {
   DynamicsOptions given;
-  const po::options_description options = describe(given);
-  po::variables_map values;
-  if (parse_command_line(args, options, values)) return 0;
+  if (parse_knob_command_line(args, dynamics_knobs(), given)) return 0;
   const DynamicsFitOptions fit_with = fit_options(given);
   const Workload base = base_workload(given);
   RunDirectory directory(given.out, "calibrate");

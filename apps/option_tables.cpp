@@ -1,6 +1,8 @@
 // The registry's list of tables.
 #include "apps/option_tables.h"
 
+#include "apps/band_options.h"
+#include "apps/calibrate_options.h"
 #include "apps/evaluate_options.h"
 #include "apps/oracle_options.h"
 #include "apps/serve_options.h"
@@ -37,6 +39,12 @@ std::vector<OptionTable> option_tables() {
       listed("config", "`dynamix config`", "apps/small_options.cpp", config_knobs()),
       listed("scenarios", "`dynamix scenarios`", "apps/small_options.cpp", scenarios_knobs()),
       listed("export", "`dynamix export`", "apps/small_options.cpp", export_knobs()),
+      listed("calibrate", "`dynamix calibrate`", "apps/calibrate_options.cpp", calibrate_knobs()),
+      listed("calibrate --dynamics", "`dynamix calibrate --dynamics`", "apps/calibrate_options.cpp",
+             dynamics_knobs()),
+      listed("fidelity", "`dynamix fidelity`", "apps/calibrate_options.cpp", fidelity_knobs()),
+      listed("band make", "`dynamix band make`", "apps/band_options.cpp", band_make_knobs()),
+      listed("band check", "`dynamix band check`", "apps/band_options.cpp", band_check_knobs()),
   };
 }
 

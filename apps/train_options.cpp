@@ -16,7 +16,6 @@ using Row = Knob<TrainOptions>;
 constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
 constexpr std::int64_t kMaxEnvironments = 4096;
 constexpr std::int64_t kMaxThreads = 4096;
-constexpr std::int64_t kMaxEvalSeeds = 100000;
 
 template <typename Member>
 auto field(Member member) {
@@ -84,8 +83,7 @@ std::vector<Row> run_rows() {
   return {Rows::quantity(
               {.key = "eval-every", .meaning = "updates between evaluations of the greedy policy"},
               field(&TrainOptions::eval_every), integers(1)),
-          Rows::quantity({.key = "eval-seeds", .meaning = "seeds per evaluation"},
-                         field(&TrainOptions::eval_seeds), integers(1, kMaxEvalSeeds)),
+          Shared::eval_seeds(field(&TrainOptions::eval_seeds)),
           Rows::quantity({.key = "checkpoint-every", .meaning = "updates between checkpoints"},
                          field(&TrainOptions::checkpoint_every), integers(1)),
           Shared::resume(field(&TrainOptions::resume)),

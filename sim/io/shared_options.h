@@ -14,6 +14,8 @@
 
 namespace dynamix {
 
+/// Most seeds an evaluation of a training run's policy takes.
+inline constexpr std::int64_t kMaxEvalSeeds = 100000;
 /// Most threads a command runs its episodes on.
 inline constexpr std::int64_t kMaxJobs = 1024;
 
@@ -24,12 +26,12 @@ struct SharedRows {
   using Row = Knob<Target>;
 
   /// --scenario: a list field takes it repeated (commands that compare scenarios), a text field
-  /// once.
+  /// once; `default_value` as --help shows it.
   template <typename Access>
-  static Row scenario(Access access) {
+  static Row scenario(Access access, std::string default_value = "quickstart") {
     KnobText text{.key = "scenario",
                   .meaning = "scenario YAML file or built-in name (dynamix scenarios)",
-                  .default_value = "quickstart"};
+                  .default_value = std::move(default_value)};
     using Field = std::remove_cvref_t<decltype(access(std::declval<Target&>()))>;
     if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
       return Rows::texts(std::move(text), access);
@@ -62,8 +64,20 @@ struct SharedRows {
 
   template <typename Access>
   static Row seeds(Access access) {
-    return Rows::quantity({.key = "seeds", .meaning = "seeds per scenario and policy"}, access,
-                          integers(1));
+    return Rows::quantity({.key = "seeds",
+                           .meaning = "how many seeds: per scenario and policy, or (band make) "
+                                      "training runs, seeded 1..N"},
+                          access, integers(1));
+  }
+
+  /// Seeds of each evaluation of a training run's greedy policy (train, band make).
+  template <typename Access>
+  static Row eval_seeds(Access access) {
+    return Rows::quantity(
+        {.key = "eval-seeds",
+         .meaning = "seeds per evaluation of the greedy policy (band make: the evaluation that "
+                    "measures its departure share)"},
+        access, integers(1, kMaxEvalSeeds));
   }
 
   template <typename Access>
@@ -105,11 +119,14 @@ struct SharedRows {
 
   template <typename Access>
   static Row out(Access access) {
-    return Rows::text({.key = "out",
-                       .meaning = "where to write: the run directory (export: the policy file)",
-                       .default_value = "required",
-                       .recorded = false},
-                      access);
+    return Rows::text(
+        {.key = "out",
+         .meaning =
+             "where to write: the run directory (export: the policy file; band make: the band "
+             "file)",
+         .default_value = "required",
+         .recorded = false},
+        access);
   }
 
   /// --policies, a list of the policy names `names` says (evaluate and sweep).
