@@ -34,7 +34,6 @@ namespace dynamix {
 namespace {
 
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
 /// The first line of every band file: what `make` may replace, and what `check` expects.
 constexpr const char* kBandHeader = "# dynamix reward band: written by dynamix band make";

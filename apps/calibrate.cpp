@@ -30,8 +30,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 ClusterModel model_of(const ModelOptions& o) {
   return {
       .scenario = resolve_scenario(o.scenario), .overrides = o.overrides, .ranks_key = o.ranks_key};

@@ -19,8 +19,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 std::vector<std::string> comma_list(const std::string& text) {
   std::vector<std::string> items;
   for (const std::string_view item : split_fields(text)) {

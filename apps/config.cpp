@@ -19,8 +19,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 /// How --set reaches a topology key, said in the text and in the reference.
 constexpr const char* kTopologySetPaths =
     "--set topology.KEY=VALUE edits the scenario's topology (its file or inline map) by dotted "

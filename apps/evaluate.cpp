@@ -43,8 +43,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::string item;

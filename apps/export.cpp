@@ -1,7 +1,6 @@
 // `dynamix export`: a training checkpoint's policy as TorchScript policy.pt.
 #include "apps/export.h"
 
-#include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -13,8 +12,6 @@
 #include "studies/run_directory.h"
 
 namespace dynamix {
-
-namespace po = boost::program_options;
 
 int run_export(const std::vector<std::string>& args) {
   ExportOptions o;

@@ -28,8 +28,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 void write_schedules_csv(std::ostream& out, const std::string& scenario,
                          const OracleResult& result) {
   for (const ScheduleOutcome& outcome : result.tried) {

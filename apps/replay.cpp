@@ -18,7 +18,6 @@ namespace dynamix {
 namespace {
 
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
 constexpr double kLogitTolerance = 1e-5;
 constexpr double kNearTie = 1e-4;

@@ -31,7 +31,6 @@ namespace dynamix {
 namespace {
 
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
 constexpr std::string_view kCommand = "serve";
 /// serve's exit status when a policy did not return from a decision.

@@ -30,8 +30,6 @@
 namespace dynamix {
 namespace {
 
-namespace po = boost::program_options;
-
 /// The episodes of `plan` that `records` does not hold; each record it holds is checked.
 std::vector<std::size_t> unrecorded(const SweepPlan& plan, const CellRecords& records) {
   std::vector<std::size_t> pending;
