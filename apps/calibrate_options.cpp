@@ -2,6 +2,7 @@
 #include "apps/calibrate_options.h"
 
 #include "sim/io/shared_options.h"
+#include "sim/training/workload.h"
 
 namespace dynamix {
 
@@ -123,12 +124,13 @@ KnobTable<DynamicsOptions> make_dynamics_knobs() {
                        .meaning = "weight of the measured B_simple in the fit (0: the noise scale "
                                   "from the accuracy and loss curves alone)"},
                       field(&DynamicsOptions::noise_scale_weight), Range{.low = 0, .finite = true}),
-       Rows::quantity({.key = "noise-scale-estimate-ratio",
-                       .meaning = "hold the workload's noise_scale_estimate_ratio κ = B_simple / "
-                                  "B_noise at this value (1: B_simple taken for B_noise itself)",
-                       .default_value = "fitted"},
-                      field(&DynamicsOptions::noise_scale_estimate_ratio),
-                      Range{.low = 1e-3, .high = 1e3}),
+       Rows::quantity(
+           {.key = "noise-scale-estimate-ratio",
+            .meaning = "hold the workload's noise_scale_estimate_ratio κ = B_simple / "
+                       "B_noise at this value (1: B_simple taken for B_noise itself)",
+            .default_value = "fitted"},
+           field(&DynamicsOptions::noise_scale_estimate_ratio),
+           Range{.low = kMinNoiseScaleEstimateRatio, .high = kMaxNoiseScaleEstimateRatio}),
        Rows::flag({.key = "fit-plateau",
                    .meaning = "fit the plateau term too: plateau_share and plateau_progress, a "
                               "second phase approaching the final accuracy exponentially "

@@ -201,18 +201,12 @@ double& fitted_accuracy(StatisticalModel& model, Optimizer optimizer) {
 }
 
 // The convergence shapes the scan starts from: α around the shared 0.7, knees a decade apart
-// around the shared 0.002, and the bounds the workload keys accept.
+// around the shared 0.002 (searched within the bounds the workload keys accept, workload.h).
 constexpr std::array<double, 3> kScanExponents = {0.3, 0.7, 1.5};
 constexpr std::array<double, 4> kScanKnees = {2e-4, 2e-3, 2e-2, 0.2};
 constexpr std::size_t kSearchStarts = 2;
-constexpr double kMinExponent = 0.05;
-constexpr double kMaxExponent = 5.0;
-constexpr double kMinKnee = 1e-6;
-constexpr double kMaxKnee = 10.0;
-// The plateau term's bounds, as the workload keys accept them, and its start: half the way
-// closed by a phase whose scale is the longest run's epochs.
-constexpr double kMinPlateauProgress = 1e-4;
-constexpr double kMaxPlateauProgress = 100.0;
+// The plateau term's share bounds, and its start: half the way closed by a phase whose scale is
+// the longest run's epochs (its progress bounds are the workload keys', workload.h).
 constexpr double kMinPlateauShare = 1e-3;
 constexpr double kMaxPlateauShare = 0.999;
 constexpr double kPlateauShareStart = 0.5;
@@ -226,8 +220,9 @@ constexpr std::size_t kShapeCoordinates = 8;
 /// p0 is: with reference_epochs itself, the two would trade along a ridge.
 StatisticalModel decode(std::span<const double> x, StatisticalModel model, Optimizer optimizer) {
   const auto value = [&](std::size_t i) { return std::exp(std::clamp(x[i], -40.0, 40.0)); };
-  const double knee = std::clamp(value(7), kMinKnee, kMaxKnee);
-  model.convergence_exponent = std::clamp(value(6), kMinExponent, kMaxExponent);
+  const double knee = std::clamp(value(7), kMinConvergenceKnee, kMaxConvergenceKnee);
+  model.convergence_exponent =
+      std::clamp(value(6), kMinConvergenceExponent, kMaxConvergenceExponent);
   model.convergence_knee = knee;
   model.reference_epochs = value(0) / knee;
   const double chance = model.initial_accuracy;

@@ -27,14 +27,6 @@ std::int64_t required_count(const ConfigNode& entry, std::string_view key, std::
 
 constexpr std::int64_t kMinDatasetSize = 1000;
 constexpr double kMaxGradientStatisticNoise = 5.0;
-constexpr double kMinConvergenceExponent = 0.05;
-constexpr double kMaxConvergenceExponent = 5.0;
-constexpr double kMinConvergenceKnee = 1e-6;
-constexpr double kMaxConvergenceKnee = 10.0;
-constexpr double kMinNoiseScaleEstimateRatio = 1e-3;
-constexpr double kMaxNoiseScaleEstimateRatio = 1e3;
-constexpr double kMinPlateauProgress = 1e-4;
-constexpr double kMaxPlateauProgress = 100.0;
 
 constexpr std::array<std::string_view, 29> kWorkloadKeys = {"model",
                                                             "dataset",

@@ -12,6 +12,17 @@
 
 namespace dynamix {
 
+/// Bounds the catalog's statistical keys accept, declared once: the catalog reader checks them
+/// and the dynamics fit (sim/calibration/dynamics_fit.cpp) searches within them.
+inline constexpr double kMinConvergenceExponent = 0.05;
+inline constexpr double kMaxConvergenceExponent = 5.0;
+inline constexpr double kMinConvergenceKnee = 1e-6;
+inline constexpr double kMaxConvergenceKnee = 10.0;
+inline constexpr double kMinNoiseScaleEstimateRatio = 1e-3;
+inline constexpr double kMaxNoiseScaleEstimateRatio = 1e3;
+inline constexpr double kMinPlateauProgress = 1e-4;
+inline constexpr double kMaxPlateauProgress = 100.0;
+
 class ConfigNode;
 
 enum class Optimizer { kSgd, kAdam };
