@@ -192,30 +192,32 @@ void print_configuration(std::ostream& out, const ScenarioSpec* values) {
 
 namespace {
 
-/// One key of a scenario or topology table as a JSON object.
+/// What every row says of itself, as members of the JSON object being written.
+void write_option_fields(JsonWriter& json, const KnobOption& option) {
+  for (const auto& [name, text] : {std::pair<const char*, const std::string&>{"key", option.key},
+                                   {"type", option.type},
+                                   {"unit", option.unit},
+                                   {"default", option.default_value},
+                                   {"range", option.range},
+                                   {"meaning", option.meaning},
+                                   {"source", option.source}}) {
+    json.key(name);
+    json.value(text);
+  }
+}
+
+/// One key of a scenario or topology table as a JSON object, with its typical bound and, given
+/// the scenario's values, its value.
 template <typename Target>
 void write_key_json(JsonWriter& json, const Knob<Target>& knob, const ScenarioSpec* values) {
   json.begin_object();
-  json.key("key");
-  json.value(knob.key);
-  json.key("type");
-  json.value(knob.type);
-  json.key("unit");
-  json.value(knob.unit);
-  json.key("default");
-  json.value(knob.default_value);
-  json.key("range");
-  json.value(knob.range);
+  write_option_fields(json, knob_option(knob));
   json.key("typical_high");
   if (knob.typical) {
     json.value(knob.typical->high);
   } else {
     json.null();
   }
-  json.key("meaning");
-  json.value(knob.meaning);
-  json.key("source");
-  json.value(knob.source);
   if constexpr (std::is_same_v<Target, ScenarioSpec>) {
     if (values != nullptr) {
       json.key("value");
@@ -258,16 +260,7 @@ void write_option_tables_json(JsonWriter& json) {
     json.begin_array();
     for (const KnobOption& option : table.options) {
       json.begin_object();
-      for (const auto& [name, text] :
-           {std::pair<const char*, const std::string&>{"key", option.key},
-            {"type", option.type},
-            {"unit", option.unit},
-            {"default", option.default_value},
-            {"range", option.range},
-            {"meaning", option.meaning}}) {
-        json.key(name);
-        json.value(text);
-      }
+      write_option_fields(json, option);
       json.end_object();
     }
     json.end_array();
