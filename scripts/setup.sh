@@ -56,6 +56,19 @@ if ((${#build_targets[@]} == 0)) && ! .venv/bin/python3 -c "import gymnasium, sy
     echo "dynamix: could not install gymnasium==$gymnasium_pin into .venv (is PyPI reachable?)" >&2
   fi
 fi
+# stable-baselines3 in .venv-sb3 for the python_sb3 test and scripts/sb3.sh (a script that builds
+# only part sets with_sb3=1 to have it): pinned by hash, without its dependencies, so that it runs
+# on Debian's torch and numpy (scripts/sb3-requirements.txt says why).
+if { ((${#build_targets[@]} == 0)) || [[ -n ${with_sb3:-} ]]; } &&
+  ! cmp -s scripts/sb3-requirements.txt .venv-sb3/requirements.txt; then
+  if { /usr/bin/python3 -m venv --system-site-packages .venv-sb3 &&
+    .venv-sb3/bin/pip install -q --disable-pip-version-check --timeout 20 --retries 1 \
+      --no-deps --require-hashes -r scripts/sb3-requirements.txt; } >&2; then
+    cp scripts/sb3-requirements.txt .venv-sb3/requirements.txt
+  else
+    echo "dynamix: could not install stable-baselines3 into .venv-sb3 (is PyPI reachable?)" >&2
+  fi
+fi
 # DYNAMIX_WERROR=1 (CI) turns every compiler warning into an error.
 if [[ ! -f build/build.ninja ]]; then
   meson setup build --buildtype=release -Db_ndebug=false ${DYNAMIX_WERROR:+-Dwerror=true} >/dev/null
