@@ -107,6 +107,8 @@ struct RunReport {
   std::optional<double> episode_return;
   /// Share of the communication time spent waiting out retransmission timeouts.
   double rto_wait_fraction = 0;
+  /// How many times as long the first iterations take as on the same cluster without loss.
+  double loss_slowdown = 1;
 };
 
 /// Above this share of communication time in timeouts, the summary warns that loss, not
@@ -118,6 +120,21 @@ constexpr double kRtoWarningFraction = 0.5;
 double rto_wait_fraction(const IterationLog& log, const Scenario& scenario) {
   if (log.comm_s() <= 0) return 0;
   return std::min(1.0, log.timeouts() * to_seconds(scenario.network.min_rto) / log.comm_s());
+}
+
+/// Past this factor, packet loss takes most of an iteration's time and the summary warns.
+constexpr double kLossWarningSlowdown = 2;
+/// Iterations of the loss probe: the run's first ones, at its first batches, with and without
+/// the links' loss (a few suffice: the factor is the network's, not the training's).
+constexpr std::int64_t kLossProbeIterations = 10;
+
+/// The network's share of the summary, from the run's log.
+RunReport network_report(RunReport report, const IterationLog& log, const Scenario& scenario) {
+  report.rto_wait_fraction = rto_wait_fraction(log, scenario);
+  if (!log.first_batches().empty()) {
+    report.loss_slowdown = loss_slowdown(scenario, log.first_batches(), kLossProbeIterations);
+  }
+  return report;
 }
 
 void write_summary(const std::filesystem::path& file, const Scenario& scenario,
@@ -161,6 +178,8 @@ void write_summary(const std::filesystem::path& file, const Scenario& scenario,
   json.value(run.validation_accuracy());
   json.key("rto_wait_fraction");
   json.value(report.rto_wait_fraction);
+  json.key("loss_slowdown");
+  json.value(report.loss_slowdown);
   if (report.episode_return) {
     json.key("episode_return");
     json.value(*report.episode_return);
@@ -197,7 +216,12 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
             << (run.validation_accuracy() ? format_rounded(*run.validation_accuracy()) : "none")
             << '\n'
             << "  stopped by        " << report.stop_reason << '\n';
-  if (report.rto_wait_fraction > kRtoWarningFraction) {
+  if (report.loss_slowdown > kLossWarningSlowdown) {
+    std::cout << "  warning           packet loss makes iterations "
+              << format_rounded(report.loss_slowdown)
+              << " times as long as on the same cluster without loss (the links' loss_rate; "
+                 "TCP's rate under loss, Padhye et al.): loss, not bandwidth, sets the pace\n";
+  } else if (report.rto_wait_fraction > kRtoWarningFraction) {
     std::cout << "  warning           retransmission timeouts take "
               << std::lround(100 * report.rto_wait_fraction) << "% of communication time ("
               << format_rounded(to_seconds(scenario.network.min_rto) * 1e3)
@@ -239,13 +263,14 @@ int simulate_policy(const Scenario& scenario, PolicyRun options, const std::stri
     if (!decisions)
       throw InputError(directory.file("decisions.csv").string(), 0, "", "a writable file");
   }
-  finish_run(directory, scenario, env.run(),
-             {.plan = "policy:" + policy->name(),
-              .record = options.record,
-              .stop_reason = stop_reason(scenario, env.run(), options.stop_at_target),
-              .samples = iterations.samples(),
-              .episode_return = result.episode_return,
-              .rto_wait_fraction = rto_wait_fraction(iterations, scenario)});
+  finish_run(
+      directory, scenario, env.run(),
+      network_report({.plan = "policy:" + policy->name(),
+                      .record = options.record,
+                      .stop_reason = stop_reason(scenario, env.run(), options.stop_at_target),
+                      .samples = iterations.samples(),
+                      .episode_return = result.episode_return},
+                     iterations, scenario));
   return 0;
 }
 
@@ -298,12 +323,12 @@ int simulate_plan(const Scenario& scenario, const SimulateOptions& o) {
   }
   log.close();
   finish_run(directory, scenario, run,
-             {.plan = plan.description(),
-              .record = o.policy.record,
-              .stop_reason = stop_reason(scenario, run, o.policy.stop_at_target),
-              .samples = log.samples(),
-              .episode_return = std::nullopt,
-              .rto_wait_fraction = rto_wait_fraction(log, scenario)});
+             network_report({.plan = plan.description(),
+                             .record = o.policy.record,
+                             .stop_reason = stop_reason(scenario, run, o.policy.stop_at_target),
+                             .samples = log.samples(),
+                             .episode_return = std::nullopt},
+                            log, scenario));
   return 0;
 }
 

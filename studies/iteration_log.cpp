@@ -75,6 +75,10 @@ IterationLog::IterationLog(const RunDirectory& directory, RecordMode mode, int w
 IterationLog::~IterationLog() = default;
 
 void IterationLog::add(const TrainingRun& run, const IterationRecord& record) {
+  if (first_batches_.empty()) {
+    for (const WorkerIteration& worker : record.workers)
+      first_batches_.push_back(worker.batch_size);
+  }
   for (const WorkerIteration& worker : record.workers) {
     samples_ += worker.batch_size;
     comm_s_ += worker.comm_s;

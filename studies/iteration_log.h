@@ -50,6 +50,8 @@ class IterationLog {
   /// Σ over iterations and workers of the communication time and of retransmission timeouts.
   double comm_s() const { return comm_s_; }
   double timeouts() const { return timeouts_; }
+  /// Each worker's batch in the first iteration added (empty before one).
+  const std::vector<int>& first_batches() const { return first_batches_; }
   /// Writes a partial last window and flushes; InputError naming a file that failed.
   void close();
 
@@ -81,6 +83,7 @@ class IterationLog {
   std::int64_t samples_ = 0;
   double comm_s_ = 0;
   double timeouts_ = 0;
+  std::vector<int> first_batches_;
 };
 
 }  // namespace dynamix

@@ -350,6 +350,12 @@ Topology Topology::load(const std::string& path, const GpuCatalog& gpus) {
   return load(path, gpus, diagnostics);
 }
 
+Topology Topology::without_loss() const {
+  Topology lossless = *this;
+  for (LinkSpec& link : lossless.links_) link.loss_rate = 0;
+  return lossless;
+}
+
 Topology Topology::star(std::vector<NodeSpec> hosts, const LinkSpec& host_link) {
   std::vector<Edge> edges;
   for (std::size_t h = 0; h < hosts.size(); ++h) edges.push_back({h, hosts.size(), host_link});

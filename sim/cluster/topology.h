@@ -117,6 +117,9 @@ class Topology {
   /// The host or switch a directed link leaves from and arrives at.
   const std::string& link_source(LinkId link) const;
   const std::string& link_target(LinkId link) const;
+  /// The same topology with every link's loss_rate 0: the counterfactual that says how much
+  /// of a run's time packet loss costs.
+  Topology without_loss() const;
   /// The directed link from `from` to `to` (host or switch names), if they are linked.
   std::optional<LinkId> find_link(std::string_view from, std::string_view to) const;
 

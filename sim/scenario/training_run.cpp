@@ -270,4 +270,32 @@ IterationStats TrainingRun::train(std::span<const int> batches) {
   return stats;
 }
 
+namespace {
+
+/// Simulated seconds of up to `iterations` iterations at `batches`, and how many ran.
+std::pair<double, std::int64_t> time_of(const Scenario& scenario, std::span<const int> batches,
+                                        std::int64_t iterations) {
+  TrainingRun run(scenario, scenario.seed);
+  while (run.iterations() < iterations && !run.budget_exhausted()) run.step(batches);
+  return {to_seconds(run.now()), run.iterations()};
+}
+
+}  // namespace
+
+double loss_slowdown(const Scenario& scenario, std::span<const int> batches,
+                     std::int64_t iterations) {
+  const std::vector<LinkSpec>& links = scenario.topology.links();
+  if (std::none_of(links.begin(), links.end(),
+                   [](const LinkSpec& link) { return link.loss_rate > 0; })) {
+    return 1;
+  }
+  const auto [lossy_s, lossy_iterations] = time_of(scenario, batches, iterations);
+  ScenarioSpec spec = scenario.spec();
+  spec.topology = spec.topology.without_loss();
+  const auto [lossless_s, lossless_iterations] =
+      time_of(Scenario(std::move(spec)), batches, lossy_iterations);
+  if (lossless_s <= 0 || lossless_iterations != lossy_iterations) return 1;
+  return lossy_s / lossless_s;
+}
+
 }  // namespace dynamix

@@ -168,4 +168,10 @@ class TrainingRun {
   bool membership_changed_ = false;
 };
 
+/// How many times as long `iterations` iterations at `batches` take on `scenario` as on the same
+/// cluster without packet loss (Topology::without_loss; incast and everything else kept), both
+/// from `scenario.seed`: 1 on a lossless cluster, without running it.
+double loss_slowdown(const Scenario& scenario, std::span<const int> batches,
+                     std::int64_t iterations);
+
 }  // namespace dynamix

@@ -552,6 +552,42 @@ TEST_CASE("simulate warns when retransmission timeouts take most of the communic
   CHECK(clean.stdout_text.find("warning") == std::string::npos);
 }
 
+TEST_CASE("simulate warns when packet loss, not bandwidth, sets an iteration's pace") {
+  // A researcher's two racks of T4s with 1% loss on the inter-rack link: timeouts take only a
+  // quarter of the communication time, yet TCP's rate under loss makes iterations hundreds of
+  // times as long as without the loss.
+  TempDirectory work;
+  std::ofstream(work / "racks.yaml") << R"(name: two-racks
+topology:
+  switches: [rack-1, rack-2]
+  nodes:
+    - {name: "a-{i}", count: 4, gpu: T4, cpu_cores: 16,
+       link: {to: rack-1, bandwidth_gbps: 25, latency_us: 2}}
+    - {name: "b-{i}", count: 4, gpu: T4, cpu_cores: 16,
+       link: {to: rack-2, bandwidth_gbps: 25, latency_us: 2}}
+  links:
+    - {a: rack-1, b: rack-2, bandwidth_gbps: 25, latency_us: 2, loss_rate: 0.01}
+training:
+  workload: resnet18-cifar10
+)";
+  const std::string racks = quoted(work / "racks.yaml");
+  const Outcome lossy = dynamix("simulate --scenario " + racks + " --iterations 5 --out " +
+                                quoted(work / "lossy"));
+  REQUIRE(lossy.status == 0);
+  const YAML::Node summary = YAML::LoadFile(work / "lossy/summary.json");
+  CHECK(summary["rto_wait_fraction"].as<double>() < 0.5);
+  CHECK(summary["loss_slowdown"].as<double>() > 100);
+  CHECK(lossy.stdout_text.find("  warning           packet loss makes iterations ") !=
+        std::string::npos);
+  // Without the loss: a factor of 1 and no warning.
+  const Outcome clean = dynamix("simulate --scenario " + racks +
+                                " --set topology.links.0.loss_rate=0 --iterations 5 --out " +
+                                quoted(work / "clean"));
+  REQUIRE(clean.status == 0);
+  CHECK(YAML::LoadFile(work / "clean/summary.json")["loss_slowdown"].as<double>() == 1);
+  CHECK(clean.stdout_text.find("warning") == std::string::npos);
+}
+
 TEST_CASE("evaluate's progress in a file is plain lines ending in the last run; --quiet has none") {
   TempDirectory work;
   const std::string command = "evaluate --seeds 2 --policies static:64,static:128 ";

@@ -79,6 +79,28 @@ TEST_CASE("the same scenario and seed give identical iteration records") {
   CHECK(first == second);
 }
 
+TEST_CASE("loss_slowdown divides a lossy run's time by the same cluster's without loss") {
+  const Scenario lossy = load_scenario(
+      (std::filesystem::path(DYNAMIX_SOURCE_DIR) / "scenarios" / "lossy8.yaml").string());
+  const std::vector<int> batches(TrainingRun(lossy, lossy.seed).workers(), 64);
+  ScenarioSpec spec = lossy.spec();
+  spec.topology = spec.topology.without_loss();
+  const Scenario lossless(std::move(spec));
+  for (const LinkSpec& link : lossless.topology.links()) CHECK(link.loss_rate == 0);
+  const auto seconds = [&batches](const Scenario& scenario) {
+    double total = 0;
+    for (const IterationRecord& record : run_records(scenario, scenario.seed, 5, batches[0])) {
+      total += iteration_seconds(record);
+    }
+    return total;
+  };
+  CHECK(loss_slowdown(lossy, batches, 5) ==
+        doctest::Approx(seconds(lossy) / seconds(lossless)).epsilon(1e-6));
+  CHECK(loss_slowdown(lossy, batches, 5) > 1.5);
+  CHECK(loss_slowdown(lossless, batches, 5) == 1);
+  CHECK(loss_slowdown(quickstart(), batches, 5) == 1);
+}
+
 TEST_CASE("a training run outlives the scenario it was built from") {
   const auto alive = flatten(run_records(quickstart(), 42, 50, 128));
   std::optional<TrainingRun> run;
