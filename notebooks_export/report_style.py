@@ -30,7 +30,9 @@ def apply_style(matplotlib):
     """Paper fonts, and text kept as text in SVG and as Type 42 fonts in PDF (editable, embeddable)."""
     matplotlib.rcParams.update(FONT_PT)
     matplotlib.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42, "savefig.dpi": DPI,
-                                "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5})
+                                "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5,
+                                # Ticks say the values themselves: no "1e7" offset or multiplier below a billion.
+                                "axes.formatter.useoffset": False, "axes.formatter.limits": (-5, 9)})
 
 
 def parse_formats(text):
@@ -130,6 +132,31 @@ def axis_label(key, knobs):
         words = short_meaning(knob) or words
         unit = "µs" if knob["unit"] == "us" else knob["unit"]
     return words + (f" ({unit})" if unit else "")
+
+
+def zip_label(keys, knobs):
+    """The label of keys swept together (--grid-zip): their labels joined by " / ", or, where
+    they say the same thing ("Nodes this entry declares" twice), that once with the keys."""
+    labels = list(dict.fromkeys(axis_label(k, knobs) for k in keys))
+    return " / ".join(labels) if len(labels) == len(keys) else f"{labels[0]} ({compact_keys(keys)})"
+
+
+def compact_keys(keys):
+    """Keys that differ in one part written once, "topology.nodes.{0,1}.count"; others listed."""
+    parts = [k.split(".") for k in keys]
+    differing = [i for i in range(len(parts[0])) if len({p[i] for p in parts}) > 1]
+    if len({len(p) for p in parts}) != 1 or len(differing) != 1:
+        return ", ".join(keys)
+    i = differing[0]
+    return ".".join([*parts[0][:i], "{" + ",".join(p[i] for p in parts) + "}", *parts[0][i + 1:]])
+
+
+def nested_widths(count):
+    """(line width, marker size) of each of `count` series, widest first: a series drawn over
+    another with the same values stays visible as a thinner line inside a wider one."""
+    steps = max(count - 1, 1)
+    return [(1.1 + 1.1 * (count - 1 - i) / steps, 3.5 + 2.0 * (count - 1 - i) / steps) if count > 1
+            else (1.1, 3.5) for i in range(count)]
 
 
 def axis_scale(values):

@@ -37,7 +37,14 @@ RUNS = {
                "--grid", "topology.fabric.nodes=8,32", "--grid", "sync.architecture=ring,ps",
                "--policies", "static:64,goodput", "--seeds", "2", *SHORT], ["sweep"],
               ["sweep_scaling"]),
+    # Two keys swept together: one axis, ticks naming both values.
+    "sweep_zip": (["sweep", "--scenario", os.path.join(ROOT, "scenarios", "studies", "scaling.yaml"),
+                   "--grid-zip", "topology.fabric.nodes=8,16,32",
+                   "--grid-zip", "topology.fabric.host_bandwidth_gbps=8,25,32",
+                   "--policies", "static:64,goodput", "--seeds", "2", *SHORT], ["sweep"],
+                  ["sweep_scaling"]),
 }
+ZIPPED = ["topology.fabric.nodes", "topology.fabric.host_bandwidth_gbps"]
 
 
 def png_size_and_dpi(path):
@@ -177,6 +184,24 @@ class ReportTest(unittest.TestCase):
         self.assertIn(style.INTERVAL_SHORT, svg)
         self.assertIn(style.axis_label("topology.fabric.nodes", style.knob_table(DYNAMIX)), svg)
 
+    def test_keys_swept_together_are_one_axis_labelled_by_all_of_them(self):
+        run_dir = os.path.join(self.work.name, "sweep_zip")
+        outcome = report(run_dir, "--formats", "svg")
+        self.assertEqual(outcome.returncode, 0, outcome.stderr)
+        with open(os.path.join(run_dir, "report", "sweep_scaling.svg")) as handle:
+            svg = handle.read()
+        knobs = style.knob_table(DYNAMIX)
+        self.assertIn(style.zip_label(ZIPPED, knobs), svg)
+        # Ticks name both keys' values, even where they agree: they count different things.
+        for tick in (">8 / 8<", ">16 / 25<", ">32 / 32<"):
+            self.assertIn(tick, svg)
+        # The zipped partner is no line style of its own (one-point series, one legend entry
+        # per value).
+        self.assertNotIn(style.axis_label(ZIPPED[1], knobs) + ":", svg)
+        with open(os.path.join(run_dir, "report", "sweep.ipynb")) as handle:
+            notebook = json.load(handle)
+        self.assertNotIn("Error", json.dumps([c.get("outputs", []) for c in notebook["cells"]]))
+
     def test_dynamix_report_prints_its_help_and_refuses_bad_input_in_one_line(self):
         helped = dynamix_report("--help")
         self.assertEqual(helped.returncode, 0, helped.stderr)
@@ -259,6 +284,34 @@ class ReportStyleTest(unittest.TestCase):
                 label = style.axis_label(key, knobs)
                 self.assertTrue(label[:1].isupper() and "…" not in label and "[]" not in label,
                                 label)
+
+    def test_keys_swept_together_share_one_label(self):
+        knobs = style.knob_table(DYNAMIX)
+        nodes = style.axis_label("topology.nodes.0.count", knobs)
+        self.assertEqual(style.zip_label(["topology.nodes.0.count", "topology.nodes.1.count"], knobs),
+                         f"{nodes} (topology.nodes.{{0,1}}.count)")
+        self.assertEqual(style.zip_label(ZIPPED, knobs),
+                         " / ".join(style.axis_label(k, knobs) for k in ZIPPED))
+        self.assertEqual(style.compact_keys(["a.b", "c.d.e"]), "a.b, c.d.e")
+
+    def test_series_with_the_same_values_are_drawn_one_inside_the_other(self):
+        widths = style.nested_widths(4)
+        self.assertEqual(widths[-1], (1.1, 3.5))
+        for wider, thinner in zip(widths, widths[1:]):
+            self.assertGreater(wider[0], thinner[0])
+            self.assertGreater(wider[1], thinner[1])
+        self.assertEqual(style.nested_widths(1), [(1.1, 3.5)])
+
+    def test_time_axes_show_their_values_without_an_offset_or_multiplier(self):
+        style.apply_style(matplotlib)
+        for values, first in (([1.2e7, 1.5e7, 1.9e7], "11000000"), ([1e7 + 1, 1e7 + 2], "10000001")):
+            fig, axis = plt.subplots()
+            axis.plot(range(len(values)), values)
+            fig.canvas.draw()
+            labels = [t.get_text() for t in axis.get_yticklabels()]
+            plt.close(fig)
+            self.assertEqual(axis.yaxis.get_major_formatter().get_offset(), "")
+            self.assertTrue(any(label.startswith(first) for label in labels), labels)
 
     def test_formats_are_a_comma_separated_subset_of_png_pdf_svg(self):
         self.assertEqual(style.parse_formats("pdf, PNG,pdf"), ["pdf", "png"])
