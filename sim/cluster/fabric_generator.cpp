@@ -19,7 +19,8 @@ namespace {
 
 /// The generated topology holds about 10 values a node (a node entry and its uplink), and a YAML
 /// document at most ConfigNode::kMaxValues: 65,536 nodes stay well inside.
-constexpr std::int64_t kMaxNodes = 1 << 16;
+using R = TopologyRanges;
+constexpr auto kMaxNodes = static_cast<std::int64_t>(R::kFabricNodes.high);
 
 std::vector<GpuShare> read_gpu_shares(const ConfigNode& node, const GpuCatalog& catalog) {
   std::vector<GpuShare> shares;
@@ -56,14 +57,15 @@ FabricGroup read_group(const ConfigNode& entry, const GpuCatalog& catalog,
   }
   if (entry.has("share")) {
     group.share = entry.number("share");
-    if (!(group.share > 0 && group.share <= 1)) entry.at("share").fail("a share in (0, 1]");
+    if (!(group.share > 0 && group.share <= 1)) {
+      entry.at("share").fail(std::string(R::kGroupShare));
+    }
   } else {
-    const std::int64_t count = entry.count_or("nodes", 1, 1);
-    if (count > kMaxNodes) entry.at("nodes").fail("at most " + std::to_string(kMaxNodes));
-    group.count = static_cast<std::size_t>(count);
+    group.count = static_cast<std::size_t>(read_in(entry, "nodes", R::kFabricNodes, 1));
   }
-  group.gpus_per_node = entry.int_or("gpus_per_node", 1, 1024, defaults.gpus_per_node);
-  group.cpu_cores = entry.int_or("cpu_cores", 1, 1 << 16, defaults.cpu_cores);
+  group.gpus_per_node =
+      static_cast<int>(read_in(entry, "gpus_per_node", R::kGpusPerNode, defaults.gpus_per_node));
+  group.cpu_cores = static_cast<int>(read_in(entry, "cpu_cores", R::kCpuCores, defaults.cpu_cores));
   group.host_bandwidth_gbps =
       entry.positive_or("host_bandwidth_gbps", defaults.host_bandwidth_gbps);
   group.host_latency_us = entry.at_least_or("host_latency_us", 0, defaults.host_latency_us);
@@ -127,9 +129,10 @@ std::vector<FabricGroup> read_groups(const ConfigNode& fabric, const GpuCatalog&
 }
 
 std::size_t fat_tree_radix(const ConfigNode& fabric, std::size_t nodes) {
-  std::int64_t k = fabric.count_or("k", 0, 0);
-  if (k == 0) k = static_cast<std::int64_t>(smallest_fat_tree_radix(nodes));
-  if (k % 2 != 0 || k > 256) fabric.at("k").fail("an even radix <= 256");
+  const std::int64_t k = fabric.has("k")
+                             ? fabric.integer("k")
+                             : static_cast<std::int64_t>(smallest_fat_tree_radix(nodes));
+  if (k % 2 != 0 || k < 2 || k > 256) fabric.at("k").fail(std::string(R::kRadix));
   if (static_cast<std::size_t>(k * k * k / 4) < nodes) {
     fabric.at("k").fail("a radix whose k³/4 hosts hold nodes = " + std::to_string(nodes),
                         std::to_string(k) + " (" + std::to_string(k * k * k / 4) + " hosts)");
@@ -183,22 +186,20 @@ FabricShape read_fabric_shape(const ConfigNode& fabric, const GpuCatalog& gpus,
   } else if (kind != "leaf-spine") {
     fabric.at("kind").fail("leaf-spine or fat-tree", "'" + kind + "'");
   }
-  const std::int64_t nodes = fabric.count_or("nodes", 1, 0);
-  if (nodes > kMaxNodes) {
-    fabric.at("nodes").fail("at most " + std::to_string(kMaxNodes) +
-                            " (the topology generated for them must fit one document of " +
-                            std::to_string(ConfigNode::kMaxValues) + " values)");
-  }
-  shape.nodes = static_cast<std::size_t>(nodes);
-  shape.hosts_per_leaf = static_cast<std::size_t>(fabric.int_or("hosts_per_leaf", 1, 4096, 16));
-  shape.spines = static_cast<std::size_t>(fabric.int_or("spines", 1, 1024, 2));
+  shape.nodes = static_cast<std::size_t>(
+      read_in(fabric, "nodes", R::kFabricNodes, 0,
+              " (the topology generated for them must fit one document of " +
+                  std::to_string(ConfigNode::kMaxValues) + " values)"));
+  shape.hosts_per_leaf =
+      static_cast<std::size_t>(read_in(fabric, "hosts_per_leaf", R::kHostsPerLeaf, 16));
+  shape.spines = static_cast<std::size_t>(read_in(fabric, "spines", R::kSpines, 2));
   shape.oversubscription = fabric.at_least_or("oversubscription", 1, 1);
   shape.host_bandwidth_gbps = fabric.positive_or("host_bandwidth_gbps", 25);
   shape.host_latency_us = fabric.at_least_or("host_latency_us", 0, 2);
   shape.switch_latency_us = fabric.at_least_or("switch_latency_us", 0, 1);
   if (const auto mix = fabric.find("gpus")) shape.gpus = read_gpu_shares(*mix, gpus);
-  shape.gpus_per_node = fabric.int_or("gpus_per_node", 1, 1024, 1);
-  shape.cpu_cores = fabric.int_or("cpu_cores", 1, 1 << 16, 16);
+  shape.gpus_per_node = static_cast<int>(read_in(fabric, "gpus_per_node", R::kGpusPerNode, 1));
+  shape.cpu_cores = static_cast<int>(read_in(fabric, "cpu_cores", R::kCpuCores, 16));
   shape.loss_rate = fabric.fraction_or("loss_rate", 0);
   check_typical_values(fabric, "topology.fabric", diagnostics);
   if (fabric.has("groups")) shape.groups = read_groups(fabric, gpus, shape, diagnostics);

@@ -29,12 +29,7 @@ struct Topology::Graph {
 namespace {
 
 constexpr std::string_view kIndexPlaceholder = "{i}";
-constexpr int kMaxCount = 1 << 20;
-// Links slower than 1 Mb/s or with more than a second of latency would push one iteration's
-// simulated time past what int64 nanoseconds hold; faster than 1 Pb/s is a typo.
-constexpr double kMinBandwidthGbps = 1e-3;
-constexpr double kMaxBandwidthGbps = 1e6;
-constexpr double kMaxLatencyUs = 1e6;
+using R = TopologyRanges;
 constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
 
 std::uint64_t pair_key(std::size_t a, std::size_t b, std::size_t n) {
@@ -45,18 +40,13 @@ std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 Duration read_latency(const ConfigNode& entry) {
   entry.at("latency_us");
-  const double microseconds = entry.at_least_or("latency_us", 0, 0);
-  if (microseconds > kMaxLatencyUs) {
-    entry.at("latency_us").fail("a latency in [0, 1e6] us (one second at most)");
-  }
+  const double microseconds = read_in(entry, "latency_us", R::kLinkLatencyUs, 0, " us");
   return Duration{std::llround(microseconds * 1e3)};
 }
 
 LinkSpec read_link(const ConfigNode& entry) {
-  const double bandwidth_gbps = entry.positive("bandwidth_gbps");
-  if (bandwidth_gbps < kMinBandwidthGbps || bandwidth_gbps > kMaxBandwidthGbps) {
-    entry.at("bandwidth_gbps").fail("a bandwidth in [0.001, 1e6] Gb/s");
-  }
+  entry.at("bandwidth_gbps");
+  const double bandwidth_gbps = read_in(entry, "bandwidth_gbps", R::kLinkGbps, 0, " Gb/s");
   const Duration latency = read_latency(entry);
   return LinkSpec{bandwidth_gbps, latency, entry.fraction_or("loss_rate", 0)};
 }
@@ -69,7 +59,7 @@ std::vector<std::string> expand_names(const ConfigNode& entry) {
   if (entry.has("count") && !numbered) name_node.fail("a name containing {i} when count is given");
   if (numbered) entry.at("count");
   // The range the reference (topology_knobs.cpp) states, in the same words.
-  const std::int64_t count = entry.int_or("count", 1, kMaxCount, 1);
+  const auto count = static_cast<std::int64_t>(read_in(entry, "count", R::kGroupCount, 1));
   if (!numbered) return {name};
   std::vector<std::string> names;
   names.reserve(static_cast<std::size_t>(count));
@@ -176,13 +166,14 @@ class TopologyReader {
       node.gpu = spec->name;
       node.gpu_spec = *spec;
     }
-    node.gpus = static_cast<int>(entry.count_or("gpus", needs_gpu ? 1 : 0, needs_gpu ? 1 : 0));
+    node.gpus =
+        static_cast<int>(read_in(entry, "gpus", R::kNodeGpus, needs_gpu ? 1 : 0, R::kWithGpu));
     if (node.gpus > 0 && !needs_gpu) entry.at("gpu");
-    if (node.gpus > 1024) entry.at("gpus").fail("an integer <= 1024");
+    if (node.gpus == 0 && needs_gpu) {
+      entry.at("gpus").fail(R::kNodeGpus.expected() + std::string(R::kWithGpu));
+    }
     entry.at("cpu_cores");
-    const std::int64_t cores = entry.count_or("cpu_cores", 1, 1);
-    if (cores > 1 << 16) entry.at("cpu_cores").fail("an integer <= 65536");
-    node.cpu_cores = static_cast<int>(cores);
+    node.cpu_cores = static_cast<int>(read_in(entry, "cpu_cores", R::kCpuCores, 1));
     node.machine = entry.text_or("machine", "");
     if (!node.machine.empty()) check_machine_cores(entry, node);
 

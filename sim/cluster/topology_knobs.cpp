@@ -12,6 +12,7 @@ namespace dynamix {
 namespace {
 
 using Rows = KnobRows<TopologyKeys>;
+using R = TopologyRanges;
 
 const std::string kNicSource =
     "typical <= 1600 Gb/s: 1.6 Tb/s Ethernet (IEEE 802.3dj), 800 Gb/s NICs (NVIDIA ConnectX-8); "
@@ -51,13 +52,13 @@ std::vector<TopologyKnob> link_rows(const std::string& prefix, const std::string
                .meaning = "line rate of " + noun + ", each direction",
                .source = kNicSource,
                .default_value = "required"},
-              "number", "a number in [0.001, 1e+06]", nic_gbps()),
+              "number", R::kLinkGbps.expected(), nic_gbps()),
           row({.key = prefix + "latency_us",
                .unit = "us",
                .meaning = "one-way propagation and switching latency of " + noun,
                .source = kLatencySource,
                .default_value = "required"},
-              "number", "a number in [0, 1e+06]", latency_us()),
+              "number", R::kLinkLatencyUs.expected(), latency_us()),
           row({.key = prefix + "loss_rate",
                .meaning = "packet loss of " + noun + ", a fraction (0.001 is 0.1%)",
                .source = kLossSource,
@@ -104,7 +105,7 @@ std::vector<TopologyKnob> node_rows() {
       row({.key = "count",
            .meaning = "nodes this entry declares (a node group), named by its {i} pattern",
            .default_value = "1"},
-          "integer", "an integer in [1, 1048576]"),
+          "integer", R::kGroupCount.expected()),
       row({.key = "role",
            .meaning = "workers train; servers hold parameter-server shards only",
            .default_value = "worker"},
@@ -117,11 +118,11 @@ std::vector<TopologyKnob> node_rows() {
       row({.key = "gpus",
            .meaning = "devices on the node; its batch is split evenly over them",
            .default_value = "1 with a gpu, else 0"},
-          "integer", "an integer in [0, 1024], >= 1 with a gpu"),
+          "integer", R::kNodeGpus.expected() + std::string(R::kWithGpu)),
       row({.key = "cpu_cores",
            .meaning = "CPU cores that load data (shared by the ranks of one machine)",
            .default_value = "required"},
-          "integer", "an integer in [1, 65536]"),
+          "integer", R::kCpuCores.expected()),
       row({.key = "machine",
            .meaning = "a machine several ranks share (its cores and link); they must agree on "
                       "cpu_cores",
@@ -150,7 +151,7 @@ TopologyKnobTable switches() {
             .default_value = "required"},
            "text", "a unique name"),
        row({.key = "count", .meaning = "switches this entry declares", .default_value = "1"},
-           "integer", "an integer in [1, 1048576]")});
+           "integer", R::kGroupCount.expected())});
 }
 
 TopologyKnobTable links() {
@@ -171,11 +172,11 @@ std::vector<TopologyKnob> host_rows(const std::string& owner, const std::string&
   return {row({.key = "gpus_per_node",
                .meaning = "GPUs on each node of " + owner,
                .default_value = given("1")},
-              "integer", "an integer in [1, 1024]"),
+              "integer", R::kGpusPerNode.expected()),
           row({.key = "cpu_cores",
                .meaning = "CPU cores of each node of " + owner,
                .default_value = given("16")},
-              "integer", "an integer in [1, 65536]"),
+              "integer", R::kCpuCores.expected()),
           row({.key = "host_bandwidth_gbps",
                .unit = "Gb/s",
                .meaning = "line rate of each node's uplink of " + owner,
@@ -206,19 +207,19 @@ std::vector<TopologyKnob> fabric_shape_rows() {
                .meaning = "worker nodes (not groups): the one key that scales the cluster; share "
                           "groups split what fixed-count groups leave",
                .default_value = "the groups' sum when every group has nodes"},
-              "integer", "an integer in [1, 65536]"),
+              "integer", R::kFabricNodes.expected()),
           row({.key = "hosts_per_leaf",
                .meaning = "leaf-spine: nodes under each leaf switch",
                .default_value = "16"},
-              "integer", "an integer in [1, 4096]"),
+              "integer", R::kHostsPerLeaf.expected()),
           row({.key = "spines",
                .meaning = "leaf-spine: spine switches, each linked to every leaf",
                .default_value = "2"},
-              "integer", "an integer in [1, 1024]"),
+              "integer", R::kSpines.expected()),
           row({.key = "k",
                .meaning = "fat-tree: switch radix, k^3/4 nodes at most",
                .default_value = "the smallest that holds nodes"},
-              "integer", "an even integer in [2, 256]"),
+              "integer", std::string(R::kRadix)),
           row({.key = "oversubscription",
                .meaning = "nodes' bandwidth into a leaf (edge) switch over its uplinks' (1: "
                           "non-blocking)",
@@ -263,11 +264,11 @@ TopologyKnobTable fabric_groups_table() {
       row({.key = "share",
            .meaning = "share of the nodes fixed-count groups leave (exactly one of share, nodes)",
            .default_value = "none"},
-          "number", "a number in (0, 1], shares summing to 1"),
+          "number", std::string(R::kGroupShare)),
       row({.key = "nodes",
            .meaning = "a fixed node count (exactly one of share, nodes)",
            .default_value = "none"},
-          "integer", "an integer in [1, 65536]")};
+          "integer", R::kFabricNodes.expected())};
   for (TopologyKnob& knob : host_rows("the group", "the fabric's")) rows.push_back(std::move(knob));
   return Rows::table("topology.fabric.groups[]",
                      "one group of a fabric's nodes, in node order (whole leaves of one group "

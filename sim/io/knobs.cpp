@@ -29,6 +29,16 @@ std::string Range::expected() const {
 
 Range integers(double low, double high) { return {.low = low, .high = high, .integer = true}; }
 
+double read_in(const ConfigNode& section, std::string_view key, const Range& range, double fallback,
+               std::string_view note) {
+  const auto child = section.find(key);
+  if (!child) return fallback;
+  const double value =
+      range.integer ? static_cast<double>(child->as_integer()) : child->as_number();
+  if (!range.contains(value)) child->fail(range.expected() + std::string(note));
+  return value;
+}
+
 std::optional<std::string> implausibility(const std::string& key, double value,
                                           const std::string& unit, const Typical& typical) {
   if (typical.contains(value)) return std::nullopt;

@@ -41,6 +41,12 @@ struct Range {
 /// Integers from `low` to `high`.
 Range integers(double low, double high = Range::kUnbounded);
 
+/// The value of `key` in `section` (an integer when range.integer) checked against `range`, a
+/// value outside failing in the range's own words, then `note`; `fallback` when absent. For the
+/// hand-written readers, so that their messages say what the reference's rows say.
+double read_in(const ConfigNode& section, std::string_view key, const Range& range, double fallback,
+               std::string_view note = {});
+
 /// Where a key's values usually lie: a value outside, though inside the hard range, is more likely
 /// a unit slip (Mb/s for Gb/s, a percent for a fraction) than meant, and draws a warning.
 struct Typical {

@@ -54,7 +54,8 @@ TEST_CASE("A leaf-spine fabric fills leaves in order and links every leaf to eve
 
 TEST_CASE("A fabric too large for its generated topology is refused with the reason") {
   CHECK(error_of([] { fabric("kind: leaf-spine, nodes: 100000"); })
-            .find("nodes: expected at most 65536 (the topology generated for them must fit one "
+            .find("nodes: expected an integer in [1, 65536] (the topology generated for them must "
+                  "fit one "
                   "document of 1000000 values), found '100000'") != std::string::npos);
   // Within the node bound, the switch links can still overflow the document: refused up front,
   // naming the shape, not at the value that overflowed.

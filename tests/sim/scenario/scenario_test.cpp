@@ -9,14 +9,17 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "sim/cluster/gpu_catalog.h"
+#include "sim/cluster/topology_knobs.h"
 #include "sim/io/config_node.h"
 #include "sim/io/diagnostics.h"
 #include "sim/io/input_error.h"
 #include "sim/io/sources.h"
+#include "sim/scenario/scenario_knobs.h"
 #include "sim/scenario/scenario_names.h"
 #include "sim/training/dynamics.h"
 #include "tests/fixtures.h"
@@ -168,6 +171,76 @@ TEST_CASE("Unit slips in intra_node_gbps and a user device warn with the value m
   CHECK(
       warned[2].ends_with("l4x.memory_gb 24000000000 is above any GPU's memory we "
                           "know (\u2264 288 GB); did you mean 24?"));
+}
+
+/// Values just outside a range the reference states ("a number in (0, 1]", "an integer >= 1");
+/// none for other kinds of range.
+std::vector<std::string> outside(const std::string& range) {
+  std::smatch m;
+  static const std::regex interval(
+      R"(an? (number|integer) in ([\[(])([-\d.e+]+), ([-\d.e+]+)([\])]).*)");
+  static const std::regex bound(R"(an? (number|integer) (>=?) ([-\d.e+]+).*)");
+  const auto below = [](const std::string& kind, const std::string& open, const std::string& low) {
+    if (open == "(" || open == ">") return low;
+    return kind == "integer" ? std::to_string(std::stoll(low) - 1)
+                             : std::to_string(std::stod(low) - 0.5);
+  };
+  if (std::regex_match(range, m, interval)) {
+    const std::string above = m[5] == ")"         ? m[4].str()
+                              : m[1] == "integer" ? std::to_string(std::stoll(m[4]) + 1)
+                                                  : std::to_string(2 * std::stod(m[4]) + 1);
+    return {below(m[1], m[2], m[3]), above};
+  }
+  if (std::regex_match(range, m, bound)) return {below(m[1], m[2], m[3])};
+  return {};
+}
+
+TEST_CASE("A value outside its range is refused in the words the reference states") {
+  // The reference (dynamix config, docs/configuration.md) and the readers' messages say one
+  // range: every scenario and topology key with a numeric range, given a value just outside it.
+  TempDirectory work;
+  std::ofstream(work / "groups.yaml")
+      << "name: groups\ntopology:\n  fabric:\n    kind: leaf-spine\n    nodes: 8\n"
+         "    groups:\n      - {gpu: A100, nodes: 4}\n      - {gpu: V100, share: 1}\n"
+         "training:\n  workload: resnet18-cifar10\n";
+  const auto scenario_for = [&work](const std::string& key) {
+    if (key.starts_with("topology.fabric.groups")) return work / "groups.yaml";
+    if (key.starts_with("topology.fabric")) {
+      return (kSourceDir / "scenarios/studies/scaling.yaml").string();
+    }
+    if (key.starts_with("topology.")) return (kSourceDir / "scenarios/hetero32.yaml").string();
+    return (kSourceDir / "scenarios/quickstart.yaml").string();
+  };
+  int checked = 0;
+  const auto check = [&](const std::string& section, const std::string& row_key,
+                         const std::string& range) {
+    std::string key =
+        section.empty() || row_key.starts_with(section + ".") ? row_key : section + "." + row_key;
+    for (auto at = key.find("[]"); at != std::string::npos; at = key.find("[]")) {
+      key.replace(at, 2, ".0");
+    }
+    // groups.yaml's group 0 is sized by nodes, group 1 by share.
+    if (key == "topology.fabric.groups.0.share") key = "topology.fabric.groups.1.share";
+    for (const std::string& value : outside(range)) {
+      CAPTURE(key);
+      CAPTURE(value);
+      std::string message;
+      try {
+        load_scenario(scenario_for(key), {key + "=" + value});
+      } catch (const InputError& error) {
+        message = error.what();
+      }
+      CHECK_MESSAGE(message.find("expected " + range) != std::string::npos, message);
+      ++checked;
+    }
+  };
+  for (const auto& table : scenario_knobs()) {
+    for (const auto& knob : table.knobs) check(table.section, knob.key, knob.range);
+  }
+  for (const auto& table : topology_knobs()) {
+    for (const auto& knob : table.knobs) check(table.section, knob.key, knob.range);
+  }
+  CHECK(checked > 80);
 }
 
 TEST_CASE("every shipped scenario loads") {
@@ -452,7 +525,7 @@ TEST_CASE("a zero or negative bandwidth is rejected with the file, line and key"
     check_rejected(files, {files.topology_path,
                            9,
                            "nodes.0.link.bandwidth_gbps",
-                           {"a number > 0", "found '" + value + "'"}});
+                           {"a number in [0.001, 1e+06]", "found '" + value + "'"}});
   }
 }
 
