@@ -220,7 +220,12 @@ void finish_run(RunDirectory& directory, const Scenario& scenario, const Trainin
     std::cout << "  warning           packet loss makes iterations "
               << format_rounded(report.loss_slowdown)
               << " times as long as on the same cluster without loss (the links' loss_rate; "
-                 "TCP's rate under loss, Padhye et al.): loss, not bandwidth, sets the pace\n";
+                 "TCP's rate under loss, Padhye et al.): loss, not bandwidth, sets the pace"
+              << (scenario.network.loss_recovery == LossRecovery::kReno
+                      ? "; Linux's SACK recovery times out far less than this Reno model "
+                        "(network.loss_recovery=sack, docs/network.md)"
+                      : "")
+              << '\n';
   } else if (report.rto_wait_fraction > kRtoWarningFraction) {
     std::cout << "  warning           retransmission timeouts take "
               << std::lround(100 * report.rto_wait_fraction) << "% of communication time ("

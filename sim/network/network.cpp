@@ -176,7 +176,7 @@ double Network::Impl::flow_cap_bytes_per_s(const Route& route) const {
   return std::min(window_cap_bytes_per_s(options.max_window_bytes, rtt),
                   padhye_rate_bytes_per_s(options.mss_bytes, rtt, loss(route),
                                           retransmission_timeout(rtt, options.min_rto),
-                                          options.segments_per_ack));
+                                          options.segments_per_ack, options.loss_recovery));
 }
 
 std::size_t Network::Impl::incast_round(LinkId port, Duration rtt) {
@@ -218,7 +218,8 @@ TransferId Network::Impl::start_transfer(SharedRoutes shared, double bytes_per_m
     MemberStats& stats = transfer.stats[m];
     stats.wire_bytes = bytes_per_member / (1 - p);
     stats.retransmitted_segments = segments * p / (1 - p);
-    stats.timeouts = stats.retransmitted_segments * timeout_fraction(p, options.segments_per_ack);
+    stats.timeouts = stats.retransmitted_segments *
+                     timeout_fraction(p, options.segments_per_ack, options.loss_recovery);
     if (options.incast && !route.empty() && bytes_per_member > 0) {
       const std::size_t round = incast_round(route.back(), rtt);
       if (round > 0) {

@@ -11,6 +11,7 @@
 #include "sim/core/time.h"
 #include "sim/network/bandwidth_trace.h"
 #include "sim/network/link.h"
+#include "sim/network/tcp.h"
 
 namespace dynamix {
 
@@ -23,6 +24,9 @@ struct NetworkOptions {
   Duration min_rto = std::chrono::milliseconds(200);
   /// Segments acknowledged per ACK, Padhye's b: 2 with delayed ACKs (RFC 1122, RFC 5681).
   double segments_per_ack = 2;
+  /// Which losses end in a retransmission timeout (tcp.h). Reno's, Padhye's model, by default;
+  /// scripts/tcp_study.py measured Linux (SACK, RACK-TLP) timing out far less (docs/network.md).
+  LossRecovery loss_recovery = LossRecovery::kReno;
   /// Initial congestion window, each sender's burst in an incast round (RFC 6928: 10 segments).
   double initial_window_segments = 10;
   /// Egress buffer per switch port: 4 MiB shared by 48 ports (Broadcom Triumph, as measured by

@@ -22,17 +22,18 @@ double mathis_rate_bytes_per_s(double mss_bytes, Duration rtt, double loss,
 }
 
 double padhye_rate_bytes_per_s(double mss_bytes, Duration rtt, double loss, Duration rto,
-                               double segments_per_ack) {
+                               double segments_per_ack, LossRecovery recovery) {
   DYNAMIX_CHECK(loss >= 0 && loss < 1, "loss probability " << loss);
   if (loss == 0) return kUnbounded;
   const double b = segments_per_ack;
   const double round_trips = to_seconds(rtt) * std::sqrt(2.0 * b * loss / 3.0);
   const double timeouts =
-      to_seconds(rto) * timeout_fraction(loss, b) * loss * (1.0 + 32.0 * loss * loss);
+      to_seconds(rto) * timeout_fraction(loss, b, recovery) * loss * (1.0 + 32.0 * loss * loss);
   return mss_bytes / (round_trips + timeouts);
 }
 
-double timeout_fraction(double loss, double segments_per_ack) {
+double timeout_fraction(double loss, double segments_per_ack, LossRecovery recovery) {
+  if (recovery == LossRecovery::kSack) return loss * loss;
   return std::min(1.0, 3.0 * std::sqrt(3.0 * segments_per_ack * loss / 8.0));
 }
 

@@ -482,6 +482,17 @@ std::vector<ScenarioKnob> tcp_knobs() {
                           .meaning = "segments acknowledged per ACK (Padhye's b)",
                           .source = "delayed ACKs, RFC 1122 and RFC 5681"},
                          field(&NetworkOptions::segments_per_ack), Range{.low = 1}),
+          Rows::choice<LossRecovery>(
+              {.key = "loss_recovery",
+               .meaning = "which losses end in a retransmission timeout: reno (Padhye's "
+                          "Q = min(1, 3/E[W]), a stack without SACK) or sack (only a loss whose "
+                          "retransmission is lost too, Q = p^2: SACK with RACK-TLP, Linux >= "
+                          "4.18)",
+               .source = "Padhye et al., SIGCOMM'98; RFC 8985; scripts/tcp_study.py "
+                         "(docs/network.md)",
+               .default_value = "reno"},
+              field(&NetworkOptions::loss_recovery),
+              {{"reno", LossRecovery::kReno}, {"sack", LossRecovery::kSack}}, "loss recovery"),
           Rows::quantity(
               {.key = "initial_window_segments",
                .unit = "segments",
