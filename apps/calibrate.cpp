@@ -157,6 +157,12 @@ int run_fidelity(const std::vector<std::string>& args) {
   const std::vector<FidelityRow> rows = compare(model_of(model_options), measured.rows, subset);
   print_comparison(rows);
   print_fidelity_summary(std::cout, rows, std::nullopt, "all");
+  if (!o.out.empty()) {
+    RunDirectory directory(o.out, "fidelity");
+    write_fidelity_csv(directory.file("fidelity.csv"), rows);
+    directory.commit();
+    std::cout << "wrote " << (directory.final_path() / "fidelity.csv").string() << '\n';
+  }
   return 0;
 }
 

@@ -80,6 +80,8 @@ KnobTable<FidelityOptions> make_fidelity_knobs() {
   for (Knob<FidelityOptions>& row : rows) {
     if (row.key == "measured") row.default_value = "required";
   }
+  rows.push_back(SharedRows<FidelityOptions>::out(field(&FidelityOptions::out)));
+  rows.back().default_value = "none: the comparison is printed only";
   return KnobRows<FidelityOptions, ExactNumbers>::table(
       "", "dynamix fidelity: measured against simulated compute, communication and total times",
       std::move(rows));

@@ -39,6 +39,8 @@ const KnobTable<CalibrateOptions>& calibrate_knobs();
 /// Everything `dynamix fidelity` takes.
 struct FidelityOptions {
   ModelOptions model;
+  /// A run directory for fidelity.csv beside the printed comparison ("" for none).
+  std::string out;
 };
 
 const KnobTable<FidelityOptions>& fidelity_knobs();

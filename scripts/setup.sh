@@ -16,9 +16,10 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-yaml python3-venv
 )
 # The whole build also spreads sweep, evaluate and train over MPI ranks, and its tests run them
-# under mpirun on this host.
+# under mpirun on this host and the network study's smoke (scripts/tcp_study.py: network
+# namespaces, tc, nftables, ethtool).
 if ((${#build_targets[@]} == 0)); then
-  packages+=(libboost-mpi-dev openmpi-bin)
+  packages+=(libboost-mpi-dev openmpi-bin iproute2 nftables ethtool)
 fi
 
 missing=()
