@@ -225,8 +225,11 @@ TEST_CASE("A value outside its range is refused in the words the reference state
       CAPTURE(key);
       CAPTURE(value);
       std::string message;
+      std::string assignment = key;
+      assignment += "=";
+      assignment += value;
       try {
-        load_scenario(scenario_for(key), {key + "=" + value});
+        load_scenario(scenario_for(key), {assignment});
       } catch (const InputError& error) {
         message = error.what();
       }
