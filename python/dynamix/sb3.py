@@ -25,7 +25,6 @@ import numpy as np
 from . import export as _export
 
 try:
-    import torch
     from torch import nn
     from gymnasium import spaces
     from stable_baselines3.common.base_class import BaseAlgorithm
