@@ -34,6 +34,7 @@ import os
 import pathlib
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -56,13 +57,24 @@ def arguments(argv):
     parser.add_argument("--dynamix", type=pathlib.Path, default=SOURCE / "build/apps/dynamix")
     parser.add_argument("--proto", type=pathlib.Path, default=SOURCE / "build/adapter/proto",
                         help="the generated Python protobuf stubs (dynamix_pb2.py)")
-    parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--ranks", type=int, default=4, help="ranks of the real job (processes)")
     parser.add_argument("--slowdown", default="",
                         help="per-rank compute slowdown of the real job, e.g. 1,2 (its "
                              "--slowdown: a slow device emulated by sleeping); the simulated "
                              "rank gets the device's time points times its factor")
     parser.add_argument("--fit-batches", default="256,4096", help="global batches fitted")
-    parser.add_argument("--fit-seeds", default="0,1,2")
+    parser.add_argument("--fit-seeds", default="0,1,2", help="seeds of the fit runs")
+    parser.add_argument("--label-noise", type=float, default=0.0,
+                        help="the task's difficulty: the share of training labels the job "
+                             "draws at random (its --label-noise)")
+    parser.add_argument("--hidden", type=int, default=128,
+                        help="the model: the student network's hidden width (the job's --hidden)")
+    parser.add_argument("--quiet-cores", type=float, default=0.3,
+                        help="other processes' CPU use, in cores, above which a real run counts "
+                             "as contaminated (left out of the comparison)")
+    parser.add_argument("--quiet-wait-s", type=float, default=300,
+                        help="how long to wait before each real run for other processes to "
+                             "fall below --quiet-cores (then the run goes ahead, marked)")
     parser.add_argument("--fit-logs", type=pathlib.Path,
                         help="a folder of reference-job logs (bN_sS.csv) to fit instead of "
                              "running the fit runs, e.g. calibration/sim_to_real")
@@ -95,16 +107,23 @@ def arguments(argv):
                         help="dynamix train --steps (0: no trained policy)")
     parser.add_argument("--job-options", default="",
                         help="more reference_job.py options, e.g. '--dataset-size 20000'")
-    parser.add_argument("--measure-options",
+    parser.add_argument("--measure-options", help="scripts/measure_cluster.py options for the "
+                        "cluster calibration",
                         default="--model mlp --batches 64,256,1024 "
                                 "--compute-batches 16,64,256,1024 --sizes 65536,262144,1048576 "
                                 "--trials 2")
     parser.add_argument("--calibrate-options",
                         default="--fit-batches 64,1024 --fit-sizes 65536,262144,1048576",
                         help="dynamix calibrate options: what is fitted (256 held out)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the interrupted study in OUT.partial, run with the same "
+                             "options: its finished real runs (and cluster calibration) are "
+                             "kept, the rest is run again")
     parser.add_argument("--smoke", action="store_true",
                         help="2 ranks, tiny budgets, one seed: checks the pipeline, not targets")
     options = parser.parse_args(argv)
+    # What --resume compares: the command line as given, less --resume itself.
+    options.given = [word for word in argv if word != "--resume"]
     if options.smoke:
         options.ranks, options.fit_batches, options.fit_seeds = 2, "64,512", "0"
         options.static, options.seeds, options.predict_seeds = "32,256", "10", 2
@@ -113,6 +132,15 @@ def arguments(argv):
         options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
         options.measure_options = "--model mlp --quick"
         options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
+        options.quiet_wait_s = 0  # CI shares its machine: record, never wait
+    check_batches(options)
+    if not 0 <= options.label_noise < 1:
+        refuse(f"--label-noise: expected a share in [0, 1), found {options.label_noise}")
+    if options.hidden < 1:
+        refuse(f"--hidden: expected an integer >= 1, found {options.hidden}")
+    if not options.quiet_cores > 0 or options.quiet_wait_s < 0:
+        refuse(f"--quiet-cores, --quiet-wait-s: expected a number > 0 and one >= 0, found "
+               f"{options.quiet_cores} and {options.quiet_wait_s}")
     options.slowdowns = floats(options.slowdown)
     if options.slowdowns and (len(options.slowdowns) != options.ranks or
                               min(options.slowdowns) < 1):
@@ -135,6 +163,34 @@ def arguments(argv):
                 refuse(f"--measured-logs: expected {run_name(label, seed)}.csv ({label}, seed "
                        f"{seed}) in {options.measured_logs}, found none")
     return options
+
+
+def job_batch_limit():
+    """The reference job's per-rank batch bound, read from its source (one definition)."""
+    text = (SOURCE / "adapter/examples/reference_job.py").read_text()
+    return int(re.search(r"^MAX_WORKER_BATCH = (\d+)", text, re.MULTILINE).group(1))
+
+
+def check_batches(options):
+    """Every batch the study will run fits the job's per-rank bound, before any real run: the
+    fit runs' global batches split over --ranks, the static policies' per-rank batches."""
+    limit = job_batch_limit()
+    try:
+        fit, static = integers(options.fit_batches), integers(options.static)
+    except ValueError:
+        refuse(f"--fit-batches, --static: expected comma-separated integers, found "
+               f"'{options.fit_batches}' and '{options.static}'")
+    if options.ranks < 1:
+        refuse(f"--ranks: expected an integer >= 1, found {options.ranks}")
+    for batch in fit:
+        if not options.ranks <= batch <= options.ranks * limit:
+            refuse(f"--fit-batches: expected global batches in [{options.ranks}, "
+                   f"{options.ranks * limit}] ({options.ranks} ranks of at most {limit} each, "
+                   f"the job's bound), found {batch}")
+    for batch in static:
+        if not 1 <= batch <= limit:
+            refuse(f"--static: expected per-rank batches in [1, {limit}] (the job's bound), "
+                   f"found {batch}")
 
 
 def refuse(message):
@@ -161,16 +217,63 @@ class Study:
             refuse(f"--out: expected a new directory, found '{self.out}', which exists (it is "
                    "left as it is)")
         self.work = self.out.with_name(self.out.name + ".partial")
-        if self.work.exists():
-            if not (self.work / ".sim_to_real").is_file():
-                refuse(f"--out: '{self.work}' exists and was not written by this script (it is "
-                       "left as it is)")
-            shutil.rmtree(self.work)
-        self.work.mkdir(parents=True)
-        (self.work / ".sim_to_real").write_text("written by scripts/sim_to_real.py\n")
+        recorded = json.dumps(options.given, indent=1) + "\n"
+        self.resumed = options.resume
+        if self.work.exists() and not (self.work / ".sim_to_real").is_file():
+            refuse(f"--out: '{self.work}' exists and was not written by this script (it is "
+                   "left as it is)")
+        if options.resume:
+            if not self.work.exists():
+                refuse(f"--resume: expected an interrupted study in '{self.work}', found none")
+            before = (self.work / "options.json").read_text()
+            if before != recorded:
+                refuse(f"--resume: expected the options of the study in '{self.work}' "
+                       f"({' '.join(json.loads(before))}), found other ones")
+            self.forget_derived()
+        else:
+            if self.work.exists():
+                print(f"   starting again: {self.work} is removed (--resume keeps its runs)",
+                      flush=True)
+                shutil.rmtree(self.work)
+            self.work.mkdir(parents=True)
+            (self.work / ".sim_to_real").write_text("written by scripts/sim_to_real.py\n")
+            (self.work / "options.json").write_text(recorded)
         self.started = time.monotonic()
         self.targets = floats(options.targets)
         self.stage_seconds = {}
+        # Said on stderr when they arise and again in summary.md.
+        self.warnings = []
+
+    def forget_derived(self):
+        """Resuming: what the stages derive from the real runs is made again; the finished real
+        runs and a finished cluster calibration stay (kept_run says which runs finished)."""
+        for name in ("dynamics", "train", "overhead") + tuple(
+                p.name for p in self.work.glob("predict_*") if p.is_dir()):
+            shutil.rmtree(self.work / name, ignore_errors=True)
+        if not (self.work / "cluster/calibrated.yaml").is_file():
+            shutil.rmtree(self.work / "cluster", ignore_errors=True)
+        for name in ("fit/runs.csv", "scenario.yaml", "overhead.txt", "base_catalog.yaml"):
+            (self.work / name).unlink(missing_ok=True)
+
+    def kept_run(self, folder, run, replayed=False):
+        """Resuming: whether `run` in `folder` finished (its log, its outcome, its quiet record,
+        and with `replayed` its replay's verdict); an unfinished one's files are removed."""
+        if not self.resumed:
+            return False
+        files = [folder / f"{run}.csv", folder / f"{run}.txt", folder / f"{run}.quiet.json"]
+        if replayed:
+            files.append(folder / f"{run}.replay.txt")
+        finished = all(f.is_file() for f in files) and re.search(
+            r"time_to_target_s [0-9.]+|missed", files[1].read_text())
+        if replayed and finished:
+            finished = " decisions match " in files[3].read_text()
+        if finished:
+            print(f"   kept {run} (--resume)", flush=True)
+            return True
+        for leftover in [*files, folder / f"{run}.csv.partial"]:
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(folder / f"{run}.serve", ignore_errors=True)
+        return False
 
     def stage(self, name, function, *args):
         print(f"== {name}", flush=True)
@@ -221,6 +324,7 @@ def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, a
         command += ["--validate-every-samples", str(validate_every)]
     if options.slowdowns:
         command += ["--slowdown", options.slowdown]
+    command += ["--label-noise", str(options.label_noise), "--hidden", str(options.hidden)]
     return command + options.job_options.split()
 
 
@@ -246,6 +350,70 @@ def run_job(options, command, transcript):
                          f"{transcript}")
     reached, _ = found[-1]
     return float(reached) if reached else None
+
+
+class Quiet:
+    """Other processes' CPU use around each real run. A real run needs a quiet machine: Linux's
+    autogroup shares the cores between sessions, so another session's work slows the job
+    however it is niced. Before a run it waits (up to --quiet-wait-s) until other processes use
+    less than --quiet-cores; during the run it measures the same, as the machine's busy CPU
+    time less this script's and its finished children's (the job and serve). A run loud before
+    or during is contaminated: recorded, kept in results.csv, left out of the comparison."""
+
+    WINDOW_S = 2.0
+
+    def __init__(self, options):
+        self.cores, self.wait_s = options.quiet_cores, options.quiet_wait_s
+
+    @staticmethod
+    def sample():
+        """(machine busy CPU seconds, this process's and its reaped children's, wall seconds)."""
+        with open("/proc/stat") as stat:
+            ticks = [int(v) for v in stat.readline().split()[1:9]]
+        busy = sum(ticks) - ticks[3] - ticks[4]  # all but idle and iowait
+        own = sum(getattr(resource.getrusage(who), field)
+                  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                  for field in ("ru_utime", "ru_stime"))
+        return busy / os.sysconf("SC_CLK_TCK"), own, time.monotonic()
+
+    @staticmethod
+    def others(before, after):
+        """Cores other processes used between two samples."""
+        busy, own, wall = (b - a for a, b in zip(before, after))
+        return max(0.0, busy - own) / wall if wall > 0 else 0.0
+
+    def settle(self):
+        """Waits for a quiet machine; the other processes' cores in the last window."""
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            start = self.sample()
+            time.sleep(self.WINDOW_S)
+            cores = self.others(start, self.sample())
+            if cores <= self.cores or time.monotonic() >= deadline:
+                return cores
+
+    def run(self, function, record):
+        """function() on a machine checked before and during; its record written to `record`
+        (JSON) beside the run's log."""
+        before = self.settle()
+        start = self.sample()
+        result = function()
+        during = self.others(start, self.sample())
+        contaminated = before > self.cores or during > self.cores
+        record.write_text(json.dumps({"other_cores_before": round(before, 3),
+                                      "other_cores_during": round(during, 3),
+                                      "threshold_cores": self.cores,
+                                      "contaminated": contaminated}) + "\n")
+        if contaminated:
+            print(f"   contaminated: other processes used {before:.2f} cores before, "
+                  f"{during:.2f} during (threshold {self.cores})", flush=True)
+        return result
+
+
+def contaminated(log):
+    """Whether the run of `log` was marked contaminated; None where no record was kept."""
+    record = log.with_suffix(".quiet.json")
+    return json.loads(record.read_text())["contaminated"] if record.is_file() else None
 
 
 class Arbitrator:
@@ -278,25 +446,31 @@ class Arbitrator:
 
 def fit_runs(study):
     options, folder = study.options, study.work / "fit"
-    folder.mkdir()
+    folder.mkdir(exist_ok=study.resumed)
     logs = []
     if options.fit_logs:
         for batch in integers(options.fit_batches):
             for log in sorted(options.fit_logs.glob(f"b{batch}_s*.csv")):
+                record = log.with_suffix(".quiet.json")
+                if record.is_file():
+                    shutil.copy(record, folder / record.name)
                 logs.append(pathlib.Path(shutil.copy(log, folder / log.name)))
         if not logs:
             refuse(f"--fit-logs: expected b{{N}}_s{{S}}.csv logs of batches {options.fit_batches} "
                    f"in {options.fit_logs}, found none")
     else:
+        quiet = Quiet(options)
         for seed in integers(options.fit_seeds):
             for batch in integers(options.fit_batches):
                 run = f"b{batch}_s{seed}"
                 log = folder / f"{run}.csv"
-                run_job(options, job_command(options, options.ranks, run, log, seed,
-                                             global_batch=batch,
-                                             validate_every=options.validate_every),
-                        folder / f"{run}.txt")
                 logs.append(log)
+                if study.kept_run(folder, run):
+                    continue
+                command = job_command(options, options.ranks, run, log, seed, global_batch=batch,
+                                      validate_every=options.validate_every)
+                quiet.run(lambda: run_job(options, command, folder / f"{run}.txt"),
+                          log.with_suffix(".quiet.json"))
     with open(folder / "runs.csv", "w") as merged:
         for index, log in enumerate(logs):
             lines = log.read_text().splitlines(keepends=True)
@@ -306,6 +480,9 @@ def fit_runs(study):
 
 def calibrate_cluster(study):
     options = study.options
+    if (study.work / "cluster/calibrated.yaml").is_file():
+        print("   kept cluster/ (--resume)", flush=True)
+        return
     if options.cluster_calibration:
         (study.work / "cluster").mkdir()
         shutil.copy(options.cluster_calibration, study.work / "cluster/calibrated.yaml")
@@ -328,6 +505,18 @@ def fit_dynamics(study):
                   "--dynamics-fit-batches", study.options.fit_batches,
                   *([] if study.options.no_plateau else ["--fit-plateau"]),
                   "--out", study.work / "dynamics", log=study.work / "dynamics.txt")
+
+
+def check_targets(study):
+    """Before the measured runs: a target at or above the fitted plateau (the workload's final
+    accuracy) would leave every policy missing it, in the simulator and most likely for real."""
+    fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
+    plateau = float(fitted["workloads"][WORKLOAD]["final_accuracy"])
+    for target in study.targets:
+        if target >= plateau:
+            refuse(f"--targets: expected targets below the fitted plateau {plateau:.4f} "
+                   f"(dynamics/catalog.yaml's final_accuracy), found {target}; the fit runs are "
+                   f"kept in {study.work}/fit for --fit-logs")
 
 
 def write_scenario(study, overhead_s):
@@ -440,15 +629,23 @@ def fit_job_overhead(study):
             b = low + ratio * (high - low)
             error_b = error(b)
     shift = (low + high) / 2
+    at_bound = shift < 1e-4 or shift > 0.05 - 1e-4
     rows = [(batch, statistics.median(times), simulated_iteration_s(study, scenario,
                                                                       batch // ranks, shift))
             for batch, times in sorted(measured.items())]
     shutil.rmtree(study.work / "overhead")
-    lines = [f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization"] + [
+    lines = [f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization"]
+    if at_bound:  # the fit did not find its optimum inside the range searched
+        lines.append(f"warning: the job overhead sits at the bound of its search, [0, 50] ms: the "
+                     f"iteration model is {'slower' if shift < 1e-4 else 'faster'} than the "
+                     "job even without it (a busier cluster calibration, or another cost)")
+    lines += [
         f"global batch {batch}: measured {1000 * real:.3f} ms an iteration, simulated "
         f"{1000 * sim:.3f} ms" for batch, real, sim in rows]
     (study.work / "overhead.txt").write_text("\n".join(lines) + "\n")
     print("   " + "\n   ".join(lines), flush=True)
+    if at_bound:
+        study.warnings.append(lines[1])
     return shift
 
 
@@ -513,11 +710,14 @@ def run_name(label, seed):
 def reuse_measured(study):
     """The window logs of --measured-logs, by policy: (seed, log), copied into measure/."""
     options, folder = study.options, study.work / "measure"
-    folder.mkdir()
+    folder.mkdir(exist_ok=study.resumed)
     logs = {}
     for seed in integers(options.seeds):
         for label, _, _ in policies(study):
             given = options.measured_logs / f"{run_name(label, seed)}.csv"
+            record = given.with_suffix(".quiet.json")
+            if record.is_file():
+                shutil.copy(record, folder / record.name)
             logs.setdefault(label, []).append(
                 (seed, pathlib.Path(shutil.copy(given, folder / given.name))))
     print(f"   reused the measured runs of {options.measured_logs}", flush=True)
@@ -530,31 +730,39 @@ def measure(study):
     options, folder = study.options, study.work / "measure"
     if options.measured_logs:
         return reuse_measured(study)
-    folder.mkdir()
+    folder.mkdir(exist_ok=study.resumed)
     logs = {}
+    quiet = Quiet(options)
     for seed in integers(options.seeds):
         order = policies(study)
         random.Random(seed).shuffle(order)
         for label, spec, batch in order:
             run = run_name(label, seed)
-            arbitrator = Arbitrator(options, spec, folder / f"{run}.serve")
-            try:
-                reached = run_job(options, job_command(
-                    options, options.ranks, run, folder / f"{run}.csv", seed, batch=batch,
-                    arbitrator=arbitrator.address, validate_every=options.validate_every),
-                    folder / f"{run}.txt")
-            finally:
-                arbitrator.close()
+            logs.setdefault(label, []).append((seed, folder / f"{run}.csv"))
+            if study.kept_run(folder, run, replayed=True):
+                continue
+
+            def steered(run=run, spec=spec, batch=batch, seed=seed):
+                arbitrator = Arbitrator(options, spec, folder / f"{run}.serve")
+                try:
+                    return run_job(options, job_command(
+                        options, options.ranks, run, folder / f"{run}.csv", seed, batch=batch,
+                        arbitrator=arbitrator.address, validate_every=options.validate_every),
+                        folder / f"{run}.txt")
+                finally:
+                    arbitrator.close()
+
+            reached = quiet.run(steered, folder / f"{run}.quiet.json")
             study.dynamix("replay", "--policy", spec, "--log", folder / f"{run}.serve",
                           log=folder / f"{run}.replay.txt")
-            logs.setdefault(label, []).append((seed, folder / f"{run}.csv"))
             print(f"   {label} seed {seed}: "
                   f"{'missed' if reached is None else f'{reached:.1f} s'}", flush=True)
     return logs
 
 
 def time_to(log, target):
-    """Training seconds at the first validation at or above `target`, or None."""
+    """Training seconds at the first validation at or above `target`, or None: the job's own
+    test on the same logged value (reference_job.py stops on float(logged) >= target)."""
     with open(log, newline="") as rows:
         for row in csv.DictReader(rows):
             if row["validation_accuracy"] and float(row["validation_accuracy"]) >= target:
@@ -588,23 +796,29 @@ def bootstrap_ratio(numerators, denominators, rounds=2000, seed=1):
 
 
 def comparison(study, predicted, logs):
-    """Per target: {policy: (predicted times, measured times)}, None for a miss."""
+    """Per target: {policy: (predicted times, measured times)}, None for a miss; measured runs
+    marked contaminated are left out."""
     return {target: {label: (predicted[target].get(label, []),
-                             [time_to(log, target) for _, log in logs[label]])
+                             [time_to(log, target) for _, log in logs[label]
+                              if not contaminated(log)])
                      for label, _, _ in policies(study)}
             for target in study.targets}
 
 
-def write_results(study, compared, logs):
+def write_results(study, predicted, logs):
+    """Every predicted and measured time, contaminated runs included and marked."""
     with open(study.work / "results.csv", "w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(["target_accuracy", "policy", "kind", "seed", "time_to_target_s"])
-        for target, by_policy in compared.items():
-            for label, (sims, reals) in by_policy.items():
-                for (seed, _), seconds in zip(logs[label], reals):
-                    writer.writerow([target, label, "measured", seed, fmt_csv(seconds)])
-                for index, seconds in enumerate(sims):
-                    writer.writerow([target, label, "predicted", index, fmt_csv(seconds)])
+        writer.writerow(["target_accuracy", "policy", "kind", "seed", "time_to_target_s",
+                         "contaminated"])
+        for target in study.targets:
+            for label, _, _ in policies(study):
+                for seed, log in logs[label]:
+                    flag = contaminated(log)
+                    writer.writerow([target, label, "measured", seed, fmt_csv(time_to(log, target)),
+                                     "" if flag is None else int(flag)])
+                for index, seconds in enumerate(predicted[target].get(label, [])):
+                    writer.writerow([target, label, "predicted", index, fmt_csv(seconds), ""])
 
 
 def fmt_csv(value):
@@ -671,7 +885,26 @@ def target_section(study, target, by_policy):
     return lines + [""]
 
 
-def write_summary(study, compared):
+def quiet_lines(study, logs):
+    """What the machine's other processes did during the real runs."""
+    fit = sorted((study.work / "fit").glob("b*_s*.csv"))
+    measured = [log for runs in logs.values() for _, log in runs]
+    lines = []
+    for name, runs in (("fit", fit), ("measured", measured)):
+        flags = [contaminated(log) for log in runs]
+        if all(flag is None for flag in flags):
+            lines.append(f"The {name} runs carry no quiet-machine record (reused from elsewhere).")
+            continue
+        loud = sum(bool(flag) for flag in flags)
+        lines.append(f"{loud} of {len(runs)} {name} runs contaminated (other processes above "
+                     f"{study.options.quiet_cores} cores before or during)"
+                     + ("; left out of the comparison." if name == "measured" and loud else
+                        "; fitted all the same: refit with --fit-logs from quiet runs."
+                        if loud else "."))
+    return lines + [""]
+
+
+def write_summary(study, compared, logs):
     options = study.options
     lines = ["# Sim-to-real: predicted against measured time to target", "",
              f"{options.ranks} ranks"
@@ -684,6 +917,8 @@ def write_summary(study, compared):
         ("measured runs", options.measured_logs), ("policy", options.policy)) if path]
     if reused:
         lines += ["Reused, not run again: " + "; ".join(reused) + ".", ""]
+    lines += quiet_lines(study, logs)
+    lines += [f"Warning: {warning}" for warning in study.warnings] + ([""] if study.warnings else [])
     for target, by_policy in compared.items():
         lines += target_section(study, target, by_policy)
     lines += ["Stage wall times: " + ", ".join(
@@ -729,14 +964,15 @@ def main(argv):
     study.stage("fit runs", fit_runs, study)
     study.stage("cluster calibration", calibrate_cluster, study)
     study.stage("dynamics fit", fit_dynamics, study)
+    check_targets(study)
     overhead_s = study.stage("job overhead", fit_job_overhead, study)
     write_scenario(study, overhead_s)
     study.stage("training", train_policy, study)
     predicted = study.stage("prediction", predict_all, study)
     logs = study.stage("measurement", measure, study)
     compared = comparison(study, predicted, logs)
-    write_results(study, compared, logs)
-    write_summary(study, compared)
+    write_results(study, predicted, logs)
+    write_summary(study, compared, logs)
     plot(study, compared)
     study.finish()
     print(f"wrote {options.out}/{{results.csv,summary.md,sim_to_real.png,sim_to_real.svg}}")

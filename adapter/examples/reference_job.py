@@ -188,11 +188,13 @@ def main():
                 if rank == 0:
                     accuracy = accuracy_on(model.module, held_out)
                     controller.validation_accuracy = accuracy
+                    # Reached is judged on the logged value, as scripts/sim_to_real.py
+                    # reads it: one definition, whatever the float's last digits.
                     validation = f"{accuracy:.6f}"
                     print(f"samples {samples} time_s {clock:.2f} global_batch "
                           f"{window['global_batch']:g} loss {window['train_loss']:.4f} "
                           f"validation_accuracy {accuracy:.4f}", flush=True)
-                    if accuracy >= args.target_accuracy and time_to_target is None:
+                    if float(validation) >= args.target_accuracy and time_to_target is None:
                         time_to_target = clock
             if log:
                 log.write([args.run, controller.window_index - 1, controller.iteration, samples,

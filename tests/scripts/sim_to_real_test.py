@@ -1,15 +1,20 @@
 """scripts/sim_to_real.py --smoke runs every stage end to end (2 ranks, tiny budgets): the fit
 runs, both calibrations, training, the prediction, every policy measured through dynamix serve
-and replayed, and writes well-formed outputs; run again from those real runs (--fit-logs,
+and replayed, and writes well-formed outputs, each real run with its quiet-machine record (a run
+beside a busy core marked contaminated); batches the job cannot run refused up front; run again from those real runs (--fit-logs,
 --cluster-calibration, --measured-logs, --policy) it reproduces them. It checks the pipeline,
 not the study's targets.
 
 usage: sim_to_real_test.py DYNAMIX PROTO_DIR SOURCE_DIR"""
 import csv
+import importlib.util
+import json
 import pathlib
 import subprocess
 import sys
 import tempfile
+import time
+import types
 
 POLICIES = ["static:32", "static:256", "goodput:100", "goodput+proportional", "ppo"]
 # Rank 1 emulates a device 1.5x slower (the job's --slowdown); the simulator gives it its own.
@@ -46,8 +51,36 @@ def check_reuse(dynamix, proto, source, study, rows):
           "reuse: summary.md does not say what was reused")
 
 
+def check_quiet_machine(source):
+    """A process using a core beside a real run marks it contaminated, in the run's record."""
+    spec = importlib.util.spec_from_file_location("sim_to_real", source / "scripts/sim_to_real.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    quiet = study.Quiet(types.SimpleNamespace(quiet_cores=0.3, quiet_wait_s=0))
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            record = pathlib.Path(work) / "run.quiet.json"
+            check(quiet.run(lambda: time.sleep(1.5) or "done", record) == "done",
+                  "Quiet.run did not return the run's result")
+            kept = json.loads(record.read_text())
+    finally:
+        hog.kill()
+        hog.wait()
+    check(kept["contaminated"] and kept["other_cores_during"] > 0.5,
+          f"a run beside a busy core was not marked: {kept}")
+    # Batches the job cannot run are refused before any real run, naming its bound.
+    done = subprocess.run([sys.executable, str(source / "scripts/sim_to_real.py"), "--out",
+                           "never-written", "--ranks", "3", "--fit-batches", "256,4096"],
+                          capture_output=True, text=True)
+    check(done.returncode == 2 and "--fit-batches: expected global batches in [3, 3072]"
+          in done.stderr and done.stderr.count("\n") == 1, f"batch check: {done.stderr!r}")
+    check(not pathlib.Path("never-written").exists(), "the refused study wrote its --out")
+
+
 def main():
     dynamix, proto, source = map(pathlib.Path, sys.argv[1:4])
+    check_quiet_machine(source)
     with tempfile.TemporaryDirectory() as work:
         out = pathlib.Path(work) / "study"
         done = subprocess.run(
@@ -79,6 +112,12 @@ def main():
                     check(row["time_to_target_s"] == "" or float(row["time_to_target_s"]) > 0,
                           f"{policy}: time {row['time_to_target_s']!r}")
             run = policy.replace(":", "").replace("+", "_") + "_s10"
+            record = json.loads((out / "measure" / f"{run}.quiet.json").read_text())
+            check(set(record) >= {"other_cores_before", "other_cores_during", "contaminated"},
+                  f"{run}: quiet record {record}")
+            check(all(r["contaminated"] == str(int(record["contaminated"])) for r in rows
+                      if r["policy"] == policy and r["kind"] == "measured"),
+                  f"{run}: results.csv's contaminated column differs from its record")
             replay = (out / "measure" / f"{run}.replay.txt").read_text()
             check(" decisions match " in replay, f"{run}: replay said {replay!r}")
             check((out / "measure" / f"{run}.serve" / "decisions.jsonl").is_file(),
@@ -90,6 +129,8 @@ def main():
             check(summary.count(f"| {policy} |") == len(TARGETS),
                   f"summary.md lacks a row for {policy}")
         check("2 ranks; slowdowns 1,1.5;" in summary, "summary.md does not name the slowdowns")
+        check(" measured runs contaminated (other processes above 0.3 cores" in summary,
+              "summary.md does not say how many measured runs were contaminated")
         scenario = (out / "scenario.yaml").read_text()
         check("gpu: cpu-rank-x1.5" in scenario and "name: rank-1" in scenario,
               "scenario.yaml does not give the slow rank its own device")
@@ -107,7 +148,34 @@ def main():
         check(again.returncode == 2 and "expected a new directory" in again.stdout,
               f"a second run into --out: {again.returncode} {again.stdout[-500:]}")
         check((out / "summary.md").read_text() == summary, "the second run touched the study")
+        check_resume(source, dynamix, proto, out)
     print("ok")
+
+
+def check_resume(source, dynamix, proto, out):
+    """A study interrupted in its measurement (one run not replayed yet) resumes: the finished
+    real runs and the cluster calibration are kept, the unfinished run runs again, and the study
+    finishes in OUT."""
+    partial = out.with_name(out.name + ".partial")
+    out.rename(partial)
+    (partial / "measure" / "static32_s10.replay.txt").unlink()
+    (partial / "summary.md").unlink()
+    command = [sys.executable, str(source / "scripts/sim_to_real.py"), "--smoke", *SLOWDOWN,
+               "--out", str(out), "--dynamix", str(dynamix), "--proto", str(proto)]
+    other = subprocess.run(command[:-4] + ["--seeds", "11", "--resume"] + command[-4:],
+                           capture_output=True, text=True)
+    check(other.returncode == 2 and "--resume: expected the options of the study" in other.stderr,
+          f"resume with other options: {other.returncode} {other.stderr!r}")
+    done = subprocess.run(command + ["--resume"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=600)
+    check(done.returncode == 0, f"resume: exit {done.returncode}:\n{done.stdout[-3000:]}")
+    kept = [line.split()[1] for line in done.stdout.splitlines() if line.strip().startswith("kept")]
+    check(sorted(kept) == sorted(["b64_s0", "b512_s0", "cluster/", "static256_s10",
+                                  "goodput100_s10", "goodput_proportional_s10", "ppo_s10"]),
+          f"resume kept {kept}")
+    check(" decisions match " in (out / "measure" / "static32_s10.replay.txt").read_text(),
+          "resume: the unfinished run was not run again")
+    check((out / "summary.md").is_file() and not partial.exists(), "resume: the study did not end")
 
 
 if __name__ == "__main__":
