@@ -132,6 +132,9 @@ int calibrate_cluster(const std::vector<std::string>& args) {
   }
   const Calibration calibration = calibrate(model, measured, subset, knobs, device);
   print_fit(calibration);
+  for (const std::string& line : knobs_at_bounds(knobs, calibration.fit.values)) {
+    std::cerr << "dynamix: warning: " << line << '\n';
+  }
   write_fidelity_csv(directory.file("fit.csv"), calibration.rows);
   write_scenario(directory.file("calibrated.yaml"), calibration.model, calibration.fit.overrides,
                  measured, diagnostics);

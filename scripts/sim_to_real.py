@@ -493,6 +493,10 @@ def calibrate_cluster(study):
                   "--measure-options", f"--ranks {options.ranks} " + options.measure_options,
                   *options.calibrate_options.split(),
                   "--out", study.work / "cluster", log=study.work / "cluster.txt")
+    for line in (study.work / "cluster.txt").read_text().splitlines():
+        if line.startswith("dynamix: warning: "):  # a knob fitted at a bound of its search
+            study.warnings.append("cluster calibration: " + line[len("dynamix: warning: "):])
+            print(f"   {study.warnings[-1]}", file=sys.stderr, flush=True)
 
 
 def fit_dynamics(study):

@@ -278,6 +278,9 @@ def study(options):
                 "--fit", "sync.call_overhead_us=1:100000:50",
                 "--fit", "sync.reduction_gbps=0.1:1000:20", "--out", fitted,
                 log=work / f"calibrate_r{rate:g}.txt")
+        for line in (work / f"calibrate_r{rate:g}.txt").read_text().splitlines():
+            if line.startswith("dynamix: warning: "):  # a knob fitted at a bound of its search
+                print(f"   {rate:g} Gb/s: {line}", file=sys.stderr, flush=True)
         for loss in options.loss_rates:
             folder = work / "predicted" / f"r{rate:g}_l{loss:g}"
             dynamix(options, "fidelity", "--scenario", fitted / "calibrated.yaml",

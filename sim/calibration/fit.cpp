@@ -7,6 +7,7 @@
 
 #include "sim/core/check.h"
 #include "sim/io/input_error.h"
+#include "sim/io/json_writer.h"
 
 namespace dynamix {
 namespace {
@@ -86,6 +87,26 @@ FitKnob parse_fit_knob(const std::string& text, const std::string& option) {
   knob.high = numbers[1];
   knob.initial = numbers.size() == 3 ? numbers[2] : std::sqrt(numbers[0] * numbers[1]);
   return knob;
+}
+
+std::vector<std::string> knobs_at_bounds(std::span<const FitKnob> knobs,
+                                         std::span<const double> values) {
+  DYNAMIX_CHECK(knobs.size() == values.size(), knobs.size()
+                                                   << " knobs, " << values.size() << " values");
+  std::vector<std::string> lines;
+  for (std::size_t k = 0; k < knobs.size(); ++k) {
+    const FitKnob& knob = knobs[k];
+    const double margin = 0.01 * std::log(knob.high / knob.low);
+    const bool low = std::log(values[k] / knob.low) <= margin;
+    const bool high = std::log(knob.high / values[k]) <= margin;
+    if (!low && !high) continue;
+    lines.push_back(knob.key + " = " + format_number(values[k]) + " sits at the " +
+                    (low ? "lower" : "upper") + " bound of its search [" + format_number(knob.low) +
+                    ", " + format_number(knob.high) +
+                    "]: the fit stopped there, not at an optimum (widen --fit " + knob.key +
+                    "=LOW:HIGH, or the model lacks a term)");
+  }
+  return lines;
 }
 
 std::vector<double> log_errors(const Measurement& measured, const SimulatedTimes& simulated) {

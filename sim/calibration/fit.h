@@ -42,6 +42,12 @@ struct FitResult {
   int evaluations = 0;
 };
 
+/// One line for each knob whose fitted value sits at a bound of its search (within 1% of the
+/// range, in log space): the search stopped there, not at an optimum, so the range, or the model,
+/// is wrong. Empty when every value lies inside.
+std::vector<std::string> knobs_at_bounds(std::span<const FitKnob> knobs,
+                                         std::span<const double> values);
+
 /// The log errors the fit minimizes for one configuration: total time, and communication too
 /// where an iteration's communication was measured.
 std::vector<double> log_errors(const Measurement& measured, const SimulatedTimes& simulated);

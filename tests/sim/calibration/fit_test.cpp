@@ -113,5 +113,19 @@ TEST_CASE("--fit-batches picks the iteration rows fitted, whatever the all-reduc
         }).find("--fit-batches") != std::string::npos);
 }
 
+TEST_CASE("A fitted value at a bound of its search is named; one inside is not") {
+  const std::vector<FitKnob> knobs = {parse_fit_knob("sync.call_overhead_us=1:1000", "test"),
+                                      parse_fit_knob("sync.reduction_gbps=0.1:100", "test"),
+                                      parse_fit_knob("a.b=1:100", "test")};
+  const std::vector<double> values = {1.02, 99.5, 10};
+  const std::vector<std::string> lines = knobs_at_bounds(knobs, values);
+  REQUIRE(lines.size() == 2);
+  CHECK(
+      lines[0].starts_with("sync.call_overhead_us = 1.02 sits at the lower bound of its search "
+                           "[1, 1000]"));
+  CHECK(lines[1].starts_with("sync.reduction_gbps = 99.5 sits at the upper bound"));
+  CHECK(knobs_at_bounds(knobs, std::vector<double>{30, 3, 10}).empty());
+}
+
 }  // namespace
 }  // namespace dynamix
