@@ -355,6 +355,12 @@ std::vector<std::string> train_inputs(const TrainOptions& run) {
   return inputs;
 }
 
+/// Whether train records `knob` as its own: not a PPO or environment row (each recorded in its
+/// own block and resumed by the trainer) and not one the run leaves unrecorded.
+bool own_recorded_row(const Knob<TrainOptions>& knob) {
+  return knob.recorded && !find_knob(ppo_knobs(), knob.key) && !find_knob(env_knobs(), knob.key);
+}
+
 /// run.json: each option once, keyed as Python names them: train's own rows at the top, every PPO
 /// option (those train does not expose too) under "ppo", the environment's under "environment";
 /// the build and the inputs (provenance), the CPU kernels its math ran on, the randomization
@@ -372,10 +378,7 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   json.key("provenance");
   write_provenance(json, train_inputs(run));
   for (const Knob<TrainOptions>& knob : train_knobs().knobs) {
-    // A PPO or environment row is recorded in its own block.
-    if (!knob.recorded || find_knob(ppo_knobs(), knob.key) || find_knob(env_knobs(), knob.key)) {
-      continue;
-    }
+    if (!own_recorded_row(knob)) continue;
     json.key(snake_case(knob.key));
     if (knob.write) {
       knob.write(json, run);
@@ -452,11 +455,9 @@ RunSettings run_settings(const TrainOptions& o, const Scenario& scenario) {
       {"scenario", scenario.name},
       {"set", "resolved configuration " + hex_fingerprint(scenario.resolved.to_yaml())}};
   for (const Knob<TrainOptions>& knob : train_knobs().knobs) {
-    if (!knob.recorded || knob.key == "scenario" || knob.key == "set" ||
-        find_knob(ppo_knobs(), knob.key) || find_knob(env_knobs(), knob.key)) {
-      continue;
+    if (own_recorded_row(knob) && knob.key != "scenario" && knob.key != "set") {
+      settings.emplace_back(knob.key, knob.show(o));
     }
-    settings.emplace_back(knob.key, knob.show(o));
   }
   return settings;
 }
