@@ -633,7 +633,8 @@ def fit_job_overhead(study):
             b = low + ratio * (high - low)
             error_b = error(b)
     shift = (low + high) / 2
-    at_bound = shift < 1e-4 or shift > 0.05 - 1e-4
+    # The search closes to within a microsecond: one that far from a bound ended at it.
+    at_bound = shift < 2e-6 or shift > 0.05 - 2e-6
     rows = [(batch, statistics.median(times), simulated_iteration_s(study, scenario,
                                                                       batch // ranks, shift))
             for batch, times in sorted(measured.items())]
@@ -641,7 +642,7 @@ def fit_job_overhead(study):
     lines = [f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization"]
     if at_bound:  # the fit did not find its optimum inside the range searched
         lines.append(f"warning: the job overhead sits at the bound of its search, [0, 50] ms: the "
-                     f"iteration model is {'slower' if shift < 1e-4 else 'faster'} than the "
+                     f"iteration model is {'slower' if shift < 2e-6 else 'faster'} than the "
                      "job even without it (a busier cluster calibration, or another cost)")
     lines += [
         f"global batch {batch}: measured {1000 * real:.3f} ms an iteration, simulated "
