@@ -54,7 +54,8 @@ JOB_START_TIMEOUT_S = 120
 def arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=pathlib.Path, required=True, help="directory to write")
-    parser.add_argument("--dynamix", type=pathlib.Path, default=SOURCE / "build/apps/dynamix")
+    parser.add_argument("--dynamix", type=pathlib.Path, default=SOURCE / "build/apps/dynamix",
+                        help="the dynamix executable")
     parser.add_argument("--proto", type=pathlib.Path, default=SOURCE / "build/adapter/proto",
                         help="the generated Python protobuf stubs (dynamix_pb2.py)")
     parser.add_argument("--ranks", type=int, default=4, help="ranks of the real job (processes)")
@@ -102,7 +103,9 @@ def arguments(argv):
     parser.add_argument("--validate-every", type=int, default=50000,
                         help="samples between validations, real and simulated (a divisor of "
                              "the dataset size)")
-    parser.add_argument("--time-budget-s", type=float, default=240)
+    parser.add_argument("--time-budget-s", type=float, default=240,
+                        help="training seconds after which a real run (and the prediction) stops "
+                             "short of the target")
     parser.add_argument("--train-steps", type=int, default=40960,
                         help="dynamix train --steps (0: no trained policy)")
     parser.add_argument("--job-options", default="",
