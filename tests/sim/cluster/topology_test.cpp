@@ -54,7 +54,7 @@ std::size_t check_chain(const Topology& topology, std::size_t from, std::size_t 
   return route.size();
 }
 
-const char* kSmall = R"(name: small
+constexpr const char* kSmall = R"(name: small
 switches:
   - tor
 nodes:
@@ -142,8 +142,8 @@ TEST_CASE("Routes in a leaf-spine file take the fewest hops and spread over both
   for (const auto& [from, to] : pairs) {
     const std::size_t hops = check_chain(topology, from, to);
     if (from == to) continue;
-    const std::string from_leaf = topology.link_target(topology.route(from, to).front());
-    const std::string to_leaf = topology.link_source(topology.route(from, to).back());
+    const std::string& from_leaf = topology.link_target(topology.route(from, to).front());
+    const std::string& to_leaf = topology.link_source(topology.route(from, to).back());
     CHECK(hops == (from_leaf == to_leaf ? 2u : 4u));
     if (hops == 4) spines_used.insert(topology.link_target(topology.route(from, to)[1]));
   }
@@ -167,8 +167,10 @@ TEST_CASE("Routes are computed once and the same for the same pair") {
 TEST_CASE("Star and leaf-spine builders give 4096-host clusters with ring routes") {
   const GpuSpec& a100 = *catalog().find("A100");
   std::vector<NodeSpec> hosts;
+  hosts.reserve(4096);
   for (int i = 0; i < 4096; ++i) hosts.push_back(worker_node(std::to_string(i) + "n", a100));
   std::vector<std::pair<std::size_t, std::size_t>> ring;
+  ring.reserve(hosts.size());
   for (std::size_t i = 0; i < hosts.size(); ++i) ring.emplace_back(i, (i + 1) % hosts.size());
 
   Topology star = Topology::star(hosts, LinkSpec{25, std::chrono::microseconds(2), 0});
@@ -260,18 +262,24 @@ TEST_CASE("Topology errors name the file, line and key") {
         "t.yaml:15: links.0.latency_us: expected a number in [0, 1e+06] us, found '1e300'");
   }
   SUBCASE("loss outside [0, 1), a percent read as one") {
-    for (const auto& [loss, hint] :
+    for (const auto& entry :
          std::vector<std::pair<std::string, std::string>>{{"1", ", a fraction (1% is 0.01)"},
                                                           {"-0.1", ""},
                                                           {"10", ", a fraction (10% is 0.1)"},
                                                           {"250", ""}}) {
+      const std::string& loss = entry.first;
       CAPTURE(loss);
-      CHECK(load_error(std::string(kSmall) +
-                       "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: 1, "
-                       "loss_rate: " +
-                       loss + "}\n") ==
-            "t.yaml:15: links.0.loss_rate: expected a number in [0, 1)" + hint + ", found '" +
-                loss + "'");
+      std::string document = kSmall;
+      document +=
+          "links:\n  - {a: a100-0, b: v100-0, bandwidth_gbps: 1, latency_us: 1, loss_rate: ";
+      document += loss;
+      document += "}\n";
+      std::string expected = "t.yaml:15: links.0.loss_rate: expected a number in [0, 1)";
+      expected += entry.second;
+      expected += ", found '";
+      expected += loss;
+      expected += "'";
+      CHECK(load_error(document) == expected);
     }
   }
   SUBCASE("a node count outside the range the reference states") {
