@@ -155,8 +155,8 @@ def nested_widths(count):
     """(line width, marker size) of each of `count` series, widest first: a series drawn over
     another with the same values stays visible as a thinner line inside a wider one."""
     steps = max(count - 1, 1)
-    return [(1.1 + 1.1 * (count - 1 - i) / steps, 3.5 + 2.0 * (count - 1 - i) / steps) if count > 1
-            else (1.1, 3.5) for i in range(count)]
+    return [(1.1 + 1.1 * (count - 1 - i) / steps, 3.5 + 2.0 * (count - 1 - i) / steps)
+            for i in range(count)]
 
 
 def axis_scale(values):

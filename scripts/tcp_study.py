@@ -189,7 +189,7 @@ def measure(link, options):
         command = ["ip", "netns", "exec", namespace, "env", f"GLOO_SOCKET_IFNAME={device}",
                    sys.executable, str(pathlib.Path(__file__)),
                    "--rank", str(rank), "--port", str(port), "--sizes", options.sizes,
-                   "--repetitions", str(options.repetitions), "--rates-gbps", "1", "--losses", "0"]
+                   "--repetitions", str(options.repetitions)]
         ranks.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True, start_new_session=True))
     try:

@@ -571,8 +571,8 @@ training:
   workload: resnet18-cifar10
 )";
   const std::string racks = quoted(work / "racks.yaml");
-  const Outcome lossy = dynamix("simulate --scenario " + racks + " --iterations 5 --out " +
-                                quoted(work / "lossy"));
+  const Outcome lossy =
+      dynamix("simulate --scenario " + racks + " --iterations 5 --out " + quoted(work / "lossy"));
   REQUIRE(lossy.status == 0);
   const YAML::Node summary = YAML::LoadFile(work / "lossy/summary.json");
   CHECK(summary["rto_wait_fraction"].as<double>() < 0.5);
@@ -580,9 +580,9 @@ training:
   CHECK(lossy.stdout_text.find("  warning           packet loss makes iterations ") !=
         std::string::npos);
   // Without the loss: a factor of 1 and no warning.
-  const Outcome clean = dynamix("simulate --scenario " + racks +
-                                " --set topology.links.0.loss_rate=0 --iterations 5 --out " +
-                                quoted(work / "clean"));
+  const Outcome clean =
+      dynamix("simulate --scenario " + racks +
+              " --set topology.links.0.loss_rate=0 --iterations 5 --out " + quoted(work / "clean"));
   REQUIRE(clean.status == 0);
   CHECK(YAML::LoadFile(work / "clean/summary.json")["loss_slowdown"].as<double>() == 1);
   CHECK(clean.stdout_text.find("warning") == std::string::npos);

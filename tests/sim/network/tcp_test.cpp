@@ -57,8 +57,8 @@ TEST_CASE("SACK recovery times out only when a retransmission is lost too") {
   // SACK's leave it near it (scripts/tcp_study.py measured the latter, docs/network.md).
   const Duration rtt = microseconds(20);
   const double mathis = mathis_rate_bytes_per_s(1460, rtt, 0.01, 2);
-  const double sack = padhye_rate_bytes_per_s(1460, rtt, 0.01, milliseconds(200), 2,
-                                              LossRecovery::kSack);
+  const double sack =
+      padhye_rate_bytes_per_s(1460, rtt, 0.01, milliseconds(200), 2, LossRecovery::kSack);
   CHECK(sack > 0.1 * mathis);
   CHECK(padhye_rate_bytes_per_s(1460, rtt, 0.01, milliseconds(200), 2) < 0.01 * mathis);
 }
