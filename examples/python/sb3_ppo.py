@@ -39,8 +39,8 @@ def main():
     args = parse_args()
     torch.set_num_threads(1)
     env = dynamix.make_env(args.scenario, reward="mean", seed=args.seed, overrides=args.set)
-    model = PPO(dynamix.sb3.PerWorkerPolicy, env, n_steps=args.n_steps, batch_size=64,
-                seed=args.seed, device="cpu", verbose=0)
+    model = dynamix.sb3.quiet(PPO(dynamix.sb3.PerWorkerPolicy, env, n_steps=args.n_steps,
+                                  batch_size=64, seed=args.seed, device="cpu", verbose=0))
     model.learn(total_timesteps=args.timesteps)
     out = pathlib.Path(args.out)
     policy = dynamix.sb3.export_policy(model, out / "policy.pt", env=env)

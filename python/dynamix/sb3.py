@@ -5,7 +5,7 @@ adapter that writes what it learned as a policy.pt (docs/python.md, "An outside 
     from stable_baselines3 import PPO
 
     env = dynamix.make_env("quickstart", reward="mean")
-    model = PPO(dynamix.sb3.PerWorkerPolicy, env, seed=1).learn(4096)
+    model = dynamix.sb3.quiet(PPO(dynamix.sb3.PerWorkerPolicy, env, seed=1)).learn(4096)
     dynamix.sb3.export_policy(model, "runs/sb3/policy.pt", env=env)
 
 SB3's stock MlpPolicy reads the whole [workers, features] observation as one flat vector and
@@ -28,6 +28,7 @@ try:
     from torch import nn
     from gymnasium import spaces
     from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
 except ImportError as error:  # say how to get them, not only what is missing
@@ -35,9 +36,16 @@ except ImportError as error:  # say how to get them, not only what is missing
                       "scripts/setup.sh installs pinned versions into .venv-sb3 "
                       "(docs/python.md, \"An outside RL library\")") from error
 
-__all__ = ["PerWorkerPolicy", "actor", "export_policy"]
+__all__ = ["PerWorkerPolicy", "actor", "export_policy", "quiet"]
 
 DEFAULT_LAYERS = (64, 64)  # SB3's own default for PPO's actor and critic
+
+
+def quiet(model):
+    """`model` with a logger that writes nothing: SB3's own makes an empty folder SB3-<date> in
+    the temporary directory at every learn() of a model with verbose=0 and no tensorboard_log."""
+    model.set_logger(Logger(None, []))
+    return model
 
 
 def _rows(space):

@@ -34,8 +34,8 @@ SHORT = ["training.budget_epochs=2"]
 
 def trained(policy, steps=256):
     env = dynamix.make_env("quickstart", reward="mean", seed=1, overrides=SHORT)
-    return env, PPO(policy, env, n_steps=128, batch_size=64, n_epochs=2, seed=1, device="cpu",
-                    verbose=0).learn(steps)
+    model = PPO(policy, env, n_steps=128, batch_size=64, n_epochs=2, seed=1, device="cpu", verbose=0)
+    return env, dynamix.sb3.quiet(model).learn(steps)
 
 
 class Recipe(unittest.TestCase):
@@ -45,6 +45,15 @@ class Recipe(unittest.TestCase):
                              f"{module.__name__} {module.__version__} comes from the venv "
                              f"({module.__file__}), not Debian's")
         self.assertEqual(stable_baselines3.__version__, "2.4.1")
+
+    def test_a_quiet_model_leaves_nothing_in_the_temporary_directory(self):
+        with tempfile.TemporaryDirectory() as folder:
+            before, tempfile.tempdir = tempfile.tempdir, folder
+            try:
+                trained(dynamix.sb3.PerWorkerPolicy, steps=128)
+            finally:
+                tempfile.tempdir = before
+            self.assertEqual(os.listdir(folder), [])
 
 
 class Export(unittest.TestCase):
