@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include "sim/core/check.h"
 
@@ -46,14 +47,118 @@ inline float tanh_of(float x) {
   return x != x ? x : signed_t;
 }
 
-/// Outputs summed in blocks held in registers; each sums its bias, then its inputs in order.
-constexpr std::size_t kBlock = 16;
+/// `kLanes` floats in one vector register. (An alias template would drop the attribute: GCC 12
+/// makes that a plain float.)
+template <std::size_t kLanes>
+struct VectorOf {
+  typedef float type __attribute__((vector_size(kLanes * sizeof(float))));
+};
+template <std::size_t kLanes>
+using Vector = typename VectorOf<kLanes>::type;
+static_assert(sizeof(Vector<16>) == 16 * sizeof(float));
+
+/// `v` += x · from[0 … kLanes) (references, not values: a vector argument of a width the
+/// caller's target lacks would change the ABI).
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void add_product(Vector<kLanes>& v, float x, const float* from) {
+  Vector<kLanes> w;
+  std::memcpy(&w, from, sizeof w);
+  v += x * w;
+}
+
+/// One row's 4 · `kLanes` outputs from `first` on, in four registers of sums: independent chains
+/// of additions whose latencies overlap. Each sum adds its bias, then its inputs in order.
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void four_registers(const DenseNetwork::LayerPass& pass,
+                                                  const float* x, float* out, std::size_t first) {
+  const float* b = pass.bias + first;
+  Vector<kLanes> s0, s1, s2, s3;
+  std::memcpy(&s0, b, sizeof s0);
+  std::memcpy(&s1, b + kLanes, sizeof s1);
+  std::memcpy(&s2, b + 2 * kLanes, sizeof s2);
+  std::memcpy(&s3, b + 3 * kLanes, sizeof s3);
+  for (std::size_t i = 0; i < pass.inputs; ++i) {
+    const float* w = pass.weight + i * pass.stride + first;
+    const float xi = x[i];
+    add_product<kLanes>(s0, xi, w);
+    add_product<kLanes>(s1, xi, w + kLanes);
+    add_product<kLanes>(s2, xi, w + 2 * kLanes);
+    add_product<kLanes>(s3, xi, w + 3 * kLanes);
+  }
+  std::memcpy(out + first, &s0, sizeof s0);
+  std::memcpy(out + first + kLanes, &s1, sizeof s1);
+  std::memcpy(out + first + 2 * kLanes, &s2, sizeof s2);
+  std::memcpy(out + first + 3 * kLanes, &s3, sizeof s3);
+}
+
+/// One row's `kLanes` outputs from `first` on, in one register of sums.
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void one_register(const DenseNetwork::LayerPass& pass, const float* x,
+                                                float* out, std::size_t first) {
+  Vector<kLanes> sum;
+  std::memcpy(&sum, pass.bias + first, sizeof sum);
+  for (std::size_t i = 0; i < pass.inputs; ++i) {
+    add_product<kLanes>(sum, x[i], pass.weight + i * pass.stride + first);
+  }
+  std::memcpy(out + first, &sum, sizeof sum);
+}
+
+/// `pass.count` rows of one layer, tanh after it when `pass.activate`, on registers of `kLanes`
+/// floats. Each lane of any vector width runs the same IEEE ×, + and ÷ in the same order (no
+/// FMA: the project builds with -ffp-contract=off), so the versions below give the same bits.
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void layer_rows(const DenseNetwork::LayerPass& pass) {
+  static_assert(DenseNetwork::kPadding % kLanes == 0);
+  for (std::size_t r = 0; r < pass.count; ++r) {
+    const float* x = pass.input + r * pass.input_stride;
+    float* out = pass.output + r * pass.stride;
+    std::size_t first = 0;
+    for (; first + 4 * kLanes <= pass.stride; first += 4 * kLanes) {
+      four_registers<kLanes>(pass, x, out, first);
+    }
+    for (; first < pass.stride; first += kLanes) one_register<kLanes>(pass, x, out, first);
+    if (pass.activate) {
+      for (std::size_t o = 0; o < pass.stride; ++o) out[o] = tanh_of(out[o]);
+    }
+  }
+}
+
+void layer_rows_baseline(const DenseNetwork::LayerPass& pass) { layer_rows<4>(pass); }
+[[gnu::target("avx2")]] void layer_rows_avx2(const DenseNetwork::LayerPass& pass) {
+  layer_rows<8>(pass);
+}
+[[gnu::target("avx512f")]] void layer_rows_avx512(const DenseNetwork::LayerPass& pass) {
+  layer_rows<16>(pass);
+}
 
 }  // namespace
 
 float portable_tanh(float x) { return tanh_of(x); }
 
-DenseNetwork::DenseNetwork(std::span<const DenseLayer> layers) {
+bool DenseNetwork::supported(VectorUnit unit) {
+  switch (unit) {
+    case VectorUnit::kBaseline:
+      return true;
+    case VectorUnit::kAvx2:
+      return __builtin_cpu_supports("avx2") != 0;
+    case VectorUnit::kAvx512:
+      return __builtin_cpu_supports("avx512f") != 0;
+  }
+  return false;
+}
+
+DenseNetwork::VectorUnit DenseNetwork::widest_unit() {
+  for (const VectorUnit unit : {VectorUnit::kAvx512, VectorUnit::kAvx2}) {
+    if (supported(unit)) return unit;
+  }
+  return VectorUnit::kBaseline;
+}
+
+DenseNetwork::DenseNetwork(std::span<const DenseLayer> layers, VectorUnit unit)
+    : layer_rows_(unit == VectorUnit::kAvx512 ? layer_rows_avx512
+                  : unit == VectorUnit::kAvx2 ? layer_rows_avx2
+                                              : layer_rows_baseline) {
+  DYNAMIX_CHECK(supported(unit), "a forward pass on a vector unit this CPU lacks");
   for (const DenseLayer& layer : layers) {
     DYNAMIX_CHECK(
         layer.weight.size() == layer.inputs * layer.outputs && layer.bias.size() == layer.outputs,
@@ -62,37 +167,19 @@ DenseNetwork::DenseNetwork(std::span<const DenseLayer> layers) {
     DYNAMIX_CHECK(layers_.empty() || layers_.back().outputs == layer.inputs,
                   "a layer of " << layer.inputs << " inputs after one of " << layers_.back().outputs
                                 << " outputs");
+    const std::size_t stride = (layer.outputs + kPadding - 1) / kPadding * kPadding;
     Layer copy{.inputs = layer.inputs,
                .outputs = layer.outputs,
-               .weight_by_input = std::vector<float>(layer.weight.size()),
-               .bias = layer.bias};
+               .stride = stride,
+               .weight_by_input = std::vector<float>(layer.inputs * stride),
+               .bias = std::vector<float>(stride)};
+    std::copy(layer.bias.begin(), layer.bias.end(), copy.bias.begin());
     for (std::size_t o = 0; o < layer.outputs; ++o) {
       for (std::size_t i = 0; i < layer.inputs; ++i) {
-        copy.weight_by_input[i * layer.outputs + o] = layer.weight[o * layer.inputs + i];
+        copy.weight_by_input[i * stride + o] = layer.weight[o * layer.inputs + i];
       }
     }
     layers_.push_back(std::move(copy));
-  }
-}
-
-void DenseNetwork::multiply_row(const Layer& layer, const float* x, float* out) {
-  const std::size_t width = layer.outputs;
-  const float* weight = layer.weight_by_input.data();
-  std::size_t first = 0;
-  for (; first + kBlock <= width; first += kBlock) {
-    float sum[kBlock];
-    for (std::size_t o = 0; o < kBlock; ++o) sum[o] = layer.bias[first + o];
-    for (std::size_t i = 0; i < layer.inputs; ++i) {
-      const float xi = x[i];
-      const float* w = weight + i * width + first;
-      for (std::size_t o = 0; o < kBlock; ++o) sum[o] += xi * w[o];
-    }
-    std::copy_n(sum, kBlock, out + first);
-  }
-  for (; first < width; ++first) {
-    float sum = layer.bias[first];
-    for (std::size_t i = 0; i < layer.inputs; ++i) sum += x[i] * weight[i * width + first];
-    out[first] = sum;
   }
 }
 
@@ -107,19 +194,27 @@ void DenseNetwork::forward(std::span<const float> rows, std::span<float> out) {
   DYNAMIX_CHECK(out.size() == count * outputs(),
                 out.size() << " outputs for " << count << " rows of " << outputs());
   const float* input = rows.data();
+  std::size_t input_stride = inputs();
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    const bool last = l + 1 == layers_.size();
     std::vector<float>& scratch = scratch_[l % 2];
-    if (!last && scratch.size() < count * layer.outputs) scratch.resize(count * layer.outputs);
-    float* output = last ? out.data() : scratch.data();
-    for (std::size_t r = 0; r < count; ++r) {
-      multiply_row(layer, input + r * layer.inputs, output + r * layer.outputs);
-    }
-    if (!last) {
-      for (std::size_t i = 0; i < count * layer.outputs; ++i) output[i] = tanh_of(output[i]);
-    }
-    input = output;
+    if (scratch.size() < count * layer.stride) scratch.resize(count * layer.stride);
+    layer_rows_({.weight = layer.weight_by_input.data(),
+                 .bias = layer.bias.data(),
+                 .inputs = layer.inputs,
+                 .stride = layer.stride,
+                 .input = input,
+                 .input_stride = input_stride,
+                 .count = count,
+                 .output = scratch.data(),
+                 .activate = l + 1 < layers_.size()});
+    input = scratch.data();
+    input_stride = layer.stride;
+  }
+  const std::size_t width = outputs();
+  for (std::size_t r = 0; r < count; ++r) {
+    std::copy_n(input + r * input_stride, width,
+                out.begin() + static_cast<std::ptrdiff_t>(r * width));
   }
 }
 

@@ -16,9 +16,16 @@ float portable_tanh(float x);
 
 class DenseNetwork {
  public:
+  /// The vector instructions the products and tanh run on. All give the same bits: each lane
+  /// runs the same operations in the same order; the wider ones only sooner.
+  enum class VectorUnit { kBaseline, kAvx2, kAvx512 };
+  static bool supported(VectorUnit unit);
+  /// The widest unit this CPU has.
+  static VectorUnit widest_unit();
+
   DenseNetwork() = default;
   /// Copies `layers` (weight row-major [outputs × inputs], as DenseLayer holds it).
-  explicit DenseNetwork(std::span<const DenseLayer> layers);
+  explicit DenseNetwork(std::span<const DenseLayer> layers, VectorUnit unit = widest_unit());
 
   std::size_t inputs() const;
   std::size_t outputs() const;
@@ -28,18 +35,36 @@ class DenseNetwork {
   /// bias, then its inputs in order, so a row's result does not depend on the other rows.
   void forward(std::span<const float> rows, std::span<float> out);
 
+  /// Outputs are computed in multiples of this many (zero weights beyond a layer's own), so that
+  /// every unit fills whole registers.
+  static constexpr std::size_t kPadding = 16;
+
+  /// One layer over `count` rows: [count × input_stride] in (the first `inputs` of each row
+  /// read), [count × stride] out, tanh after it when `activate`.
+  struct LayerPass {
+    const float* weight = nullptr;  // [inputs × stride], by input
+    const float* bias = nullptr;    // [stride]
+    std::size_t inputs = 0;
+    std::size_t stride = 0;
+    const float* input = nullptr;
+    std::size_t input_stride = 0;
+    std::size_t count = 0;
+    float* output = nullptr;
+    bool activate = false;
+  };
+
  private:
   struct Layer {
     std::size_t inputs = 0;
     std::size_t outputs = 0;
-    /// Transposed, [inputs × outputs]: the inner loop runs over outputs and vectorizes without
-    /// reordering any sum.
+    /// `outputs` rounded up to kPadding.
+    std::size_t stride = 0;
+    /// Transposed, [inputs × stride], zero beyond `outputs`: the inner loop runs over outputs in
+    /// registers without reordering any sum.
     std::vector<float> weight_by_input;
     std::vector<float> bias;
   };
-  /// One row's outputs of `layer` for the inputs `x`.
-  static void multiply_row(const Layer& layer, const float* x, float* out);
-
+  void (*layer_rows_)(const LayerPass& pass) = nullptr;
   std::vector<Layer> layers_;
   std::vector<float> scratch_[2];
 };

@@ -105,4 +105,37 @@ TEST_CASE("DenseNetwork computes each row alone, as a double-precision sum would
   }
 }
 
+TEST_CASE("Every vector unit gives the baseline's bits") {
+  // The rollouts act on the widest unit the CPU has; a policy must train to the same bytes on a
+  // CPU without it. Widths cover whole blocks of 64, 32 and 16, the smaller blocks and the rest.
+  Rng rng(11, stream_id("test.dense.units"));
+  const std::vector<DenseLayer> layers = {random_layer(23, 136, rng), random_layer(136, 64, rng),
+                                          random_layer(64, 21, rng), random_layer(21, 5, rng)};
+  constexpr std::size_t kRows = 29;
+  std::vector<float> rows(kRows * 23);
+  for (float& x : rows) x = static_cast<float>(8 * rng.normal());
+  // Saturating, infinite and NaN inputs go through the same tanh lanes.
+  rows[3] = std::numeric_limits<float>::infinity();
+  rows[30] = -std::numeric_limits<float>::infinity();
+  rows[60] = std::numeric_limits<float>::quiet_NaN();
+  rows[90] = 1e30f;
+  using Unit = DenseNetwork::VectorUnit;
+  DenseNetwork baseline(layers, Unit::kBaseline);
+  std::vector<float> expected(kRows * 5);
+  baseline.forward(rows, expected);
+  int compared = 0;
+  for (const Unit unit : {Unit::kAvx2, Unit::kAvx512}) {
+    if (!DenseNetwork::supported(unit)) continue;
+    ++compared;
+    DenseNetwork network(layers, unit);
+    std::vector<float> out(kRows * 5);
+    network.forward(rows, out);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      INFO("unit " << static_cast<int>(unit) << ", output " << i);
+      CHECK(std::bit_cast<std::uint32_t>(out[i]) == std::bit_cast<std::uint32_t>(expected[i]));
+    }
+  }
+  MESSAGE(compared << " vector units beside the baseline compared on this CPU");
+}
+
 }  // namespace dynamix
