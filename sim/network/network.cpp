@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/core/check.h"
@@ -20,6 +22,9 @@ constexpr double kFinishSlack = 1e-14;
 Duration time_to_send(double bytes, double rate_bytes_per_s) {
   return ceil_seconds(bytes / rate_bytes_per_s * (1 - kFinishSlack));
 }
+
+// Member-stats vectors kept for reuse: about as many as transfers finish at one instant.
+constexpr std::size_t kSpareStats = 64;
 
 double done_epsilon_bytes(double bytes_per_member) { return 1e-9 * bytes_per_member + 1e-6; }
 
@@ -44,6 +49,14 @@ struct TraceReplay {
   EventId event;
 };
 
+// What starting a transfer needs of one member route; the links' latency and loss never change.
+struct MemberPath {
+  Duration rtt{};
+  double loss = 0;
+  double cap_bytes_per_s = 0;
+  double timeout_fraction = 0;
+};
+
 // The synchronized burst arriving at one egress port: senders that started within one RTT.
 struct PortBurst {
   TimePoint until;
@@ -65,6 +78,10 @@ struct Network::Impl {
   Duration latency(const Route& route) const;
   double loss(const Route& route) const;
   double flow_cap_bytes_per_s(const Route& route) const;
+  MemberPath member_path(const Route& route) const;
+  /// The paths of `routes`' members, remembered while others hold the routes too (a collective
+  /// starts a transfer on the same routes every iteration).
+  std::span<const MemberPath> member_paths(const SharedRoutes& routes);
   std::size_t incast_round(LinkId port, Duration rtt);
 
   TransferId start_transfer(SharedRoutes members, double bytes_per_member,
@@ -91,6 +108,13 @@ struct Network::Impl {
   std::vector<std::size_t> variable_transfer;
   std::vector<Transfer> live;
   std::vector<Transfer> finished;
+  /// Route sets seen more than once, kept alive here so that an address is never reused while
+  /// remembered; cleared when it reaches kRememberedRouteSets.
+  std::unordered_map<const std::vector<Route>*, std::pair<SharedRoutes, std::vector<MemberPath>>>
+      paths;
+  std::vector<MemberPath> unshared_paths;
+  /// Member-stats vectors of finished transfers, for the next transfers to reuse.
+  std::vector<std::vector<MemberStats>> spare_stats;
   std::vector<TraceReplay> traces;
   TransferId next_id = 1;
   TimePoint progressed_to;
@@ -179,6 +203,34 @@ double Network::Impl::flow_cap_bytes_per_s(const Route& route) const {
                                           options.segments_per_ack, options.loss_recovery));
 }
 
+MemberPath Network::Impl::member_path(const Route& route) const {
+  const Duration rtt = 2 * latency(route);
+  const double p = loss(route);
+  return {.rtt = rtt,
+          .loss = p,
+          .cap_bytes_per_s = flow_cap_bytes_per_s(route),
+          .timeout_fraction = timeout_fraction(p, options.segments_per_ack, options.loss_recovery)};
+}
+
+std::span<const MemberPath> Network::Impl::member_paths(const SharedRoutes& routes) {
+  constexpr std::size_t kRememberedRouteSets = 1 << 16;
+  auto fill = [this, &routes](std::vector<MemberPath>& out) {
+    out.clear();
+    for (const Route& route : *routes) out.push_back(member_path(route));
+  };
+  if (routes.use_count() == 1) {
+    fill(unshared_paths);
+    return unshared_paths;
+  }
+  const auto found = paths.find(routes.get());
+  if (found != paths.end()) return found->second.second;
+  if (paths.size() == kRememberedRouteSets) paths.clear();
+  auto& [kept, computed] = paths[routes.get()];
+  kept = routes;
+  fill(computed);
+  return computed;
+}
+
 std::size_t Network::Impl::incast_round(LinkId port, Duration rtt) {
   PortBurst& burst = bursts[port];
   const TimePoint now = sim.now();
@@ -203,23 +255,28 @@ TransferId Network::Impl::start_transfer(SharedRoutes shared, double bytes_per_m
   transfer.remaining_bytes = bytes_per_member;
   transfer.start = sim.now();
   transfer.on_done = std::move(on_done);
-  transfer.stats.resize(members.size());
+  if (!spare_stats.empty()) {
+    transfer.stats = std::move(spare_stats.back());
+    spare_stats.pop_back();
+  }
+  transfer.stats.assign(members.size(), MemberStats{});
 
   const double segments = bytes_per_member / options.mss_bytes;
   const double burst_bytes =
       std::min(options.initial_window_segments * options.mss_bytes, bytes_per_member);
   Duration stall{};
+  const std::span<const MemberPath> paths_of = member_paths(shared);
   for (std::size_t m = 0; m < members.size(); ++m) {
     const Route& route = members[m];
-    const Duration rtt = 2 * latency(route);
-    const double p = loss(route);
-    transfer.bound_bytes_per_s = std::min(transfer.bound_bytes_per_s, flow_cap_bytes_per_s(route));
+    const MemberPath& path = paths_of[m];
+    const Duration rtt = path.rtt;
+    const double p = path.loss;
+    transfer.bound_bytes_per_s = std::min(transfer.bound_bytes_per_s, path.cap_bytes_per_s);
 
     MemberStats& stats = transfer.stats[m];
     stats.wire_bytes = bytes_per_member / (1 - p);
     stats.retransmitted_segments = segments * p / (1 - p);
-    stats.timeouts = stats.retransmitted_segments *
-                     timeout_fraction(p, options.segments_per_ack, options.loss_recovery);
+    stats.timeouts = stats.retransmitted_segments * path.timeout_fraction;
     if (options.incast && !route.empty() && bytes_per_member > 0) {
       const std::size_t round = incast_round(route.back(), rtt);
       if (round > 0) {
@@ -379,6 +436,7 @@ void Network::Impl::on_network_event() {
     TransferStats stats{transfer.start, now, transfer.bytes_per_member, std::move(transfer.stats),
                         transfer.active_from - transfer.start};
     if (transfer.on_done) transfer.on_done(stats);
+    if (spare_stats.size() < kSpareStats) spare_stats.push_back(std::move(stats.members));
   }
   done.clear();
   if (finished.empty()) finished.swap(done);
