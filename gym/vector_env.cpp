@@ -365,9 +365,27 @@ void VectorEnv::step(std::span<const std::vector<int>> actions, std::vector<Step
       out);
 }
 
+void VectorEnv::step(ActionSource& source, std::vector<std::vector<int>>& actions,
+                     std::vector<StepResult>& out) {
+  actions.resize(envs_.size());
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    if (i < first_owned_ || i >= end_owned_) source.choose(i, actions[i]);
+  }
+  source_ = &source;
+  chosen_ = &actions;
+  try {
+    step(actions, out);
+  } catch (...) {
+    source_ = nullptr;
+    throw;
+  }
+  source_ = nullptr;
+}
+
 void VectorEnv::step_one(std::size_t i) {
   BatchSizeEnv& env = *envs_[i];
   StepResult& out = (*out_)[i];
+  if (source_) source_->choose(i, (*chosen_)[i]);
   try {
     if (needs_reset_[i]) {
       ResetResult reset = env.reset(next_seed_[i]);

@@ -24,6 +24,16 @@ class EnvExchange {
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
 };
 
+/// Chooses environments' actions where each is stepped: rows of different environments are
+/// independent, so the choosing spreads over the stepping threads.
+class ActionSource {
+ public:
+  virtual ~ActionSource() = default;
+  /// Environment i's actions for its current observation, into `actions` (none for one awaiting
+  /// its reset). Called for different environments on several threads at once.
+  virtual void choose(std::size_t i, std::vector<int>& actions) = 0;
+};
+
 class VectorEnv {
  public:
   /// `threads` = 0 uses one thread per core (at most M). Throws EnvError for M = 0 or invalid
@@ -52,6 +62,11 @@ class VectorEnv {
   std::vector<StepResult> step(std::span<const std::vector<int>> actions);
   /// The same into `out` (resized to M), reusing its storage.
   void step(std::span<const std::vector<int>> actions, std::vector<StepResult>& out);
+  /// As above, each environment's actions chosen by `source` into actions[i] (resized to M) on
+  /// the thread that then steps it; with an exchange, those of other processes' environments on
+  /// the caller's thread first.
+  void step(ActionSource& source, std::vector<std::vector<int>>& actions,
+            std::vector<StepResult>& out);
 
  private:
   class Pool;
@@ -77,6 +92,9 @@ class VectorEnv {
   std::vector<std::size_t> order_;
   std::span<const std::vector<int>> actions_;
   std::vector<StepResult>* out_ = nullptr;
+  /// While step(source, …) runs: the source and where its choices go.
+  ActionSource* source_ = nullptr;
+  std::vector<std::vector<int>>* chosen_ = nullptr;
 };
 
 }  // namespace dynamix

@@ -187,6 +187,11 @@ std::size_t DenseNetwork::inputs() const { return layers_.empty() ? 0 : layers_.
 std::size_t DenseNetwork::outputs() const { return layers_.empty() ? 0 : layers_.back().outputs; }
 
 void DenseNetwork::forward(std::span<const float> rows, std::span<float> out) {
+  forward(rows, out, scratch_);
+}
+
+void DenseNetwork::forward(std::span<const float> rows, std::span<float> out,
+                           Scratch& scratch_rows) const {
   DYNAMIX_CHECK(!layers_.empty(), "a forward pass through no layers");
   DYNAMIX_CHECK(rows.size() % inputs() == 0,
                 rows.size() << " values are not rows of " << inputs() << " inputs");
@@ -197,7 +202,7 @@ void DenseNetwork::forward(std::span<const float> rows, std::span<float> out) {
   std::size_t input_stride = inputs();
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    std::vector<float>& scratch = scratch_[l % 2];
+    std::vector<float>& scratch = scratch_rows.layers[l % 2];
     if (scratch.size() < count * layer.stride) scratch.resize(count * layer.stride);
     layer_rows_({.weight = layer.weight_by_input.data(),
                  .bias = layer.bias.data(),

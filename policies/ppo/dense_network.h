@@ -35,6 +35,13 @@ class DenseNetwork {
   /// bias, then its inputs in order, so a row's result does not depend on the other rows.
   void forward(std::span<const float> rows, std::span<float> out);
 
+  /// A forward pass's intermediate rows; one per thread that runs forward passes at once.
+  struct Scratch {
+    std::vector<float> layers[2];
+  };
+  /// As forward(rows, out), in `scratch`: safe on many threads at once, each with its own.
+  void forward(std::span<const float> rows, std::span<float> out, Scratch& scratch) const;
+
   /// Outputs are computed in multiples of this many (zero weights beyond a layer's own), so that
   /// every unit fills whole registers.
   static constexpr std::size_t kPadding = 16;
@@ -66,7 +73,7 @@ class DenseNetwork {
   };
   void (*layer_rows_)(const LayerPass& pass) = nullptr;
   std::vector<Layer> layers_;
-  std::vector<float> scratch_[2];
+  Scratch scratch_;
 };
 
 }  // namespace dynamix

@@ -11,21 +11,22 @@ namespace dynamix {
 StepActions Exploration::act(PpoLearner& learner, std::span<const float> normalized,
                              std::span<const WorkerGroup> groups, std::size_t rows,
                              Rng& rng) const {
-  StepActions step{.actions = std::vector<int>(rows),
-                   .log_probs = std::vector<float>(rows),
-                   .values = std::vector<float>(rows),
-                   .sampled = std::vector<char>(rows, 1)};
+  StepActions step = StepActions::sized(rows);
   if (rows == 0) return step;
   learner.act(normalized, uniforms(groups, rows, rng), step.actions, step.log_probs, step.values);
   if (single_explorer_) keep_one_explorer(learner, normalized, groups, rng, step);
-  if (one_row_per_decision_) {
-    for (const WorkerGroup& group : groups) {
-      if (group.workers == 0) continue;
-      const std::size_t kept = rng.below(group.workers);
-      for (std::size_t w = 0; w < group.workers; ++w) step.sampled[group.first_row + w] = w == kept;
-    }
-  }
+  mark_trained_rows(groups, rng, step);
   return step;
+}
+
+void Exploration::mark_trained_rows(std::span<const WorkerGroup> groups, Rng& rng,
+                                    StepActions& step) const {
+  if (!one_row_per_decision_) return;
+  for (const WorkerGroup& group : groups) {
+    if (group.workers == 0) continue;
+    const std::size_t kept = rng.below(group.workers);
+    for (std::size_t w = 0; w < group.workers; ++w) step.sampled[group.first_row + w] = w == kept;
+  }
 }
 
 std::vector<double> Exploration::uniforms(std::span<const WorkerGroup> groups, std::size_t rows,

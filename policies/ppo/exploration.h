@@ -28,6 +28,14 @@ struct StepActions {
   std::vector<float> values;
   /// 1 where the action was drawn from π; 0 where the worker acted greedily.
   std::vector<char> sampled;
+
+  /// Room for `rows` rows, every one sampled.
+  static StepActions sized(std::size_t rows) {
+    return {.actions = std::vector<int>(rows),
+            .log_probs = std::vector<float>(rows),
+            .values = std::vector<float>(rows),
+            .sampled = std::vector<char>(rows, 1)};
+  }
 };
 
 class Exploration {
@@ -50,10 +58,17 @@ class Exploration {
   StepActions act(PpoLearner& learner, std::span<const float> normalized,
                   std::span<const WorkerGroup> groups, std::size_t rows, Rng& rng) const;
 
- private:
-  /// One uniform number per row: its own, or its environment's with coordinated exploration.
+  /// act() in parts, for acting on many threads: true when a row's action depends on its row
+  /// and its uniform number alone (not with a single explorer, whose peers act greedily).
+  bool rows_independent() const { return !single_explorer_; }
+  /// act()'s first draws: one uniform number per row, its own or its environment's with
+  /// coordinated exploration.
   std::vector<double> uniforms(std::span<const WorkerGroup> groups, std::size_t rows,
                                Rng& rng) const;
+  /// act()'s last draws, once every row has acted: the rows kept for training.
+  void mark_trained_rows(std::span<const WorkerGroup> groups, Rng& rng, StepActions& step) const;
+
+ private:
   /// One random worker per environment keeps its sampled action; the others act greedily, so
   /// that the explorer's advantage is not drowned in its peers' exploration noise.
   static void keep_one_explorer(PpoLearner& learner, std::span<const float> normalized,

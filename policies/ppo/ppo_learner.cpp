@@ -191,22 +191,12 @@ struct PpoLearner::Impl {
   /// passes, which LibTorch's per-call overhead and libm's scalar tanh would dominate.
   DenseNetwork actor_forward;
   DenseNetwork critic_forward;
-  std::vector<float> logits_buffer;
+  ActScratch scratch;
 
   /// Copies the networks' current weights into the forward passes used for acting.
   void refresh_forward() {
     actor_forward = DenseNetwork(layers_of(model->actor));
     critic_forward = DenseNetwork(layers_of(model->critic));
-  }
-
-  /// The actor's logits for `observations` into logits_buffer; the number of rows.
-  std::size_t forward_logits(std::span<const float> observations) {
-    DYNAMIX_CHECK(observations.size() % features == 0,
-                  observations.size() << " values are not rows of " << features << " features");
-    const std::size_t rows = observations.size() / features;
-    if (logits_buffer.size() < rows * actions) logits_buffer.resize(rows * actions);
-    actor_forward.forward(observations, std::span(logits_buffer).first(rows * actions));
-    return rows;
   }
 
   /// One clipped-surrogate gradient step on the rollout's `rows`; its losses.
@@ -245,14 +235,26 @@ std::size_t PpoLearner::actions() const { return impl_->actions; }
 
 void PpoLearner::act(std::span<const float> observations, std::span<const double> uniforms,
                      std::span<int> actions, std::span<float> log_probs, std::span<float> values) {
-  const std::size_t rows = impl_->forward_logits(observations);
+  act(observations, uniforms, actions, log_probs, values, impl_->scratch);
+}
+
+void PpoLearner::act(std::span<const float> observations, std::span<const double> uniforms,
+                     std::span<int> actions, std::span<float> log_probs, std::span<float> values,
+                     ActScratch& scratch) const {
+  const std::size_t features = impl_->features;
+  const std::size_t n = impl_->actions;
+  DYNAMIX_CHECK(observations.size() % features == 0,
+                observations.size() << " values are not rows of " << features << " features");
+  const std::size_t rows = observations.size() / features;
   DYNAMIX_CHECK(uniforms.size() == rows && actions.size() == rows && log_probs.size() == rows &&
                     values.size() == rows,
                 "outputs for " << rows << " rows");
-  impl_->critic_forward.forward(observations, values);
-  const std::size_t n = impl_->actions;
+  if (scratch.logits.size() < rows * n) scratch.logits.resize(rows * n);
+  impl_->actor_forward.forward(observations, std::span(scratch.logits).first(rows * n),
+                               scratch.actor);
+  impl_->critic_forward.forward(observations, values, scratch.critic);
   for (std::size_t row = 0; row < rows; ++row) {
-    const float* logits = impl_->logits_buffer.data() + row * n;
+    const float* logits = scratch.logits.data() + row * n;
     // log π = l − max − log Σ exp(l − max), in double, as a log-softmax that cannot overflow.
     const double highest = *std::max_element(logits, logits + n);
     double sum = 0;
@@ -274,7 +276,7 @@ void PpoLearner::act(std::span<const float> observations, std::span<const double
 }
 
 void PpoLearner::values(std::span<const float> observations, std::span<float> values) {
-  impl_->critic_forward.forward(observations, values);
+  impl_->critic_forward.forward(observations, values, impl_->scratch.critic);
 }
 
 std::vector<float> PpoLearner::logits(std::span<const float> observations) {

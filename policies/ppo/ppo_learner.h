@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policies/export/policy_snapshot.h"
+#include "policies/ppo/dense_network.h"
 #include "policies/ppo/ppo_options.h"
 
 namespace dynamix {
@@ -66,6 +67,17 @@ class PpoLearner {
   /// float rounding of LibTorch's.
   void act(std::span<const float> observations, std::span<const double> uniforms,
            std::span<int> actions, std::span<float> log_probs, std::span<float> values);
+  /// What act() computes in between; one per thread acting at once.
+  struct ActScratch {
+    DenseNetwork::Scratch actor;
+    DenseNetwork::Scratch critic;
+    std::vector<float> logits;
+  };
+  /// As act() above, in `scratch`: threads may act at once on different rows, each with its own
+  /// scratch, while nothing updates the learner.
+  void act(std::span<const float> observations, std::span<const double> uniforms,
+           std::span<int> actions, std::span<float> log_probs, std::span<float> values,
+           ActScratch& scratch) const;
   /// V(row) for each normalized row.
   void values(std::span<const float> observations, std::span<float> values);
   /// Action logits, row-major [rows × actions], from LibTorch: the exported policy.pt gives

@@ -128,10 +128,30 @@ class ThreadExchange : public EnvExchange {
   std::size_t rank_;
 };
 
+/// Chooses what shared_trajectory's caller would pass: (decision + i) mod 5 for each worker of
+/// environment i; counts its calls.
+class CountingSource : public ActionSource {
+ public:
+  CountingSource(const std::vector<std::size_t>& workers, int decision)
+      : workers_(workers), decision_(decision), calls_(workers.size()) {}
+  void choose(std::size_t i, std::vector<int>& actions) override {
+    actions.assign(workers_[i], static_cast<int>((static_cast<std::size_t>(decision_) + i) % 5));
+    ++calls_[i];
+  }
+  const std::vector<int>& calls() const { return calls_; }
+
+ private:
+  const std::vector<std::size_t>& workers_;
+  int decision_;
+  std::vector<int> calls_;
+};
+
 /// Every result's observation, rewards, flags and times over 30 decisions of M = 5
-/// environments, as the process of `exchange` (or a lone process) sees them.
-std::vector<double> shared_trajectory(EnvExchange* exchange) {
-  VectorEnv vector_env(short_episodes(), evaluation_env_options(), 5, 1, exchange);
+/// environments, as the process of `exchange` (or a lone process) sees them; with `chosen`, the
+/// actions come from an ActionSource on the stepping threads.
+std::vector<double> shared_trajectory(EnvExchange* exchange, bool chosen = false,
+                                      std::size_t threads = 1) {
+  VectorEnv vector_env(short_episodes(), evaluation_env_options(), 5, threads, exchange);
   std::vector<double> trace;
   std::vector<std::size_t> workers;
   for (const ResetResult& reset : vector_env.reset(100)) {
@@ -141,9 +161,15 @@ std::vector<double> shared_trajectory(EnvExchange* exchange) {
   std::vector<StepResult> results;
   for (int decision = 0; decision < 30; ++decision) {
     std::vector<std::vector<int>> actions(workers.size());
-    for (std::size_t i = 0; i < actions.size(); ++i)
-      actions[i].assign(workers[i], static_cast<int>((decision + i) % 5));
-    vector_env.step(actions, results);
+    if (chosen) {
+      CountingSource source(workers, decision);
+      vector_env.step(source, actions, results);
+      CHECK(source.calls() == std::vector<int>(workers.size(), 1));
+    } else {
+      for (std::size_t i = 0; i < actions.size(); ++i)
+        actions[i].assign(workers[i], static_cast<int>((decision + i) % 5));
+      vector_env.step(actions, results);
+    }
     for (std::size_t i = 0; i < results.size(); ++i) {
       const StepResult& step = results[i];
       workers[i] = step.observation.workers;
@@ -179,6 +205,26 @@ TEST_CASE(
       CHECK(seen[r] == alone);
     }
   }
+}
+
+TEST_CASE("Actions chosen on the stepping threads give the results of actions passed in") {
+  const std::vector<double> passed = shared_trajectory(nullptr);
+  CHECK(shared_trajectory(nullptr, true, 1) == passed);
+  CHECK(shared_trajectory(nullptr, true, 3) == passed);
+  // Spread over processes, each chooses every environment's actions: its own where it steps
+  // them, the others' on its own thread.
+  ThreadExchange::Board board(2);
+  std::vector<std::vector<double>> seen(2);
+  std::vector<std::thread> processes;
+  for (std::size_t r = 0; r < 2; ++r) {
+    processes.emplace_back([&, r] {
+      ThreadExchange exchange(board, r);
+      seen[r] = shared_trajectory(&exchange, true, 2);
+    });
+  }
+  for (std::thread& process : processes) process.join();
+  CHECK(seen[0] == passed);
+  CHECK(seen[1] == passed);
 }
 
 TEST_CASE("A spread VectorEnv throws the same error on every process, naming the environment") {
