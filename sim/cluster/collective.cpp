@@ -161,51 +161,75 @@ void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
 void Synchronizer::start_parameter_server(double gradient_bytes) {
   const std::size_t workers = worker_hosts_.size();
   const std::size_t servers = server_hosts_.size();
-  const double shard = gradient_bytes / static_cast<double>(servers);
+  shard_bytes_ = gradient_bytes / static_cast<double>(servers);
   pushes_pending_.assign(servers, static_cast<int>(workers));
   pulls_pending_.assign(workers, static_cast<int>(servers));
-
-  auto send = [this, shard](const SharedRoutes& routes,
-                            const std::function<void(const MemberStats&)>& arrived) {
-    const Route& route = routes->front();
-    if (route.empty()) {
-      sim_.schedule_after(Duration{0}, [arrived] { arrived(MemberStats{}); });
-      return;
-    }
-    const Duration latency = network_.latency(route) + message_overhead_;
-    network_.start_transfer_on(routes, shard, [this, latency, arrived](const TransferStats& done) {
-      const MemberStats member = done.members.front();
-      sim_.schedule_after(latency, [arrived, member] { arrived(member); });
-    });
-  };
+  arrived_.resize(2 * workers * servers);
   // The server sums the shards of the other workers before anyone can pull.
-  const Duration reduce =
-      ceil_seconds(reduction_seconds(options_, static_cast<double>(workers - 1) * shard));
-  auto pull_all = [this, send](std::size_t s) {
-    for (std::size_t target = 0; target < worker_hosts_.size(); ++target) {
-      send(pull_routes_[s][target], [this, target](const MemberStats& pulled) {
-        stats_[target].bytes_received += pulled.wire_bytes;
-        stats_[target].retransmitted_segments += pulled.retransmitted_segments;
-        stats_[target].timeouts += pulled.timeouts;
-        if (--pulls_pending_[target] == 0) finish_worker(target);
-      });
-    }
-  };
-  after_call_overhead([this, workers, servers, send, reduce, pull_all] {
-    for (std::size_t w = 0; w < workers; ++w) {
-      for (std::size_t s = 0; s < servers; ++s) {
-        send(push_routes_[w][s], [this, w, s, reduce, pull_all](const MemberStats& member) {
-          add_member_stats(w, member);
-          if (--pushes_pending_[s] > 0) return;
-          if (reduce == Duration::zero()) {
-            pull_all(s);
-          } else {
-            sim_.schedule_after(reduce, [pull_all, s] { pull_all(s); });
-          }
-        });
-      }
+  server_reduction_ =
+      ceil_seconds(reduction_seconds(options_, static_cast<double>(workers - 1) * shard_bytes_));
+  after_call_overhead([this] {
+    for (std::size_t message = 0; message < worker_hosts_.size() * server_hosts_.size();
+         ++message) {
+      send(message);
     }
   });
+}
+
+// Message m < W·S pushes worker m / S's shard to server m % S; message W·S + s·W + w pulls
+// server s's result to worker w. Callbacks capture (this, m) alone: they fit std::function's
+// own storage, so a message allocates nothing.
+const SharedRoutes& Synchronizer::routes_of(std::size_t message) const {
+  const std::size_t workers = worker_hosts_.size();
+  const std::size_t servers = server_hosts_.size();
+  const std::size_t pushes = workers * servers;
+  return message < pushes
+             ? push_routes_[message / servers][message % servers]
+             : pull_routes_[(message - pushes) / workers][(message - pushes) % workers];
+}
+
+void Synchronizer::send(std::size_t message) {
+  const SharedRoutes& routes = routes_of(message);
+  if (routes->front().empty()) {
+    arrived_[message] = MemberStats{};
+    sim_.schedule_after(Duration{0}, [this, message] { deliver(message); });
+    return;
+  }
+  network_.start_transfer_on(routes, shard_bytes_, [this, message](const TransferStats& done) {
+    arrived_[message] = done.members.front();
+    const Duration latency = network_.latency(routes_of(message)->front()) + message_overhead_;
+    sim_.schedule_after(latency, [this, message] { deliver(message); });
+  });
+}
+
+void Synchronizer::deliver(std::size_t message) {
+  const std::size_t workers = worker_hosts_.size();
+  const std::size_t servers = server_hosts_.size();
+  const std::size_t pushes = workers * servers;
+  const MemberStats& member = arrived_[message];
+  if (message < pushes) {
+    const std::size_t s = message % servers;
+    add_member_stats(message / servers, member);
+    if (--pushes_pending_[s] > 0) return;
+    if (server_reduction_ == Duration::zero()) {
+      pull_all(s);
+    } else {
+      sim_.schedule_after(server_reduction_, [this, s] { pull_all(s); });
+    }
+    return;
+  }
+  const std::size_t target = (message - pushes) % workers;
+  WorkerSyncStats& stats = stats_[target];
+  stats.bytes_received += member.wire_bytes;
+  stats.retransmitted_segments += member.retransmitted_segments;
+  stats.timeouts += member.timeouts;
+  if (--pulls_pending_[target] == 0) finish_worker(target);
+}
+
+void Synchronizer::pull_all(std::size_t server) {
+  const std::size_t workers = worker_hosts_.size();
+  const std::size_t first = workers * server_hosts_.size() + server * workers;
+  for (std::size_t target = 0; target < workers; ++target) send(first + target);
 }
 
 void Synchronizer::after_call_overhead(std::function<void()> then) {

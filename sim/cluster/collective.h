@@ -91,6 +91,13 @@ class Synchronizer {
   void start_ring_collective(double gradient_bytes);
   void start_ring_step(double chunk_bytes, int steps_left);
   void start_parameter_server(double gradient_bytes);
+  /// The route of parameter-server message `message` (a push, then the pulls; see send()).
+  const SharedRoutes& routes_of(std::size_t message) const;
+  /// Sends message `message` of this synchronization; deliver() runs when it has arrived.
+  void send(std::size_t message);
+  void deliver(std::size_t message);
+  /// Every worker's pull from `server`.
+  void pull_all(std::size_t server);
   /// Runs `then` after the call overhead (at once when there is none).
   void after_call_overhead(std::function<void()> then);
   void add_member_stats(std::size_t worker, const MemberStats& member);
@@ -115,6 +122,11 @@ class Synchronizer {
   TimePoint started_;
   DoneCallback on_done_;
   std::vector<WorkerSyncStats> stats_;
+  double shard_bytes_ = 0;
+  /// A server's sum of the other workers' shards, before anyone can pull.
+  Duration server_reduction_{};
+  /// What each message delivered, from its transfer's end until it arrives.
+  std::vector<MemberStats> arrived_;
   std::vector<int> pushes_pending_;  // per server
   std::vector<int> pulls_pending_;   // per worker
   std::size_t workers_pending_ = 0;

@@ -23,9 +23,6 @@ Duration time_to_send(double bytes, double rate_bytes_per_s) {
   return ceil_seconds(bytes / rate_bytes_per_s * (1 - kFinishSlack));
 }
 
-// Member-stats vectors kept for reuse: about as many as transfers finish at one instant.
-constexpr std::size_t kSpareStats = 64;
-
 double done_epsilon_bytes(double bytes_per_member) { return 1e-9 * bytes_per_member + 1e-6; }
 
 struct Transfer {
@@ -113,7 +110,8 @@ struct Network::Impl {
   std::unordered_map<const std::vector<Route>*, std::pair<SharedRoutes, std::vector<MemberPath>>>
       paths;
   std::vector<MemberPath> unshared_paths;
-  /// Member-stats vectors of finished transfers, for the next transfers to reuse.
+  /// Member-stats vectors of finished transfers, for the next transfers to reuse: never more
+  /// than were live at once.
   std::vector<std::vector<MemberStats>> spare_stats;
   std::vector<TraceReplay> traces;
   TransferId next_id = 1;
@@ -436,7 +434,7 @@ void Network::Impl::on_network_event() {
     TransferStats stats{transfer.start, now, transfer.bytes_per_member, std::move(transfer.stats),
                         transfer.active_from - transfer.start};
     if (transfer.on_done) transfer.on_done(stats);
-    if (spare_stats.size() < kSpareStats) spare_stats.push_back(std::move(stats.members));
+    spare_stats.push_back(std::move(stats.members));
   }
   done.clear();
   if (finished.empty()) finished.swap(done);
