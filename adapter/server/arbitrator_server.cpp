@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/support/server_interceptor.h>
 #include <openssl/crypto.h>
 
 #include <condition_variable>
@@ -175,9 +176,24 @@ class DecideService final : public wire::Arbitrator::Service {
     return grpc::Status::OK;
   }
 
+  /// A request whose bytes are not a WindowReport: gRPC answers it INTERNAL without calling
+  /// Decide; from a caller with the token (or to a serve without one) it is logged as refused.
+  void malformed(const grpc::ServerContextBase& context) {
+    if (!authorized(context)) {
+      unauthenticated(context.peer());
+      return;
+    }
+    const std::lock_guard lock(mutex_);
+    const std::string message = "request refused: its bytes are not a WindowReport protobuf";
+    note_refusal("a call from " + excerpt(context.peer()) + ": " + message);
+    record_.Clear();
+    record_.set_refusal(message);
+    append_refusal();
+  }
+
  private:
   /// The token's digest compared in constant time: neither its bytes nor its length leak.
-  bool authorized(const grpc::ServerContext& context) const {
+  bool authorized(const grpc::ServerContextBase& context) const {
     if (token_digest_.empty()) return true;
     const auto [first, last] = context.client_metadata().equal_range("authorization");
     if (first == last) return false;
@@ -208,12 +224,17 @@ class DecideService final : public wire::Arbitrator::Service {
     record_.Clear();
     *record_.mutable_report() = report;
     record_.set_refusal(message);
+    append_refusal();
+    return {code, message};
+  }
+
+  /// record_, a refusal, to the log; a failure to write it is said, not thrown.
+  void append_refusal() {
     try {
       log_.append(record_);
     } catch (const std::exception& error) {
       messages_ << "dynamix serve: " << error.what() << std::endl;
     }
-    return {code, message};
   }
 
   /// The first kLoudRefusals refusals a line each on `messages`, then one line per
@@ -249,6 +270,39 @@ class DecideService final : public wire::Arbitrator::Service {
   std::uint64_t refusals_ = 0;
   std::uint64_t unsummarized_ = 0;
   std::chrono::steady_clock::time_point last_summary_{};
+};
+
+/// Sees each call's request after gRPC deserialized it: a null message is one that failed to.
+class MalformedRequests final : public grpc::experimental::Interceptor {
+ public:
+  MalformedRequests(grpc::experimental::ServerRpcInfo* info, DecideService& service)
+      : info_(info), service_(service) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() == nullptr && info_->server_context() != nullptr) {
+      service_.malformed(*info_->server_context());
+    }
+    methods->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+  DecideService& service_;
+};
+
+class MalformedRequestsFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit MalformedRequestsFactory(DecideService& service) : service_(service) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MalformedRequests(info, service_);
+  }
+
+ private:
+  DecideService& service_;
 };
 
 void limit(grpc::ServerBuilder& builder) {
@@ -302,6 +356,9 @@ ArbitratorServer::ArbitratorServer(const Arbitrator& arbitrator, DecisionRunner&
       static_cast<int>(ServerLimits::kReceiveSlack * max_report_bytes(arbitrator.workers())));
   limit(builder);
   builder.RegisterService(&impl_->service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(std::make_unique<MalformedRequestsFactory>(impl_->service));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {
     throw InputError("--listen", 0, "",

@@ -264,6 +264,13 @@ def check_refusals(address, proto_dir):
     later.job_id, later.window_index = "ci", 1_000_000
     check(len(stub.Decide(later, timeout=10).batches) == WORKERS,
           "the arbitrator stopped serving after malformed reports")
+    # Bytes that are not a WindowReport: gRPC refuses them before Decide; serve logs them.
+    raw = grpc.insecure_channel(address).unary_unary("/dynamix.adapter.v1.Arbitrator/Decide")
+    try:
+        raw(b"\xff\xff\xff\xff", timeout=10)
+        fail("a request that is no WindowReport was answered")
+    except grpc.RpcError as error:
+        check(error.code() == grpc.StatusCode.INTERNAL, f"malformed bytes: {error.code()}")
     refused(later, grpc.StatusCode.ALREADY_EXISTS,
             "out of sequence: window_index: expected a window after 1000000 (the last decided), "
             "found 1000000 again")
@@ -380,6 +387,10 @@ def main():
         check_refusals(server.address, proto_dir)
         messages = server.stop()
         check("report refused: metrics.workers" in messages, messages)
+        check("request refused: its bytes are not a WindowReport protobuf" in messages, messages)
+        logged = (pathlib.Path(work) / "log" / "refusals.jsonl").read_text()
+        check("its bytes are not a WindowReport protobuf" in logged,
+              f"the malformed request is not in refusals.jsonl: {logged[-2000:]}")
         print(replay(binary, policy, f"{work}/log"))
         check_replay_mismatch(binary, policy, f"{work}/log", work)
         check_other_schema(binary, policy, work)
