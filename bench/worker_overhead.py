@@ -18,9 +18,10 @@ EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "adapter" / "examples
 
 def run(ranks: int, iterations: int, batch: int, plain: bool) -> float:
     """rank 0's median iteration time in ms (the example drops the first fifth)."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--redirects", "1",
-               "--tee", "1", "--nproc_per_node", str(ranks), str(EXAMPLE), "--iterations",
-               str(iterations), "--batch", str(batch), "--validate-every", "0"]
+    from dynamix_worker.launch import rendezvous_args  # PYTHONPATH=adapter/python
+    command = [sys.executable, "-m", "torch.distributed.run", *rendezvous_args("overhead"),
+               "--redirects", "1", "--tee", "1", "--nproc_per_node", str(ranks), str(EXAMPLE),
+               "--iterations", str(iterations), "--batch", str(batch), "--validate-every", "0"]
     result = subprocess.run(command + (["--plain"] if plain else []), capture_output=True,
                             text=True, timeout=600)
     found = re.search(r"median iteration ([0-9.]+) ms", result.stdout)

@@ -37,7 +37,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,8 @@ import time
 import yaml
 
 SOURCE = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(SOURCE / "adapter" / "python"))
+from dynamix_worker.launch import rendezvous_args  # noqa: E402 (the source tree's package)
 PYTHON = sys.executable
 WORKLOAD = "reference-mlp"
 JOB_START_TIMEOUT_S = 120
@@ -302,20 +303,10 @@ class Study:
 # ---------------------------------------------------------------- the real job
 
 
-def rendezvous_args():
-    """torchrun's --standalone on a free port of its own: --standalone always takes 29400, which
-    another job on the host may hold."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}",
-            "--rdzv_id", f"dynamix-{os.getpid()}-{port}"]
-
-
 def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, arbitrator=None,
                 validate_every=None):
     command = [PYTHON, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
-               *rendezvous_args(), "--nproc_per_node", str(ranks),
+               *rendezvous_args("dynamix"), "--nproc_per_node", str(ranks),
                str(SOURCE / "adapter/examples/reference_job.py"),
                "--run", run, "--log", str(log), "--seed", str(seed),
                "--target-accuracy", str(max(floats(options.targets))),

@@ -9,7 +9,6 @@ import math
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,21 +32,13 @@ def check(condition, message):
         fail(message)
 
 
-def rendezvous_args():
-    """torchrun's --standalone on a free port of its own (--standalone always takes 29400)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}",
-            "--rdzv_id", f"ci-{os.getpid()}-{port}"]
-
-
 def start(source: pathlib.Path, log: pathlib.Path, budget_s: float) -> subprocess.Popen:
     """The launcher and its ranks in a process group of their own (killed whole on failure)."""
+    from dynamix_worker.launch import rendezvous_args  # main() put the package on the path
     env = dict(os.environ, PYTHONPATH=str(source / "adapter" / "python"))
     return subprocess.Popen(
         [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
-         *rendezvous_args(), "--nproc_per_node", str(WORKERS),
+         *rendezvous_args("ci"), "--nproc_per_node", str(WORKERS),
          str(source / "adapter" / "examples" / "reference_job.py"),
          "--global-batch", str(GLOBAL_BATCH), "--reference-batch", str(REFERENCE_BATCH),
          "--interval", str(INTERVAL), "--dataset-size", "6000", "--validation-size", "500",
@@ -107,6 +98,7 @@ def check_log(log: pathlib.Path) -> int:
 
 def main():
     source = pathlib.Path(sys.argv[1]).resolve()
+    sys.path.insert(0, str(source / "adapter" / "python"))
     import torch.distributed as dist
     if not dist.is_available() or not dist.is_gloo_available():
         print("SKIP: this torch has no gloo backend")
