@@ -367,19 +367,21 @@ void VectorEnv::step(std::span<const std::vector<int>> actions, std::vector<Step
 
 void VectorEnv::step(ActionSource& source, std::vector<std::vector<int>>& actions,
                      std::vector<StepResult>& out) {
+  if (!was_reset_) throw EnvError("VectorEnv::step: call reset(seed) first");
   actions.resize(envs_.size());
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     if (i < first_owned_ || i >= end_owned_) source.choose(i, actions[i]);
   }
+  struct Choosing {
+    VectorEnv& self;
+    ~Choosing() {
+      self.source_ = nullptr;
+      self.chosen_ = nullptr;
+    }
+  } choosing{*this};
   source_ = &source;
   chosen_ = &actions;
-  try {
-    step(actions, out);
-  } catch (...) {
-    source_ = nullptr;
-    throw;
-  }
-  source_ = nullptr;
+  step(actions, out);
 }
 
 void VectorEnv::step_one(std::size_t i) {

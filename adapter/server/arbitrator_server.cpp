@@ -184,11 +184,9 @@ class DecideService final : public wire::Arbitrator::Service {
       return;
     }
     const std::lock_guard lock(mutex_);
-    const std::string message = "request refused: its bytes are not a WindowReport protobuf";
-    note_refusal("a call from " + excerpt(context.peer()) + ": " + message);
-    record_.Clear();
-    record_.set_refusal(message);
-    append_refusal();
+    refuse(wire::WindowReport(), grpc::StatusCode::INTERNAL,
+           "its bytes are not a WindowReport protobuf",
+           "request refused: ", "a call from " + excerpt(context.peer()));
   }
 
  private:
@@ -216,25 +214,26 @@ class DecideService final : public wire::Arbitrator::Service {
             "expected metadata 'authorization: Bearer TOKEN' with dynamix serve's token"};
   }
 
+  /// Logs `report` refused (`what` + `why`), says so on `messages_` naming `caller` (by default
+  /// the report's job and window), and returns the status to answer with.
   grpc::Status refuse(const wire::WindowReport& report, grpc::StatusCode code,
-                      const std::string& why) {
-    const std::string message = "report refused: " + why;
-    note_refusal("job " + excerpt(report.job_id()) + " window " +
-                 std::to_string(report.window_index()) + ": " + message);
+                      const std::string& why,
+                      const std::string& what = "report refused: ", std::string caller = "") {
+    const std::string message = what + why;
+    if (caller.empty()) {
+      caller =
+          "job " + excerpt(report.job_id()) + " window " + std::to_string(report.window_index());
+    }
+    note_refusal(caller + ": " + message);
     record_.Clear();
     *record_.mutable_report() = report;
     record_.set_refusal(message);
-    append_refusal();
-    return {code, message};
-  }
-
-  /// record_, a refusal, to the log; a failure to write it is said, not thrown.
-  void append_refusal() {
     try {
       log_.append(record_);
     } catch (const std::exception& error) {
       messages_ << "dynamix serve: " << error.what() << std::endl;
     }
+    return {code, message};
   }
 
   /// The first kLoudRefusals refusals a line each on `messages`, then one line per
@@ -272,16 +271,21 @@ class DecideService final : public wire::Arbitrator::Service {
   std::chrono::steady_clock::time_point last_summary_{};
 };
 
-/// Sees each call's request after gRPC deserialized it: a null message is one that failed to.
+/// A call whose request gRPC could not parse: no message after deserializing and an INTERNAL
+/// status (a call refused for the thread quota also has no message, but RESOURCE_EXHAUSTED).
 class MalformedRequests final : public grpc::experimental::Interceptor {
  public:
   MalformedRequests(grpc::experimental::ServerRpcInfo* info, DecideService& service)
       : info_(info), service_(service) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::POST_RECV_MESSAGE) &&
-        methods->GetRecvMessage() == nullptr && info_->server_context() != nullptr) {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      unparsed_ = methods->GetRecvMessage() == nullptr;
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) && unparsed_ &&
+        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL &&
+        info_->server_context() != nullptr) {
       service_.malformed(*info_->server_context());
     }
     methods->Proceed();
@@ -290,6 +294,7 @@ class MalformedRequests final : public grpc::experimental::Interceptor {
  private:
   grpc::experimental::ServerRpcInfo* info_;
   DecideService& service_;
+  bool unparsed_ = false;
 };
 
 class MalformedRequestsFactory final

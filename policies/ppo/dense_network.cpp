@@ -47,6 +47,24 @@ inline float tanh_of(float x) {
   return x != x ? x : signed_t;
 }
 
+/// Outputs are computed in multiples of this many (zero weights beyond a layer's own), so that
+/// every unit fills whole registers.
+constexpr std::size_t kPadding = 16;
+
+/// One layer over `count` rows: [count × input_stride] in (the first `inputs` of each row read),
+/// [count × stride] out, tanh after it when `activate`.
+struct LayerPass {
+  const float* weight = nullptr;  // [inputs × stride], by input
+  const float* bias = nullptr;    // [stride]
+  std::size_t inputs = 0;
+  std::size_t stride = 0;
+  const float* input = nullptr;
+  std::size_t input_stride = 0;
+  std::size_t count = 0;
+  float* output = nullptr;
+  bool activate = false;
+};
+
 /// `kLanes` floats in one vector register. (An alias template would drop the attribute: GCC 12
 /// makes that a plain float.)
 template <std::size_t kLanes>
@@ -69,8 +87,8 @@ template <std::size_t kLanes>
 /// One row's 4 · `kLanes` outputs from `first` on, in four registers of sums: independent chains
 /// of additions whose latencies overlap. Each sum adds its bias, then its inputs in order.
 template <std::size_t kLanes>
-[[gnu::always_inline]] inline void four_registers(const DenseNetwork::LayerPass& pass,
-                                                  const float* x, float* out, std::size_t first) {
+[[gnu::always_inline]] inline void four_registers(const LayerPass& pass, const float* x, float* out,
+                                                  std::size_t first) {
   const float* b = pass.bias + first;
   Vector<kLanes> s0, s1, s2, s3;
   std::memcpy(&s0, b, sizeof s0);
@@ -93,8 +111,8 @@ template <std::size_t kLanes>
 
 /// One row's `kLanes` outputs from `first` on, in one register of sums.
 template <std::size_t kLanes>
-[[gnu::always_inline]] inline void one_register(const DenseNetwork::LayerPass& pass, const float* x,
-                                                float* out, std::size_t first) {
+[[gnu::always_inline]] inline void one_register(const LayerPass& pass, const float* x, float* out,
+                                                std::size_t first) {
   Vector<kLanes> sum;
   std::memcpy(&sum, pass.bias + first, sizeof sum);
   for (std::size_t i = 0; i < pass.inputs; ++i) {
@@ -107,8 +125,8 @@ template <std::size_t kLanes>
 /// floats. Each lane of any vector width runs the same IEEE ×, + and ÷ in the same order (no
 /// FMA: the project builds with -ffp-contract=off), so the versions below give the same bits.
 template <std::size_t kLanes>
-[[gnu::always_inline]] inline void layer_rows(const DenseNetwork::LayerPass& pass) {
-  static_assert(DenseNetwork::kPadding % kLanes == 0);
+[[gnu::always_inline]] inline void layer_rows(const LayerPass& pass) {
+  static_assert(kPadding % kLanes == 0);
   for (std::size_t r = 0; r < pass.count; ++r) {
     const float* x = pass.input + r * pass.input_stride;
     float* out = pass.output + r * pass.stride;
@@ -123,13 +141,9 @@ template <std::size_t kLanes>
   }
 }
 
-void layer_rows_baseline(const DenseNetwork::LayerPass& pass) { layer_rows<4>(pass); }
-[[gnu::target("avx2")]] void layer_rows_avx2(const DenseNetwork::LayerPass& pass) {
-  layer_rows<8>(pass);
-}
-[[gnu::target("avx512f")]] void layer_rows_avx512(const DenseNetwork::LayerPass& pass) {
-  layer_rows<16>(pass);
-}
+void layer_rows_baseline(const LayerPass& pass) { layer_rows<4>(pass); }
+[[gnu::target("avx2")]] void layer_rows_avx2(const LayerPass& pass) { layer_rows<8>(pass); }
+[[gnu::target("avx512f")]] void layer_rows_avx512(const LayerPass& pass) { layer_rows<16>(pass); }
 
 }  // namespace
 
@@ -154,10 +168,7 @@ DenseNetwork::VectorUnit DenseNetwork::widest_unit() {
   return VectorUnit::kBaseline;
 }
 
-DenseNetwork::DenseNetwork(std::span<const DenseLayer> layers, VectorUnit unit)
-    : layer_rows_(unit == VectorUnit::kAvx512 ? layer_rows_avx512
-                  : unit == VectorUnit::kAvx2 ? layer_rows_avx2
-                                              : layer_rows_baseline) {
+DenseNetwork::DenseNetwork(std::span<const DenseLayer> layers, VectorUnit unit) : unit_(unit) {
   DYNAMIX_CHECK(supported(unit), "a forward pass on a vector unit this CPU lacks");
   for (const DenseLayer& layer : layers) {
     DYNAMIX_CHECK(
@@ -204,15 +215,26 @@ void DenseNetwork::forward(std::span<const float> rows, std::span<float> out,
     const Layer& layer = layers_[l];
     std::vector<float>& scratch = scratch_rows.layers[l % 2];
     if (scratch.size() < count * layer.stride) scratch.resize(count * layer.stride);
-    layer_rows_({.weight = layer.weight_by_input.data(),
-                 .bias = layer.bias.data(),
-                 .inputs = layer.inputs,
-                 .stride = layer.stride,
-                 .input = input,
-                 .input_stride = input_stride,
-                 .count = count,
-                 .output = scratch.data(),
-                 .activate = l + 1 < layers_.size()});
+    const LayerPass pass{.weight = layer.weight_by_input.data(),
+                         .bias = layer.bias.data(),
+                         .inputs = layer.inputs,
+                         .stride = layer.stride,
+                         .input = input,
+                         .input_stride = input_stride,
+                         .count = count,
+                         .output = scratch.data(),
+                         .activate = l + 1 < layers_.size()};
+    switch (unit_) {
+      case VectorUnit::kBaseline:
+        layer_rows_baseline(pass);
+        break;
+      case VectorUnit::kAvx2:
+        layer_rows_avx2(pass);
+        break;
+      case VectorUnit::kAvx512:
+        layer_rows_avx512(pass);
+        break;
+    }
     input = scratch.data();
     input_stride = layer.stride;
   }

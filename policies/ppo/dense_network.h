@@ -42,36 +42,18 @@ class DenseNetwork {
   /// As forward(rows, out), in `scratch`: safe on many threads at once, each with its own.
   void forward(std::span<const float> rows, std::span<float> out, Scratch& scratch) const;
 
-  /// Outputs are computed in multiples of this many (zero weights beyond a layer's own), so that
-  /// every unit fills whole registers.
-  static constexpr std::size_t kPadding = 16;
-
-  /// One layer over `count` rows: [count × input_stride] in (the first `inputs` of each row
-  /// read), [count × stride] out, tanh after it when `activate`.
-  struct LayerPass {
-    const float* weight = nullptr;  // [inputs × stride], by input
-    const float* bias = nullptr;    // [stride]
-    std::size_t inputs = 0;
-    std::size_t stride = 0;
-    const float* input = nullptr;
-    std::size_t input_stride = 0;
-    std::size_t count = 0;
-    float* output = nullptr;
-    bool activate = false;
-  };
-
  private:
   struct Layer {
     std::size_t inputs = 0;
     std::size_t outputs = 0;
-    /// `outputs` rounded up to kPadding.
+    /// `outputs` rounded up to 16, so that every unit fills whole registers.
     std::size_t stride = 0;
     /// Transposed, [inputs × stride], zero beyond `outputs`: the inner loop runs over outputs in
     /// registers without reordering any sum.
     std::vector<float> weight_by_input;
     std::vector<float> bias;
   };
-  void (*layer_rows_)(const LayerPass& pass) = nullptr;
+  VectorUnit unit_ = VectorUnit::kBaseline;
   std::vector<Layer> layers_;
   Scratch scratch_;
 };

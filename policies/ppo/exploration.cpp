@@ -19,6 +19,70 @@ StepActions Exploration::act(PpoLearner& learner, std::span<const float> normali
   return step;
 }
 
+namespace {
+
+/// Acts for one environment's rows on the thread that steps it.
+class GroupActing final : public ActionSource {
+ public:
+  GroupActing(const PpoLearner& learner, std::span<const float> normalized,
+              std::span<const WorkerGroup> groups, std::span<const double> uniforms,
+              StepActions& step, std::vector<PpoLearner::ActScratch>& scratch)
+      : learner_(learner),
+        normalized_(normalized),
+        groups_(groups),
+        uniforms_(uniforms),
+        step_(step),
+        scratch_(scratch) {}
+
+  void choose(std::size_t i, std::vector<int>& actions) override {
+    const WorkerGroup group = groups_[i];
+    const std::size_t f = learner_.features();
+    learner_.act(normalized_.subspan(group.first_row * f, group.workers * f),
+                 uniforms_.subspan(group.first_row, group.workers),
+                 std::span(step_.actions).subspan(group.first_row, group.workers),
+                 std::span(step_.log_probs).subspan(group.first_row, group.workers),
+                 std::span(step_.values).subspan(group.first_row, group.workers), scratch_[i]);
+    const auto first = step_.actions.begin() + static_cast<std::ptrdiff_t>(group.first_row);
+    actions.assign(first, first + static_cast<std::ptrdiff_t>(group.workers));
+  }
+
+ private:
+  const PpoLearner& learner_;
+  std::span<const float> normalized_;
+  std::span<const WorkerGroup> groups_;
+  std::span<const double> uniforms_;
+  StepActions& step_;
+  std::vector<PpoLearner::ActScratch>& scratch_;
+};
+
+}  // namespace
+
+StepActions Exploration::act_and_step(PpoLearner& learner, std::span<const float> normalized,
+                                      std::span<const WorkerGroup> groups, std::size_t rows,
+                                      Rng& rng, VectorEnv& envs,
+                                      std::vector<std::vector<int>>& env_actions,
+                                      std::vector<StepResult>& results) {
+  if (single_explorer_) {
+    // The explorer's peers act on LibTorch's logits of every row: act() as one pass.
+    StepActions step = act(learner, normalized, groups, rows, rng);
+    env_actions.resize(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const auto first = step.actions.begin() + static_cast<std::ptrdiff_t>(groups[i].first_row);
+      env_actions[i].assign(first, first + static_cast<std::ptrdiff_t>(groups[i].workers));
+    }
+    envs.step(env_actions, results);
+    return step;
+  }
+  // act()'s draws in act()'s order: the uniform numbers, the actions, the rows kept.
+  StepActions step = StepActions::sized(rows);
+  const std::vector<double> drawn = uniforms(groups, rows, rng);
+  scratch_.resize(groups.size());
+  GroupActing acting(learner, normalized, groups, drawn, step, scratch_);
+  envs.step(acting, env_actions, results);
+  mark_trained_rows(groups, rng, step);
+  return step;
+}
+
 void Exploration::mark_trained_rows(std::span<const WorkerGroup> groups, Rng& rng,
                                     StepActions& step) const {
   if (!one_row_per_decision_) return;

@@ -7,11 +7,12 @@
 #include <span>
 #include <vector>
 
+#include "gym/vector_env.h"
+#include "policies/ppo/ppo_learner.h"
 #include "policies/ppo/ppo_options.h"
 
 namespace dynamix {
 
-class PpoLearner;
 class Rng;
 
 /// One environment's workers in a step's batch: rows first_row .. first_row + workers - 1.
@@ -58,17 +59,22 @@ class Exploration {
   StepActions act(PpoLearner& learner, std::span<const float> normalized,
                   std::span<const WorkerGroup> groups, std::size_t rows, Rng& rng) const;
 
-  /// act() in parts, for acting on many threads: true when a row's action depends on its row
-  /// and its uniform number alone (not with a single explorer, whose peers act greedily).
-  bool rows_independent() const { return !single_explorer_; }
+  /// act(), then a step of `envs` with each group's actions (group i is environment i's rows)
+  /// into `env_actions` and `results`: the same draws, actions and results. Where a row's action
+  /// depends on its row and its uniform number alone (not with a single explorer, whose peers
+  /// act greedily), each environment's rows act on the thread that then steps it.
+  StepActions act_and_step(PpoLearner& learner, std::span<const float> normalized,
+                           std::span<const WorkerGroup> groups, std::size_t rows, Rng& rng,
+                           VectorEnv& envs, std::vector<std::vector<int>>& env_actions,
+                           std::vector<StepResult>& results);
+
+ private:
   /// act()'s first draws: one uniform number per row, its own or its environment's with
   /// coordinated exploration.
   std::vector<double> uniforms(std::span<const WorkerGroup> groups, std::size_t rows,
                                Rng& rng) const;
   /// act()'s last draws, once every row has acted: the rows kept for training.
   void mark_trained_rows(std::span<const WorkerGroup> groups, Rng& rng, StepActions& step) const;
-
- private:
   /// One random worker per environment keeps its sampled action; the others act greedily, so
   /// that the explorer's advantage is not drowned in its peers' exploration noise.
   static void keep_one_explorer(PpoLearner& learner, std::span<const float> normalized,
@@ -77,6 +83,8 @@ class Exploration {
   bool coordinated_;
   bool single_explorer_;
   bool one_row_per_decision_;
+  /// Each environment's scratch for acting on the thread that steps it.
+  std::vector<PpoLearner::ActScratch> scratch_;
 };
 
 }  // namespace dynamix

@@ -135,8 +135,6 @@ struct PpoTrainer::Impl {
   std::size_t features;
   std::unique_ptr<PpoLearner> learner;
   Exploration exploration;
-  /// Each environment's scratch for acting on the thread that steps it.
-  std::vector<PpoLearner::ActScratch> act_scratch;
   RunningMeanStd statistics;
   std::vector<EnvironmentState> environments;
   VectorReplay replay;
@@ -260,16 +258,6 @@ struct PpoTrainer::Impl {
     return batch;
   }
 
-  static std::vector<std::vector<int>> per_environment(const StepBatch& batch,
-                                                       const std::vector<int>& actions) {
-    std::vector<std::vector<int>> split(batch.groups.size());
-    for (std::size_t i = 0; i < batch.groups.size(); ++i) {
-      const auto first = actions.begin() + static_cast<std::ptrdiff_t>(batch.groups[i].first_row);
-      split[i].assign(first, first + static_cast<std::ptrdiff_t>(batch.groups[i].workers));
-    }
-    return split;
-  }
-
   /// Raw observations whose V closes streams the rollout cut, and the samples that take it.
   struct Bootstraps {
     std::vector<float> raw;
@@ -348,53 +336,13 @@ struct PpoTrainer::Impl {
     }
   }
 
-  /// Acts for one environment's rows on the thread that steps it.
-  class GroupActing final : public ActionSource {
-   public:
-    GroupActing(const PpoLearner& learner, const StepBatch& batch, std::span<const double> uniforms,
-                StepActions& step, std::vector<PpoLearner::ActScratch>& scratch)
-        : learner_(learner), batch_(batch), uniforms_(uniforms), step_(step), scratch_(scratch) {}
-
-    void choose(std::size_t i, std::vector<int>& actions) override {
-      const WorkerGroup group = batch_.groups[i];
-      const std::size_t f = learner_.features();
-      learner_.act(std::span(batch_.normalized).subspan(group.first_row * f, group.workers * f),
-                   uniforms_.subspan(group.first_row, group.workers),
-                   std::span(step_.actions).subspan(group.first_row, group.workers),
-                   std::span(step_.log_probs).subspan(group.first_row, group.workers),
-                   std::span(step_.values).subspan(group.first_row, group.workers), scratch_[i]);
-      const auto first = step_.actions.begin() + static_cast<std::ptrdiff_t>(group.first_row);
-      actions.assign(first, first + static_cast<std::ptrdiff_t>(group.workers));
-    }
-
-   private:
-    const PpoLearner& learner_;
-    const StepBatch& batch_;
-    std::span<const double> uniforms_;
-    StepActions& step_;
-    std::vector<PpoLearner::ActScratch>& scratch_;
-  };
-
-  /// One decision of every environment, stored in `collected`. Where rows act independently,
-  /// each environment's rows act on the thread that steps it, drawing the same numbers in the
-  /// same order as Exploration::act.
+  /// One decision of every environment, stored in `collected`.
   void collect_step(Rng& rng, Collected& collected) {
     const StepBatch batch = gather();
-    StepActions step;
     std::vector<std::vector<int>> env_actions;
     std::vector<StepResult> results;
-    if (exploration.rows_independent()) {
-      step = StepActions::sized(batch.rows);
-      const std::vector<double> uniforms = exploration.uniforms(batch.groups, batch.rows, rng);
-      act_scratch.resize(environments.size());
-      GroupActing acting(*learner, batch, uniforms, step, act_scratch);
-      envs.step(acting, env_actions, results);
-      exploration.mark_trained_rows(batch.groups, rng, step);
-    } else {
-      step = exploration.act(*learner, batch.normalized, batch.groups, batch.rows, rng);
-      env_actions = per_environment(batch, step.actions);
-      envs.step(env_actions, results);
-    }
+    const StepActions step = exploration.act_and_step(*learner, batch.normalized, batch.groups,
+                                                      batch.rows, rng, envs, env_actions, results);
     record(env_actions);
     Bootstraps truncated;
     for (std::size_t i = 0; i < environments.size(); ++i) {

@@ -105,8 +105,8 @@ struct Network::Impl {
   std::vector<std::size_t> variable_transfer;
   std::vector<Transfer> live;
   std::vector<Transfer> finished;
-  /// Route sets seen more than once, kept alive here so that an address is never reused while
-  /// remembered; cleared when it reaches kRememberedRouteSets.
+  /// The member paths of route sets someone else holds too, keyed by address; each entry holds
+  /// its set, so an address cannot be reused while it is here.
   std::unordered_map<const std::vector<Route>*, std::pair<SharedRoutes, std::vector<MemberPath>>>
       paths;
   std::vector<MemberPath> unshared_paths;
@@ -211,22 +211,23 @@ MemberPath Network::Impl::member_path(const Route& route) const {
 }
 
 std::span<const MemberPath> Network::Impl::member_paths(const SharedRoutes& routes) {
+  // Enough for a parameter server of 1,024 workers and 32 servers (2·W·S route sets).
   constexpr std::size_t kRememberedRouteSets = 1 << 16;
-  auto fill = [this, &routes](std::vector<MemberPath>& out) {
-    out.clear();
-    for (const Route& route : *routes) out.push_back(member_path(route));
-  };
-  if (routes.use_count() == 1) {
-    fill(unshared_paths);
-    return unshared_paths;
-  }
   const auto found = paths.find(routes.get());
   if (found != paths.end()) return found->second.second;
-  if (paths.size() == kRememberedRouteSets) paths.clear();
-  auto& [kept, computed] = paths[routes.get()];
-  kept = routes;
-  fill(computed);
-  return computed;
+  if (routes.use_count() > 1 && paths.size() == kRememberedRouteSets) {
+    // Forget the sets only this cache still holds (their collective is gone).
+    std::erase_if(paths, [](const auto& entry) { return entry.second.first.use_count() == 1; });
+  }
+  std::vector<MemberPath>* out = &unshared_paths;
+  if (routes.use_count() > 1 && paths.size() < kRememberedRouteSets) {
+    auto& [kept, remembered] = paths[routes.get()];
+    kept = routes;
+    out = &remembered;
+  }
+  out->clear();
+  for (const Route& route : *routes) out->push_back(member_path(route));
+  return *out;
 }
 
 std::size_t Network::Impl::incast_round(LinkId port, Duration rtt) {

@@ -90,22 +90,31 @@ def rank_main(rank, ranks, init_file, legacy, final_backward, destroy, arbitrato
 
 
 class Arbitrator:
-    """`dynamix serve` for one job, on a free loopback port, logging to `log`."""
+    """`dynamix serve` for one job, on a free loopback port, logging to `log`; its output goes to
+    files beside the log, never to a pipe it could fill."""
 
     def __init__(self, binary, ranks, log):
         self.binary, self.log = binary, log
-        self.process = subprocess.Popen(
-            [binary, "serve", "--policy", POLICY, "--workers", str(ranks), "--log", str(log),
-             "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        line = self.process.stdout.readline()
-        found = re.search(r"listening on (127\.0\.0\.1:\d+)", line)
+        self.output = pathlib.Path(f"{log}.out")
+        with open(self.output, "w") as output:
+            self.process = subprocess.Popen(
+                [binary, "serve", "--policy", POLICY, "--workers", str(ranks), "--log", str(log),
+                 "--listen", "127.0.0.1:0"], stdout=output, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        found = None
+        while not found and self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = re.search(r"listening on (127\.0\.0\.1:\d+)", self.output.read_text())
         if not found:
             self.stop()
-            raise RuntimeError(f"dynamix serve did not say where it listens: {line!r}")
+            raise RuntimeError(f"dynamix serve did not say where it listens: {self.said()}")
         self.address = found.group(1)
 
+    def said(self):
+        return self.output.read_text()[-2000:]
+
     def stop(self):
+        """Stops serve (SIGINT); None when it exited 0, else what it said."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -113,7 +122,9 @@ class Arbitrator:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        return self.process.returncode
+        if self.process.returncode == 0:
+            return None
+        return f"serve exit {self.process.returncode}: {self.said()}"
 
     def replay(self):
         """None when replay finds decisions and they match, else its output."""
@@ -204,11 +215,12 @@ def main():
                 index, ranks, arbitrator, deadline = running.pop(0)
                 outcome, output = finish_job(ranks, deadline)
                 if arbitrator:
-                    arbitrator.stop()
-                    if outcome == "ok":
-                        mismatch = arbitrator.replay()
-                        if mismatch:
-                            outcome, output = "replay", mismatch
+                    stopped = arbitrator.stop()
+                    problem = stopped or (arbitrator.replay() if outcome == "ok" else None)
+                    if outcome == "ok" and problem:
+                        outcome, output = "replay", problem
+                    elif outcome != "ok":
+                        output += f"\nserve said: {arbitrator.said()}"
                 counts[outcome] += 1
                 if outcome != "ok":
                     print(f"job {index}: {outcome}\n{output[-2000:]}", flush=True)
@@ -222,7 +234,7 @@ def main():
           f"({'legacy' if args.legacy_hook else 'current'} hook"
           f"{', each with dynamix serve and replay' if args.serve else ''}): "
           f"{counts['ok']} clean, {counts['hang']} hung, {counts['abort']} aborted"
-          f"{', %d failed replay' % counts['replay'] if args.serve else ''}, "
+          f"{', %d with serve or replay failing' % counts['replay'] if args.serve else ''}, "
           f"{elapsed:.0f} s", flush=True)
     if not args.legacy_hook and counts["ok"] != args.jobs:
         print("FAIL: a job using the comm hook did not exit cleanly")
