@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -257,6 +258,7 @@ VectorEnv::VectorEnv(const std::shared_ptr<const ScenarioSource>& scenarios,
   pool_ = std::make_unique<Pool>(std::min(threads, environments));
   next_seed_.assign(environments, 0);
   needs_reset_.assign(environments, 0);
+  last_step_s_.assign(environments, 0.0);
 }
 
 VectorEnv::~VectorEnv() = default;
@@ -352,12 +354,13 @@ void VectorEnv::step(std::span<const std::vector<int>> actions, std::vector<Step
   out.resize(envs_.size());
   actions_ = actions;
   out_ = &out;
-  // Largest clusters first: the threads take environments in this order, and a large one taken
-  // last would leave the others idle until it is done. Each environment's result does not
-  // depend on the order.
+  // The slowest first (by its last step's time, then by cluster size): the threads take
+  // environments in this order, and a slow one taken last would leave the others idle until it
+  // is done. Each environment's result does not depend on the order.
   order_.resize(end_owned_ - first_owned_);
   std::iota(order_.begin(), order_.end(), first_owned_);
   std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
+    if (last_step_s_[a] != last_step_s_[b]) return last_step_s_[a] > last_step_s_[b];
     return envs_[a]->workers() > envs_[b]->workers();
   });
   run_shared(
@@ -385,6 +388,12 @@ void VectorEnv::step(ActionSource& source, std::vector<std::vector<int>>& action
 }
 
 void VectorEnv::step_one(std::size_t i) {
+  const auto began = std::chrono::steady_clock::now();
+  step_choosing(i);
+  last_step_s_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+void VectorEnv::step_choosing(std::size_t i) {
   BatchSizeEnv& env = *envs_[i];
   StepResult& out = (*out_)[i];
   if (source_) source_->choose(i, (*chosen_)[i]);

@@ -70,7 +70,9 @@ class VectorEnv {
 
  private:
   class Pool;
+  /// Environment i's actions (from a source) and step, timed into last_step_s_.
   void step_one(std::size_t i);
+  void step_choosing(std::size_t i);
   /// Runs task(i) for each i of `indices` on the pool; with an exchange, then shares the
   /// results (written by `write`, read into every other environment's slot by `read`) and
   /// throws the first failure of any process on all of them.
@@ -82,6 +84,8 @@ class VectorEnv {
   std::vector<std::uint64_t> next_seed_;
   /// Written by pool threads, one element each: not vector<bool>, whose bits share words.
   std::vector<std::uint8_t> needs_reset_;
+  /// Seconds each environment's last step took here: only the order threads take them in.
+  std::vector<double> last_step_s_;
   std::unique_ptr<Pool> pool_;
   EnvExchange* exchange_ = nullptr;
   /// The environments this process steps: [first_owned_, end_owned_).
