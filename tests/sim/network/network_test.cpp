@@ -131,6 +131,46 @@ TEST_CASE("loss raises retransmissions, wire bytes and transfer time") {
   CHECK(clean.members[0].retransmitted_segments == 0);
 }
 
+TEST_CASE("A transfer on shared routes, repeated, matches the same transfer on its own copy") {
+  // A collective's route set is remembered by the network after its first transfer: every later
+  // transfer on it must time and count as a first one would, also after the set is replaced.
+  auto run = [](bool shared) {
+    Simulator sim;
+    Network network(sim, {{kGbps8, microseconds(10), 0.01}, {kGbps8 / 2, microseconds(30), 0.002}});
+    // The third round's set replaces the first, other routes that may take its address.
+    std::vector<Route> routes = {{0, 1}, {1}};
+    std::vector<TransferStats> done;
+    SharedRoutes held = std::make_shared<const std::vector<Route>>(routes);
+    for (int round = 0; round < 3; ++round) {
+      if (round == 2) {
+        routes = {{1}, {0}};
+        held.reset();
+        held = std::make_shared<const std::vector<Route>>(routes);
+      }
+      Finished flow;
+      if (shared) {
+        network.start_transfer_on(held, 2e6, flow.callback());
+      } else {
+        network.start_transfer(routes, 2e6, flow.callback());
+      }
+      sim.run();
+      done.push_back(*flow.stats);
+    }
+    return done;
+  };
+  const std::vector<TransferStats> own = run(false);
+  const std::vector<TransferStats> shared = run(true);
+  REQUIRE(shared.size() == own.size());
+  for (std::size_t round = 0; round < own.size(); ++round) {
+    CAPTURE(round);
+    CHECK(shared[round].end == own[round].end);
+    for (std::size_t m = 0; m < own[round].members.size(); ++m) {
+      CHECK(shared[round].members[m].wire_bytes == own[round].members[m].wire_bytes);
+      CHECK(shared[round].members[m].timeouts == own[round].members[m].timeouts);
+    }
+  }
+}
+
 TEST_CASE("a lossy link caps a flow at the Padhye rate and compounds loss along the route") {
   Simulator sim;
   Network network(sim, {{100, microseconds(50), 0.001}, {100, microseconds(50), 0.002}});
