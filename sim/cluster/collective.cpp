@@ -140,17 +140,19 @@ void Synchronizer::start_ring_collective(double gradient_bytes) {
 }
 
 void Synchronizer::start_ring_step(double chunk_bytes, int steps_left) {
+  // Callbacks capture (this, steps left) alone, which fits std::function's own storage.
+  chunk_bytes_ = chunk_bytes;
   network_.start_transfer_on(
-      ring_routes_, chunk_bytes, [this, chunk_bytes, steps_left](const TransferStats& done) {
+      ring_routes_, chunk_bytes, [this, steps_left](const TransferStats& done) {
         add_ring_stats(done);
         // The first p-1 steps reduce the chunk they received.
         const bool reduces = steps_left >= static_cast<int>(worker_hosts_.size());
         const Duration after =
             ring_alpha_ +
-            (reduces ? ceil_seconds(reduction_seconds(options_, chunk_bytes)) : Duration{});
-        sim_.schedule_after(after, [this, chunk_bytes, steps_left] {
+            (reduces ? ceil_seconds(reduction_seconds(options_, chunk_bytes_)) : Duration{});
+        sim_.schedule_after(after, [this, steps_left] {
           if (steps_left > 1) {
-            start_ring_step(chunk_bytes, steps_left - 1);
+            start_ring_step(chunk_bytes_, steps_left - 1);
           } else {
             for (std::size_t i = 0; i < worker_hosts_.size(); ++i) finish_worker(i);
           }

@@ -122,6 +122,8 @@ class Synchronizer {
   TimePoint started_;
   DoneCallback on_done_;
   std::vector<WorkerSyncStats> stats_;
+  /// A per-step ring's chunk of this synchronization.
+  double chunk_bytes_ = 0;
   double shard_bytes_ = 0;
   /// A server's sum of the other workers' shards, before anyone can pull.
   Duration server_reduction_{};
