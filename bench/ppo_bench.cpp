@@ -231,8 +231,8 @@ void BM_DenseForward(benchmark::State& state) {
     network.forward(rows, out);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["rows_per_s"] = benchmark::Counter(
-      static_cast<double>(kRows * state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(kRows * state.iterations()),
+                                                    benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DenseForward)->DenseRange(0, 2)->ArgName("unit")->Unit(benchmark::kMicrosecond);
 
