@@ -6,6 +6,7 @@
 
 #include "apps/knob_options.h"
 #include "apps/small_options.h"
+#include "sim/io/input_error.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_names.h"
 
@@ -14,12 +15,14 @@ namespace dynamix {
 int run_scenarios(const std::vector<std::string>& args) {
   ScenariosOptions o;
   if (parse_knob_command_line(args, scenarios_knobs(), o)) return 0;
-  const bool validation = o.validation;
-  const bool dynamic = o.dynamic;
-  if (validation || dynamic) {
-    const std::vector<std::string> paths =
-        dynamic ? (validation ? dynamic_validation_scenario_paths() : dynamic_scenario_paths())
-                : validation_scenario_paths();
+  if (o.validation || o.dynamic || o.budget) {
+    if (o.budget && (o.validation || o.dynamic)) {
+      throw InputError("--budget", 0, "", "--budget alone", "with --validation or --dynamic");
+    }
+    const std::string set = o.budget    ? "budget"
+                            : o.dynamic ? (o.validation ? "dynamic-validation" : "dynamic")
+                                        : "validation";
+    const std::vector<std::string> paths = scenario_set(set).value();
     for (const std::string& path : paths) std::cout << path << '\n';
     return 0;
   }

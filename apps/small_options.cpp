@@ -43,7 +43,13 @@ KnobTable<ScenariosOptions> make_scenarios_knobs() {
                               "precursors, co-located jobs: docs/dynamic.md) instead, one per "
                               "line, smallest first; with --validation their held-out set (the "
                               "set train --select-on dynamic-validation names)"},
-                  field(&ScenariosOptions::dynamic))});
+                  field(&ScenariosOptions::dynamic)),
+       Rows::flag({.key = "budget",
+                   .meaning = "print the embedded paths of the epoch-budget training clusters "
+                              "(static clusters where a batch grown far past the noise scale "
+                              "runs out of epochs: docs/ppo.md) instead, one per line, smallest "
+                              "first (the set train --train-on budget names)"},
+                  field(&ScenariosOptions::budget))});
 }
 
 KnobTable<ExportOptions> make_export_knobs() {

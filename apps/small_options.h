@@ -24,6 +24,7 @@ const KnobTable<ConfigOptions>& config_knobs();
 struct ScenariosOptions {
   bool validation = false;
   bool dynamic = false;
+  bool budget = false;
 };
 
 const KnobTable<ScenariosOptions>& scenarios_knobs();

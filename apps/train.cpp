@@ -412,6 +412,21 @@ void write_run_json(const std::filesystem::path& file, const TrainOptions& run,
   if (!out) throw InputError(file.string(), 0, "", "a writable file", "a write error");
 }
 
+/// `names` with each named set (scenario_set: "dynamic", "budget", ...) replaced by its paths and
+/// each shipped scenario's short name by its embedded path.
+std::vector<std::string> expand_scenario_sets(const std::vector<std::string>& names,
+                                              const std::string& option) {
+  std::vector<std::string> paths;
+  for (const std::string& name : names) {
+    if (const std::optional<std::vector<std::string>> set = scenario_set(name)) {
+      paths.insert(paths.end(), set->begin(), set->end());
+    } else {
+      paths.push_back(resolve_scenario(name, option));
+    }
+  }
+  return paths;
+}
+
 /// Reads the options through train's table (InputError naming the first out of range); resolves
 /// the scenario, the action set and the randomized family.
 void check(const po::variables_map& values, TrainOptions& o) {
@@ -425,26 +440,11 @@ void check(const po::variables_map& values, TrainOptions& o) {
   o.env.reward.shaping_discount = o.ppo.gamma;
   o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
   if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides, o.family_budget);
-  std::vector<std::string> select_on;
-  for (const std::string& name : o.select_on) {
-    std::vector<std::string> paths = {name};
-    if (name == "validation") paths = validation_scenario_paths();
-    if (name == "dynamic-validation") paths = dynamic_validation_scenario_paths();
-    if (name == "dynamic") paths = dynamic_scenario_paths();
-    select_on.insert(select_on.end(), paths.begin(), paths.end());
-  }
-  o.select_on = std::move(select_on);
+  o.select_on = expand_scenario_sets(o.select_on, "--select-on");
   if (o.randomize && !o.train_on.empty()) {
     throw InputError("--train-on", 0, "", "either --train-on or --randomize", "both");
   }
-  std::vector<std::string> train_on;
-  for (const std::string& name : o.train_on) {
-    const std::vector<std::string> paths = name == "dynamic"
-                                               ? dynamic_scenario_paths()
-                                               : std::vector<std::string>{resolve_scenario(name)};
-    train_on.insert(train_on.end(), paths.begin(), paths.end());
-  }
-  o.train_on = std::move(train_on);
+  o.train_on = expand_scenario_sets(o.train_on, "--train-on");
 }
 
 /// What a resume must repeat beside the PPO and environment options (the trainer's own): the

@@ -48,7 +48,9 @@ std::vector<Row> scenario_rows() {
                      field(&TrainOptions::family_budget), integers(0, kMaxFamilyBudget)),
       Rows::texts({.key = "train-on",
                    .meaning = "train on these scenarios instead of --scenario's, repeatable "
-                              "('dynamic': the seven shipped dynamic training clusters); the "
+                              "('dynamic': the seven shipped dynamic training clusters; "
+                              "'budget': the six epoch-budget training clusters; 'shipped': "
+                              "the five shipped scenarios); the "
                               "episodes cycle over them (--set does not apply to them), and "
                               "--scenario is what the training curve evaluates on"},
                   field(&TrainOptions::train_on)),

@@ -17,6 +17,7 @@ constexpr std::string_view kScenarioFolder = "scenarios/";
 constexpr std::string_view kValidationFolder = "scenarios/validation/";
 constexpr std::string_view kDynamicFolder = "scenarios/dynamic/";
 constexpr std::string_view kDynamicValidationFolder = "scenarios/dynamic/validation/";
+constexpr std::string_view kBudgetFolder = "scenarios/budget/";
 constexpr std::string_view kScenarioExtension = ".yaml";
 constexpr std::string_view kTopologyExtension = ".topology.yaml";
 
@@ -87,6 +88,40 @@ std::vector<std::string> dynamic_scenario_paths() { return embedded_paths_in(kDy
 
 std::vector<std::string> dynamic_validation_scenario_paths() {
   return embedded_paths_in(kDynamicValidationFolder);
+}
+
+std::vector<std::string> budget_scenario_paths() { return embedded_paths_in(kBudgetFolder); }
+
+std::vector<std::string> shipped_scenario_paths() { return embedded_paths_in(kScenarioFolder); }
+
+namespace {
+
+struct ScenarioSet {
+  std::string_view name;
+  std::vector<std::string> (*paths)();
+};
+
+constexpr ScenarioSet kScenarioSets[] = {
+    {"validation", validation_scenario_paths},
+    {"dynamic-validation", dynamic_validation_scenario_paths},
+    {"dynamic", dynamic_scenario_paths},
+    {"budget", budget_scenario_paths},
+    {"shipped", shipped_scenario_paths},
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> scenario_set(std::string_view name) {
+  for (const ScenarioSet& set : kScenarioSets) {
+    if (set.name == name) return set.paths();
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> scenario_set_names() {
+  std::vector<std::string> names;
+  for (const ScenarioSet& set : kScenarioSets) names.emplace_back(set.name);
+  return names;
 }
 
 std::string resolve_scenario(const std::string& name_or_path, const std::string& option) {

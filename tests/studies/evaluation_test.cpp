@@ -8,8 +8,10 @@
 #include <sstream>
 #include <tuple>
 
+#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
 #include "policies/baselines/baselines.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
 namespace {
@@ -189,6 +191,35 @@ TEST_CASE("run_episode refuses to run a static batch memory cannot hold, and cou
   CHECK(grown.min_global_batch <= 64 * 8 + 8);
   CHECK(grown.max_global_batch >= 128 * 8 - 8);
   CHECK(grown.departure_share > 0);
+}
+
+TEST_CASE(
+    "The epoch-budget training clusters: the goodput optimum reaches on each, a batch grown past it "
+    "runs out of epochs on most") {
+  // What `train --train-on budget` is for: a policy that grows the batch there is charged a miss.
+  const std::vector<std::string> paths = budget_scenario_paths();
+  REQUIRE(paths.size() == 6);
+  int epoch_misses = 0;
+  for (const std::string& path : paths) {
+    CAPTURE(path);
+    const Scenario scenario = load_scenario(path);
+    CHECK(scenario.training.budget_epochs.has_value());
+    CHECK(scenario.colocated_jobs.empty());
+    EnvOptions options = evaluation_env_options();
+    options.initial_batch = kEvaluationInitialBatch;
+    BatchSizeEnv env(std::make_shared<FixedScenario>(std::make_shared<const Scenario>(scenario)),
+                     options);
+    const auto optimum = make_baseline("goodput:100", 1);
+    CHECK(run_episode(env, *optimum, 1).time_to_target_s.has_value());
+    const auto proportional = make_baseline("proportional", 1);
+    const EpisodeResult grown = run_episode(env, *proportional, 1);
+    if (grown.time_to_target_s) continue;
+    // The epochs ran out, not the time.
+    CHECK(grown.epochs >= *scenario.training.budget_epochs - 1);
+    CHECK(grown.total_time_s < *scenario.training.budget_time_s);
+    ++epoch_misses;
+  }
+  CHECK(epoch_misses >= 3);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -304,6 +305,20 @@ TEST_CASE(
     CHECK(load_scenario((kSourceDir / file).string()).colocated_jobs.size() ==
           scenario.colocated_jobs.size());
   }
+}
+
+TEST_CASE("A named scenario set stands for its embedded paths; other names for none") {
+  CHECK(scenario_set("dynamic") == dynamic_scenario_paths());
+  CHECK(scenario_set("dynamic-validation") == dynamic_validation_scenario_paths());
+  CHECK(scenario_set("validation") == validation_scenario_paths());
+  CHECK(scenario_set("budget") == budget_scenario_paths());
+  const std::vector<std::string> shipped = scenario_set("shipped").value();
+  REQUIRE(shipped.size() == builtin_scenario_names().size());
+  for (const std::string& name : builtin_scenario_names()) {
+    CHECK(std::find(shipped.begin(), shipped.end(), builtin_scenario_path(name)) != shipped.end());
+  }
+  CHECK_FALSE(scenario_set("quickstart").has_value());
+  CHECK(scenario_set_names().size() == 5);
 }
 
 TEST_CASE("the embedded default scenario loads as the quick-start cluster") {
