@@ -3,8 +3,11 @@
 
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
+#include "gym/action_base.h"
 #include "gym/env_knobs.h"
+#include "sim/io/input_error.h"
 #include "sim/io/shared_options.h"
+#include "sim/scenario/scenario_names.h"
 
 namespace dynamix {
 
@@ -107,12 +110,59 @@ KnobTable<TrainOptions> make_train_knobs() {
                      defaults);
 }
 
+/// `names` with each named set (scenario_set: "dynamic", "budget", ...) replaced by its paths and
+/// each shipped scenario's short name by its embedded path.
+std::vector<std::string> expand_scenario_sets(const std::vector<std::string>& names,
+                                              const std::string& option) {
+  std::vector<std::string> paths;
+  for (const std::string& name : names) {
+    if (const std::optional<std::vector<std::string>> set = scenario_set(name)) {
+      paths.insert(paths.end(), set->begin(), set->end());
+    } else {
+      paths.push_back(resolve_scenario(name, option));
+    }
+  }
+  return paths;
+}
+
 }  // namespace
 
 const KnobTable<TrainOptions>& train_knobs() {
   // Built once: the rows are immutable and hold no state.
   static const KnobTable<TrainOptions> table = make_train_knobs();
   return table;
+}
+
+void read_train_options(const boost::program_options::variables_map& values, TrainOptions& o) {
+  read_knob_options(values, train_knobs(), o);
+  o.scenario_path = resolve_scenario(o.scenario_path);
+  if (o.env.actions.empty()) o.env.actions = default_actions(o.env.action_base);
+  if (const std::optional<int> bad = invalid_action(o.env.action_base, o.env.actions)) {
+    throw InputError("--actions", 0, "", action_rule(o.env.action_base), std::to_string(*bad));
+  }
+  // The shaping discounts as the learner does, so that it teaches time to target (docs/ppo.md).
+  o.env.reward.shaping_discount = o.ppo.gamma;
+  o.env.reward.shaping_discount_by_time = o.ppo.discount_by_time;
+  if (o.randomize) o.sampler = training_family(o.scenario_path, o.overrides, o.family_budget);
+  o.select_on = expand_scenario_sets(o.select_on, "--select-on");
+  if (o.randomize && !o.train_on.empty()) {
+    throw InputError("--train-on", 0, "", "either --train-on or --randomize", "both");
+  }
+  o.train_on = expand_scenario_sets(o.train_on, "--train-on");
+}
+
+std::shared_ptr<const ScenarioSource> episode_source(const TrainOptions& o,
+                                                     std::shared_ptr<const Scenario> scenario,
+                                                     Diagnostics& diagnostics) {
+  if (o.randomize) return std::make_shared<ScenarioSampler>(o.sampler, diagnostics);
+  if (!o.train_on.empty()) {
+    std::vector<std::shared_ptr<const Scenario>> scenarios;
+    for (const std::string& path : o.train_on) {
+      scenarios.push_back(std::make_shared<const Scenario>(load_scenario(path, {}, diagnostics)));
+    }
+    return std::make_shared<ScenarioList>(std::move(scenarios));
+  }
+  return std::make_shared<FixedScenario>(std::move(scenario));
 }
 
 }  // namespace dynamix

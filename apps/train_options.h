@@ -2,14 +2,18 @@
 // options, and the PPO and environment options it exposes, rows of their components' tables.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gym/batch_size_env.h"
 #include "gym/scenario_source.h"
 #include "policies/ppo/ppo_options.h"
+#include "sim/io/diagnostics.h"
 #include "sim/io/knobs.h"
+#include "sim/scenario/scenario.h"
 
 namespace dynamix {
 
@@ -50,5 +54,14 @@ struct TrainOptions {
 /// Train's options in --help order, defaults from TrainOptions{}: its own rows, and the rows of
 /// ppo_knobs() and env_knobs() it exposes.
 const KnobTable<TrainOptions>& train_knobs();
+
+/// Reads the options through train's table (InputError naming the first out of range); resolves
+/// the scenario, the named scenario sets, the action set and the randomized family.
+void read_train_options(const boost::program_options::variables_map& values, TrainOptions& o);
+
+/// What train's environments draw their episodes from: the scenario, or its randomized family.
+std::shared_ptr<const ScenarioSource> episode_source(const TrainOptions& o,
+                                                     std::shared_ptr<const Scenario> scenario,
+                                                     Diagnostics& diagnostics);
 
 }  // namespace dynamix
