@@ -4,16 +4,11 @@
 #include "apps/evaluate.h"
 
 #include <atomic>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <numeric>
 #include <optional>
-#include <set>
-#include <sstream>
-#include <thread>
 
 #include "apps/command_line.h"
 #include "apps/evaluate_options.h"
@@ -22,15 +17,12 @@
 #include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "gym/batch_size_env.h"
-#include "gym/env_knobs.h"
 #include "gym/scenario_source.h"
-#include "sim/core/check.h"
 #include "sim/io/diagnostics.h"
 #include "sim/io/durable_file.h"
 #include "sim/io/input_error.h"
 #include "sim/io/json_writer.h"
 #include "sim/scenario/scenario_names.h"
-#include "studies/episode_feed.h"
 #include "studies/evaluation.h"
 #include "studies/interrupt.h"
 #include "studies/oracle.h"
@@ -43,205 +35,11 @@
 namespace dynamix {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
-/// One entry of --policies: "SPEC" or "LABEL=SPEC".
-struct PolicyEntry {
-  std::string label;
-  std::string spec;
-  EnvOptions env_options = env_preset("evaluation");
-  bool oracle = false;
-};
-
-PolicyEntry parse_entry(const std::string& text) {
-  const std::size_t equals = text.find('=');
-  const std::size_t colon = text.find(':');
-  if (equals != std::string::npos && (colon == std::string::npos || equals < colon)) {
-    if (equals == 0 || equals + 1 == text.size()) {
-      throw InputError("--policies", 0, "", "LABEL=POLICY with both parts", "'" + text + "'");
-    }
-    return {text.substr(0, equals), text.substr(equals + 1), {}};
-  }
-  // A learned policy is labelled by its file's stem ("ppo:runs/a/policy.pt" -> "policy").
-  const std::string label = text.starts_with("ppo:") && text.size() > 4
-                                ? std::filesystem::path(text.substr(4)).stem().string()
-                                : text;
-  return {label.empty() ? text : label, text, {}};
-}
-
-std::vector<PolicyEntry> parse_entries(const std::string& list) {
-  std::vector<PolicyEntry> entries;
-  std::set<std::string> labels;
-  for (const std::string& item : split_list(list)) {
-    PolicyEntry entry = parse_entry(item);
-    if (!labels.insert(entry.label).second) {
-      throw InputError("--policies", 0, "", "a distinct label per policy (LABEL=POLICY)",
-                       "'" + entry.label + "' twice");
-    }
-    entries.push_back(std::move(entry));
-  }
-  if (entries.empty()) throw InputError("--policies", 0, "", "at least one policy", "none");
-  return entries;
-}
-
-/// NeedsLibTorch for a policy of `list` that this executable cannot make, so that dynamix-torch
-/// takes an MPI job over before its ranks join.
-void require_policy_kinds(const std::string& list) {
-  try {
-    for (const PolicyEntry& entry : parse_entries(list)) {
-      require_policy_kind(entry.spec, "--policies");
-    }
-  } catch (const InputError&) {
-    // Rank 0 reports it, once, after the ranks have joined.
-  }
-}
-
-/// Each entry's environment: the evaluation's, at a learned policy's own decision interval
-/// unless --decision-interval was given.
-void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& base,
-                         bool interval_given) {
-  for (PolicyEntry& entry : entries) {
-    entry.env_options = base;
-    entry.env_options.decision_interval =
-        resolve_decision_interval(*make_policy(entry.spec, 1, base, "--policies"), entry.label,
-                                  base.decision_interval, interval_given);
-  }
-}
-
 /// Parses the options; false when --help was printed.
 bool parse_args(const std::vector<std::string>& args, EvaluateOptions& a) {
   if (parse_knob_command_line(args, evaluate_knobs(), a)) return false;
   if (a.scenario_paths.empty()) a.scenario_paths.push_back(kDefaultScenario);
   return true;
-}
-
-/// A rank other than 0 stopped (interrupted, or failed and told rank 0): exit with `status`.
-struct RankStopped {
-  int status;
-};
-
-/// Runs episodes 0 … count − 1 of `work` on `jobs` threads here, or over every rank when
-/// `ranks` is given. Here and on rank 0: every episode's record, in order, with `tick(kept)`
-/// called for the progress line; on another rank: empty records.
-std::vector<std::string> spread(Ranks* ranks, std::size_t count, int jobs, const EpisodeWork& work,
-                                const InterruptScope& interrupt,
-                                const std::function<void(std::size_t)>& tick) {
-  std::vector<std::string> records(count);
-  if (ranks != nullptr && !ranks->lead()) {
-    const int status = ranks->follow_episodes(
-        [&](EpisodeFeed& feed) { run_feed(feed, count, jobs, work, interrupt, [] {}); });
-    if (status != 0) throw RankStopped{status};
-    return records;
-  }
-  std::vector<std::size_t> all(count);
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  EpisodeQueue queue(std::move(all),
-                     [&records](std::size_t i, const std::string& record) { records[i] = record; });
-  const auto local = [&] {
-    run_feed(queue, count, jobs, work, interrupt, [&] { tick(queue.kept()); });
-    return 0;
-  };
-  if (ranks != nullptr) {
-    ranks->lead_episodes(queue, local);
-  } else {
-    local();
-  }
-  return records;
-}
-
-/// An episode's outcome as text for the trip from another rank, every number exact; its
-/// scenario, label and oracle kind come from the task it ran.
-std::string episode_text(const EpisodeResult& r) {
-  std::string text;
-  const auto add = [&text](auto value) {
-    char field[32];
-    text.append(field, std::to_chars(field, field + sizeof field, value).ptr);
-    text += ' ';
-  };
-  add(static_cast<int>(r.kind));
-  add(r.seed);
-  add(static_cast<int>(r.feasible));
-  add(static_cast<int>(r.time_to_target_s.has_value()));
-  add(r.time_to_target_s.value_or(0.0));
-  for (const double value :
-       {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s, r.miss_time_s,
-        r.mean_batch_size, r.global_batch_change, r.departure_share, r.episode_return}) {
-    add(value);
-  }
-  add(r.events);
-  add(r.min_global_batch);
-  add(r.max_global_batch);
-  add(r.decisions);
-  add(r.rule_choices.size());
-  for (const auto& [rule, count] : r.rule_choices) {
-    text += rule + ' ';
-    add(count);
-  }
-  return text;
-}
-
-EpisodeResult parse_episode_text(const std::string& text) {
-  const char* at = text.data();
-  const char* const end = text.data() + text.size();
-  const auto take = [&](auto& value) {
-    const auto [next, error] = std::from_chars(at, end, value);
-    DYNAMIX_CHECK(error == std::errc(), "a garbled episode record: " << text);
-    at = next + 1;
-  };
-  EpisodeResult r;
-  int kind = 0;
-  int feasible = 0;
-  int reached = 0;
-  double time_to_target = 0;
-  take(kind);
-  take(r.seed);
-  take(feasible);
-  take(reached);
-  take(time_to_target);
-  r.kind = static_cast<PolicyKind>(kind);
-  r.feasible = feasible != 0;
-  if (reached != 0) r.time_to_target_s = time_to_target;
-  for (double* value :
-       {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s, &r.miss_time_s,
-        &r.mean_batch_size, &r.global_batch_change, &r.departure_share, &r.episode_return}) {
-    take(*value);
-  }
-  take(r.events);
-  take(r.min_global_batch);
-  take(r.max_global_batch);
-  take(r.decisions);
-  std::size_t rules = 0;
-  take(rules);
-  for (std::size_t i = 0; i < rules; ++i) {
-    const char* space = std::find(at, end, ' ');
-    DYNAMIX_CHECK(space != end, "a garbled episode record: " << text);
-    std::string rule(at, space);
-    at = space + 1;
-    std::int64_t count = 0;
-    take(count);
-    r.rule_choices.emplace_back(std::move(rule), count);
-  }
-  return r;
-}
-
-/// InputError on --seeds unless every episode's result fits in memory, checked before any
-/// scenario is loaded.
-void require_fits(const EvaluateOptions& a, std::size_t policies) {
-  const std::size_t scenarios =
-      a.scenario_paths.size() * static_cast<std::size_t>(std::max(1, a.family));
-  const std::size_t rows = policies + (a.oracle ? 1 : 0);
-  require_episodes_fit("--seeds", {scenarios, rows, static_cast<std::size_t>(a.seeds)},
-                       std::to_string(scenarios) + " scenarios × " + std::to_string(rows) +
-                           " policies × " + std::to_string(a.seeds) + " seeds");
-  if (a.oracle) require_search_fits(a.seeds);
 }
 
 /// What an evaluation runs, loaded alike on every rank.
@@ -257,8 +55,8 @@ Evaluation load_evaluation(const EvaluateOptions& a) {
   e.base = a.env;
   e.base.decision_interval = a.decision_interval.value_or(a.env.decision_interval);
   e.base.stop_at_target = false;
-  e.entries = parse_entries(a.policy_list);
-  require_fits(a, e.entries.size());
+  e.entries = parse_policy_entries(a.policy_list);
+  require_evaluation_fits(a, e.entries.size());
   resolve_env_options(e.entries, e.base, a.decision_interval.has_value());
   Diagnostics diagnostics = Diagnostics::on_stderr(a.strict);
   for (const std::string& path : a.scenario_paths) {
@@ -304,9 +102,9 @@ std::vector<std::string> search_oracles(const Evaluation& e, Ranks* ranks,
     searching = 0;
     return result.best ? result.best->name : std::string();
   };
-  std::vector<std::string> names =
-      spread(ranks, e.scenarios.size(), 1, search, interrupt,
-             [&](std::size_t kept) { show(static_cast<double>(kept) + searching.load()); });
+  std::vector<std::string> names = spread_episodes(
+      ranks, e.scenarios.size(), 1, search, interrupt,
+      [&](std::size_t kept) { show(static_cast<double>(kept) + searching.load()); });
   if (ranks != nullptr) names = ranks->share(std::move(names));
   return names;
 }
@@ -327,9 +125,9 @@ std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const Evalu
     // A fresh policy per episode, seeded by the episode: no state carries across seeds.
     const auto seed = static_cast<std::uint64_t>(e.a.first_seed) + i % seeds;
     const auto policy = make_policy(entry.spec, seed, entry.env_options, "--policies");
-    return episode_text(run_episode(env, *policy, seed));
+    return episode_record(run_episode(env, *policy, seed));
   };
-  const std::vector<std::string> records = spread(
+  const std::vector<std::string> records = spread_episodes(
       ranks, tasks.size() * seeds, e.a.jobs, episode, interrupt,
       [&](std::size_t kept) { show(static_cast<double>(kept) / static_cast<double>(seeds)); });
   if (ranks != nullptr && !ranks->lead()) return {};
@@ -337,7 +135,7 @@ std::vector<EpisodeResult> run_tasks(const std::vector<Task>& tasks, const Evalu
   results.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& [scenario, entry] = tasks[i / seeds];
-    EpisodeResult result = parse_episode_text(records[i]);
+    EpisodeResult result = parse_episode_record(records[i]);
     result.scenario = scenario->name;
     result.policy = entry.label;
     if (entry.oracle) result.kind = PolicyKind::kOracle;

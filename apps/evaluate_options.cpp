@@ -6,10 +6,12 @@
 
 #include "apps/command_line.h"
 #include "apps/knob_options.h"
+#include "apps/oracle.h"
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
 #include "sim/io/shared_options.h"
 #include "studies/evaluation.h"
+#include "studies/episode_feed.h"
 
 namespace dynamix {
 
@@ -87,6 +89,16 @@ const KnobTable<EvaluateOptions>& evaluate_knobs() {
   // Built once: the rows are immutable and hold no state.
   static const KnobTable<EvaluateOptions> table = make_evaluate_knobs();
   return table;
+}
+
+void require_evaluation_fits(const EvaluateOptions& a, std::size_t policies) {
+  const std::size_t scenarios =
+      a.scenario_paths.size() * static_cast<std::size_t>(std::max(1, a.family));
+  const std::size_t rows = policies + (a.oracle ? 1 : 0);
+  require_episodes_fit("--seeds", {scenarios, rows, static_cast<std::size_t>(a.seeds)},
+                       std::to_string(scenarios) + " scenarios × " + std::to_string(rows) +
+                           " policies × " + std::to_string(a.seeds) + " seeds");
+  if (a.oracle) require_search_fits(a.seeds);
 }
 
 }  // namespace dynamix

@@ -40,4 +40,8 @@ struct EvaluateOptions {
 /// Evaluate's options in --help order, defaults from EvaluateOptions{}.
 const KnobTable<EvaluateOptions>& evaluate_knobs();
 
+/// InputError on --seeds unless every episode's result fits in memory, checked before any
+/// scenario is loaded.
+void require_evaluation_fits(const EvaluateOptions& a, std::size_t policies);
+
 }  // namespace dynamix

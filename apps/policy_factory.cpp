@@ -2,7 +2,10 @@
 // LibTorch's in dynamix-torch, a NeedsLibTorch in dynamix).
 #include "apps/policy_factory.h"
 
+#include <filesystem>
 #include <iostream>
+#include <set>
+#include <sstream>
 
 #include "apps/learned_policy.h"
 #include "policies/baselines/baselines.h"
@@ -45,6 +48,71 @@ PolicyFileSpec parse_policy_file(const std::string& spec, const std::string& opt
   if (marker == std::string::npos) return {spec, ""};
   return {spec.substr(0, marker),
           checked_sha256(spec.substr(marker + kTrustMarker.size()), option)};
+}
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+PolicyEntry parse_entry(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  const std::size_t colon = text.find(':');
+  if (equals != std::string::npos && (colon == std::string::npos || equals < colon)) {
+    if (equals == 0 || equals + 1 == text.size()) {
+      throw InputError("--policies", 0, "", "LABEL=POLICY with both parts", "'" + text + "'");
+    }
+    return {text.substr(0, equals), text.substr(equals + 1), {}};
+  }
+  // A learned policy is labelled by its file's stem ("ppo:runs/a/policy.pt" -> "policy").
+  const std::string label = text.starts_with("ppo:") && text.size() > 4
+                                ? std::filesystem::path(text.substr(4)).stem().string()
+                                : text;
+  return {label.empty() ? text : label, text, {}};
+}
+
+}  // namespace
+
+std::vector<PolicyEntry> parse_policy_entries(const std::string& list) {
+  std::vector<PolicyEntry> entries;
+  std::set<std::string> labels;
+  for (const std::string& item : split_list(list)) {
+    PolicyEntry entry = parse_entry(item);
+    if (!labels.insert(entry.label).second) {
+      throw InputError("--policies", 0, "", "a distinct label per policy (LABEL=POLICY)",
+                       "'" + entry.label + "' twice");
+    }
+    entries.push_back(std::move(entry));
+  }
+  if (entries.empty()) throw InputError("--policies", 0, "", "at least one policy", "none");
+  return entries;
+}
+
+void require_policy_kinds(const std::string& list) {
+  try {
+    for (const PolicyEntry& entry : parse_policy_entries(list)) {
+      require_policy_kind(entry.spec, "--policies");
+    }
+  } catch (const InputError&) {
+    // Rank 0 reports it, once, after the ranks have joined.
+  }
+}
+
+void resolve_env_options(std::vector<PolicyEntry>& entries, const EnvOptions& base,
+                         bool interval_given) {
+  for (PolicyEntry& entry : entries) {
+    entry.env_options = base;
+    entry.env_options.decision_interval =
+        resolve_decision_interval(*make_policy(entry.spec, 1, base, "--policies"), entry.label,
+                                  base.decision_interval, interval_given);
+  }
 }
 
 }  // namespace dynamix

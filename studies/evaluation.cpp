@@ -2,11 +2,13 @@
 #include "studies/evaluation.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <numeric>
 #include <ostream>
 
+#include "sim/core/check.h"
 #include "sim/core/random.h"
 #include "sim/io/json_writer.h"
 
@@ -475,6 +477,79 @@ void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeRes
     }
     out << " |\n";
   }
+}
+
+std::string episode_record(const EpisodeResult& r) {
+  std::string text;
+  const auto add = [&text](auto value) {
+    char field[32];
+    text.append(field, std::to_chars(field, field + sizeof field, value).ptr);
+    text += ' ';
+  };
+  add(static_cast<int>(r.kind));
+  add(r.seed);
+  add(static_cast<int>(r.feasible));
+  add(static_cast<int>(r.time_to_target_s.has_value()));
+  add(r.time_to_target_s.value_or(0.0));
+  for (const double value :
+       {r.final_accuracy, r.total_time_s, r.epochs, r.time_budget_s, r.miss_time_s,
+        r.mean_batch_size, r.global_batch_change, r.departure_share, r.episode_return}) {
+    add(value);
+  }
+  add(r.events);
+  add(r.min_global_batch);
+  add(r.max_global_batch);
+  add(r.decisions);
+  add(r.rule_choices.size());
+  for (const auto& [rule, count] : r.rule_choices) {
+    text += rule + ' ';
+    add(count);
+  }
+  return text;
+}
+
+EpisodeResult parse_episode_record(const std::string& text) {
+  const char* at = text.data();
+  const char* const end = text.data() + text.size();
+  const auto take = [&](auto& value) {
+    const auto [next, error] = std::from_chars(at, end, value);
+    DYNAMIX_CHECK(error == std::errc(), "a garbled episode record: " << text);
+    at = next + 1;
+  };
+  EpisodeResult r;
+  int kind = 0;
+  int feasible = 0;
+  int reached = 0;
+  double time_to_target = 0;
+  take(kind);
+  take(r.seed);
+  take(feasible);
+  take(reached);
+  take(time_to_target);
+  r.kind = static_cast<PolicyKind>(kind);
+  r.feasible = feasible != 0;
+  if (reached != 0) r.time_to_target_s = time_to_target;
+  for (double* value :
+       {&r.final_accuracy, &r.total_time_s, &r.epochs, &r.time_budget_s, &r.miss_time_s,
+        &r.mean_batch_size, &r.global_batch_change, &r.departure_share, &r.episode_return}) {
+    take(*value);
+  }
+  take(r.events);
+  take(r.min_global_batch);
+  take(r.max_global_batch);
+  take(r.decisions);
+  std::size_t rules = 0;
+  take(rules);
+  for (std::size_t i = 0; i < rules; ++i) {
+    const char* space = std::find(at, end, ' ');
+    DYNAMIX_CHECK(space != end, "a garbled episode record: " << text);
+    std::string rule(at, space);
+    at = space + 1;
+    std::int64_t count = 0;
+    take(count);
+    r.rule_choices.emplace_back(std::move(rule), count);
+  }
+  return r;
 }
 
 }  // namespace dynamix

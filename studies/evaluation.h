@@ -130,4 +130,12 @@ void write_rule_choices_markdown(std::ostream& out, const std::vector<EpisodeRes
 /// rule_choices.csv: scenario, policy, seed, rule, decisions, one row per rule an episode picked.
 void write_rule_choices_csv(std::ostream& out, const std::vector<EpisodeResult>& results);
 
+/// An episode's outcome as text for the trip from another rank, every number exact; its
+/// scenario, label and oracle kind come from the task it ran.
+std::string episode_record(const EpisodeResult& r);
+
+/// The EpisodeResult episode_record() wrote (its scenario, label and oracle kind left empty).
+/// A record it did not write is a failed check.
+EpisodeResult parse_episode_record(const std::string& text);
+
 }  // namespace dynamix

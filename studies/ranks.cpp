@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 
 #include "dynamix_config.h"
 #include "sim/io/input_error.h"
@@ -242,5 +243,31 @@ int Ranks::lead_episodes(EpisodeQueue&, const std::function<int()>& local) { ret
 int Ranks::follow_episodes(const std::function<void(EpisodeFeed&)>&) { return 1; }
 
 #endif
+
+std::vector<std::string> spread_episodes(Ranks* ranks, std::size_t count, int jobs,
+                                         const EpisodeWork& work, const InterruptScope& interrupt,
+                                         const std::function<void(std::size_t)>& tick) {
+  std::vector<std::string> records(count);
+  if (ranks != nullptr && !ranks->lead()) {
+    const int status = ranks->follow_episodes(
+        [&](EpisodeFeed& feed) { run_feed(feed, count, jobs, work, interrupt, [] {}); });
+    if (status != 0) throw RankStopped{status};
+    return records;
+  }
+  std::vector<std::size_t> all(count);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  EpisodeQueue queue(std::move(all),
+                     [&records](std::size_t i, const std::string& record) { records[i] = record; });
+  const auto local = [&] {
+    run_feed(queue, count, jobs, work, interrupt, [&] { tick(queue.kept()); });
+    return 0;
+  };
+  if (ranks != nullptr) {
+    ranks->lead_episodes(queue, local);
+  } else {
+    local();
+  }
+  return records;
+}
 
 }  // namespace dynamix

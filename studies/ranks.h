@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "studies/episode_feed.h"
+#include "studies/interrupt.h"
 
 namespace dynamix {
 
@@ -53,5 +54,17 @@ class Ranks {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// A rank other than 0 stopped (interrupted, or failed and told rank 0): exit with `status`.
+struct RankStopped {
+  int status;
+};
+
+/// Runs episodes 0 … count − 1 of `work` on `jobs` threads here, or over every rank when
+/// `ranks` is given. Here and on rank 0: every episode's record, in order, with `tick(kept)`
+/// called for the progress line; on another rank: empty records.
+std::vector<std::string> spread_episodes(Ranks* ranks, std::size_t count, int jobs,
+                                         const EpisodeWork& work, const InterruptScope& interrupt,
+                                         const std::function<void(std::size_t)>& tick);
 
 }  // namespace dynamix

@@ -193,6 +193,42 @@ TEST_CASE("run_episode refuses to run a static batch memory cannot hold, and cou
   CHECK(grown.departure_share > 0);
 }
 
+TEST_CASE("An episode's record for another rank gives back every number exactly") {
+  EpisodeResult result;
+  result.kind = PolicyKind::kHeuristic;
+  result.seed = 1234567890123ULL;
+  result.feasible = true;
+  result.time_to_target_s = 0.1 + 0.2;
+  result.final_accuracy = 1.0 / 3.0;
+  result.total_time_s = 1e300;
+  result.epochs = 5e-324;
+  result.miss_time_s = 400;
+  result.episode_return = -2.5;
+  result.events = 1ULL << 60;
+  result.min_global_batch = 64;
+  result.max_global_batch = 4096;
+  result.decisions = 357;
+  result.rule_choices = {{"goodput:100", 300}, {"goodput+straggler", 57}};
+  const EpisodeResult back = parse_episode_record(episode_record(result));
+  CHECK(back.kind == result.kind);
+  CHECK(back.seed == result.seed);
+  CHECK(back.time_to_target_s == result.time_to_target_s);
+  CHECK(back.final_accuracy == result.final_accuracy);
+  CHECK(back.total_time_s == result.total_time_s);
+  CHECK(back.epochs == result.epochs);
+  CHECK(back.miss_time_s == result.miss_time_s);
+  CHECK(back.episode_return == result.episode_return);
+  CHECK(back.events == result.events);
+  CHECK(back.max_global_batch == result.max_global_batch);
+  CHECK(back.decisions == result.decisions);
+  CHECK(back.rule_choices == result.rule_choices);
+  result.time_to_target_s.reset();
+  result.feasible = false;
+  const EpisodeResult missed = parse_episode_record(episode_record(result));
+  CHECK_FALSE(missed.time_to_target_s.has_value());
+  CHECK_FALSE(missed.feasible);
+}
+
 TEST_CASE(
     "The epoch-budget training clusters: the goodput optimum reaches on each, a batch grown past it "
     "runs out of epochs on most") {
