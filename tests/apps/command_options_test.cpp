@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -216,6 +219,22 @@ TEST_CASE("A malformed value is refused as Boost.Program_options refused it, nam
   CHECK(refused.stderr_text ==
         "dynamix: command line: expected valid options (see --help), found the argument "
         "('high') for option '--gamma' is invalid\n");
+}
+
+TEST_CASE("Every source file of apps/ is a small room: 300 lines at most") {
+  // The commands parse, wire and print; what they compute lives in the libraries (issue 39).
+  int files = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(kSourceDir / "apps")) {
+    const std::string extension = entry.path().extension().string();
+    if (extension != ".cpp" && extension != ".h") continue;
+    CAPTURE(entry.path().filename().string());
+    std::ifstream in(entry.path());
+    const auto lines =
+        std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+    CHECK(lines <= 300);
+    ++files;
+  }
+  CHECK(files > 40);
 }
 
 }  // namespace
