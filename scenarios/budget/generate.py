@@ -7,7 +7,7 @@ on them (`dynamix train --train-on budget`) so that it is charged for an epoch-b
 are never used for selection or reports.
 
 Fabrics as in scenarios/validation/generate.py (speeds assumed); workloads, targets and epoch
-budgets from catalog/workloads.yaml (each target the catalog's, or up to five points below it);
+budgets from catalog/workloads.yaml (each target the catalog's, or up to six points below it);
 time budgets about 2.5 times what goodput:100 takes to the target there, so that the epochs bind
 first and a miss costs a learner about what v64_leafspine's does (a miss is charged until the
 time budget). Run from the repository root:
