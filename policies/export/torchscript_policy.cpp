@@ -132,13 +132,6 @@ std::map<std::string, std::string> records_of(std::string_view bytes) {
   return records;
 }
 
-/// Most layers and units per layer, and parameters in all, a policy file may hold: far beyond
-/// what dynamix trains (two layers of 64), and small enough that a decision stays cheap: a
-/// layer's activations for 65,536 workers (serve's most) take at most 256 MiB.
-constexpr std::size_t kMaxLayers = 16;
-constexpr std::int64_t kMaxUnits = 1024;
-constexpr std::int64_t kMaxParameters = std::int64_t{4} << 20;
-
 /// The clip of the reference archives, a float whose pickled double is found nowhere else.
 constexpr float kProbeClip = 1234.5678F;
 
@@ -163,12 +156,12 @@ LayerShapes layer_shapes(const std::map<std::string, std::string>& records, std:
   }
   for (std::size_t i = 0; i < layers; ++i) {
     const std::int64_t outputs = floats(3 + 2 * i);
-    if (outputs < 1 || outputs > kMaxUnits || floats(2 + 2 * i) != outputs * inputs) return {};
+    if (outputs < 1 || outputs > kMaxPolicyUnits || floats(2 + 2 * i) != outputs * inputs) return {};
     parameters += outputs * (inputs + 1);
     shapes.emplace_back(inputs, outputs);
     inputs = outputs;
   }
-  return parameters <= kMaxParameters ? shapes : LayerShapes{};
+  return parameters <= kMaxPolicyParameters ? shapes : LayerShapes{};
 }
 
 /// The records save_torchscript_policy writes for a network of these layer shapes with clip
@@ -238,16 +231,16 @@ LayerShapes require_dynamix_code(std::string_view bytes, const std::string& sour
     }
   }
   const std::size_t layers = data >= 4 && data % 2 == 0 ? (data - 2) / 2 : 0;
-  if (layers == 0 || layers > kMaxLayers) {
+  if (layers == 0 || layers > kMaxPolicyLayers) {
     throw refuse(std::to_string(data) + " tensors (a network of 1 to " +
-                 std::to_string(kMaxLayers) + " layers has 4 to " +
-                 std::to_string(2 + 2 * kMaxLayers) + ")");
+                 std::to_string(kMaxPolicyLayers) + " layers has 4 to " +
+                 std::to_string(2 + 2 * kMaxPolicyLayers) + ")");
   }
   const auto shapes = layer_shapes(records, layers);
   if (shapes.empty()) {
     throw refuse("tensors whose sizes are not a chain of " + std::to_string(layers) +
-                 " layers of 1 to " + std::to_string(kMaxUnits) + " units, " +
-                 std::to_string(kMaxParameters) + " parameters in all");
+                 " layers of 1 to " + std::to_string(kMaxPolicyUnits) + " units, " +
+                 std::to_string(kMaxPolicyParameters) + " parameters in all");
   }
   const std::map<std::string, std::string> reference = reference_records(shapes);
   for (const auto& [name, content] : records) {

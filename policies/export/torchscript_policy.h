@@ -25,6 +25,13 @@ std::vector<int> greedy_of(std::span<const float> logits, std::size_t actions);
 
 /// Policy archives are a few hundred kB; anything far larger is refused before it is read.
 inline constexpr std::uintmax_t kMaxPolicyBytes = std::uintmax_t{64} << 20;
+/// Most layers and units per layer, and parameters in all, a policy file may hold without
+/// trusted code: far beyond what dynamix trains (two layers of 64), and small enough that a
+/// decision stays cheap: a layer's activations for 65,536 workers (serve's most) take at most
+/// 256 MiB.
+inline constexpr std::size_t kMaxPolicyLayers = 16;
+inline constexpr std::int64_t kMaxPolicyUnits = 1024;
+inline constexpr std::int64_t kMaxPolicyParameters = std::int64_t{4} << 20;
 /// The bytes of a policy file; PolicyFileError if it is not a regular file, is larger than
 /// kMaxPolicyBytes or cannot be read.
 std::string read_policy_archive(const std::filesystem::path& file);

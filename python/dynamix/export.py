@@ -7,6 +7,7 @@ import math
 import os
 import pathlib
 import secrets
+import tempfile
 
 import numpy as np
 
@@ -24,7 +25,12 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
         features = len(env.feature_names), in that order), to action logits, float32
         [workers, actions] (actions = len(env.batch_changes); column j is batch change j). It is
         compiled with torch.jit.script, or torch.jit.trace when scripting fails; a copy is
-        exported on the CPU in eval mode, the model itself is left as it is.
+        exported on the CPU in eval mode, the model itself is left as it is. A network dynamix
+        knows (an nn.Sequential, nested ones included, of Linear layers with Tanh between them,
+        as PPO's and SB3's actors are) is written as `dynamix export` writes its own policies:
+        its weights in dynamix's code, which every loader accepts as it is. Any other model's
+        own code goes into the file, and dynamix runs it only when its SHA-256 is named
+        (ppo:PATH@trust:HEX, --trust-policy-code HEX).
     obs_mean, obs_std: the normalization the model was trained behind, [features] each (numpy,
         torch or a list): the policy computes clamp((obs - obs_mean) / obs_std, -clip, clip)
         from the raw observation and passes that to the model. obs_std must be > 0.
@@ -52,6 +58,14 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
     std = _statistic("obs_std", obs_std, features, positive=True)
     clip = _clip(clip)
     compiled, eager = _compiled(model, features, torch)
+    reference = PolicyModule(eager, torch.from_numpy(mean), torch.from_numpy(std), clip)
+    layers = _dense_layers(eager, features, actions, torch)
+    if layers is not None:
+        archive = _dense_archive(layers, mean, std, clip, files, path, torch)
+        loaded = torch.jit.load(io.BytesIO(archive))
+        _check_outputs(loaded, reference, mean, std, actions, torch)
+        _write_atomically(path, archive)
+        return path
     policy = PolicyModule(compiled, torch.from_numpy(mean), torch.from_numpy(std), clip)
     try:
         scripted = torch.jit.script(policy)
@@ -59,7 +73,6 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
         raise TypeError(f"model: its forward must take and return one Tensor "
                         f"({_line(error)})") from None
     scripted.eval()
-    reference = PolicyModule(eager, torch.from_numpy(mean), torch.from_numpy(std), clip)
     _check_outputs(scripted, reference, mean, std, actions, torch)
     archive = _archive(scripted, files, path, torch)
     _write_atomically(path, archive)
@@ -131,6 +144,71 @@ def _compiled(model, features, torch):
         except Exception as trace_error:
             raise TypeError(f"model: neither torch.jit.script ({_line(script_error)}) nor "
                             f"torch.jit.trace ({_line(trace_error)}) compiles it") from None
+
+
+def _dense_layers(model, features, actions, torch):
+    """[(weight float32 [out, in], bias float32 [out]), ...] when `model` is a network dynamix
+    knows: nn.Sequential (nested ones flattened) of Linear layers with Tanh between them, from
+    the features to one logit per action, within the loader's size limits; None otherwise (its
+    code then goes into the file)."""
+    try:
+        from . import _policy_writer
+    except ImportError:  # a build without LibTorch writes the model's own code
+        return None
+    modules = _flattened(model, torch)
+    if modules is None or len(modules) % 2 == 0:
+        return None
+    layers = []
+    for i, module in enumerate(modules):
+        expected = torch.nn.Linear if i % 2 == 0 else torch.nn.Tanh
+        if type(module) is not expected:
+            return None
+        if expected is torch.nn.Linear:
+            weight = module.weight.detach().to(torch.float32).numpy()
+            bias = (module.bias.detach().to(torch.float32).numpy() if module.bias is not None
+                    else np.zeros(weight.shape[0], dtype=np.float32))
+            layers.append((weight, bias))
+    sizes = [features] + [weight.shape[0] for weight, _ in layers]
+    if (any(weight.shape[1] != sizes[i] for i, (weight, _) in enumerate(layers))
+            or sizes[-1] != actions or len(layers) > _policy_writer.max_layers
+            or max(sizes[1:]) > _policy_writer.max_units
+            or sum(w.size + b.size for w, b in layers) > _policy_writer.max_parameters):
+        return None
+    return layers
+
+
+def _flattened(model, torch):
+    """The modules of a (nested) nn.Sequential in order; None for any other model."""
+    if type(model) is not torch.nn.Sequential:
+        return None
+    modules = []
+    for child in model:
+        if type(child) is torch.nn.Sequential:
+            inner = _flattened(child, torch)
+            if inner is None:
+                return None
+            modules += inner
+        else:
+            modules.append(child)
+    return modules
+
+
+def _dense_archive(layers, mean, std, clip, files, path, torch):
+    """The bytes `dynamix export` writes for `layers` behind the normalization, read back as the
+    loader reads them."""
+    from . import _policy_writer
+
+    with tempfile.TemporaryDirectory(prefix="dynamix-export-") as folder:
+        staged = pathlib.Path(folder) / "policy.pt"
+        _policy_writer.write_dense_policy(
+            files, mean.tolist(), std.tolist(), clip,
+            [(w.ravel().tolist(), w.shape[0], w.shape[1], b.tolist()) for w, b in layers],
+            str(staged))
+        archive = staged.read_bytes()
+    extra = dict.fromkeys(files, "")
+    torch.jit.load(io.BytesIO(archive), _extra_files=extra)
+    _dynamix.read_policy_files({k: v.decode() for k, v in extra.items()}, str(path))
+    return archive
 
 
 def _check_outputs(scripted, reference, mean, std, actions, torch):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 
 import numpy as np
 
@@ -74,8 +75,9 @@ class Double(nn.Module):
 
 
 def trusted(policy):
-    """ppo:PATH that lets dynamix run the file's own TorchScript code, as every
-    dynamix.export_policy file needs: it holds the Python model's code."""
+    """ppo:PATH that lets dynamix run the file's own TorchScript code, as a
+    dynamix.export_policy file of a model other than a tanh MLP needs: it holds the Python
+    model's code."""
     return f"ppo:{policy}@trust:{hashlib.sha256(policy.read_bytes()).hexdigest()}"
 
 
@@ -107,9 +109,10 @@ class Fixture(unittest.TestCase):
 
 class ExportedPolicyRunsInTheCommand(Fixture):
     def test_evaluate_runs_the_exported_policy(self):
+        # A tanh MLP is written in dynamix's own code: no pin needed.
         policy = self.export("policy.pt")
         out = self.dir / "evaluate"
-        result = run("evaluate", "--scenario", "quickstart", "--policies", trusted(policy),
+        result = run("evaluate", "--scenario", "quickstart", "--policies", f"ppo:{policy}",
                      "--seeds", "1", "--set", SHORT[0], "--quiet", "--out", str(out))
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out / "results.csv") as f:
@@ -119,8 +122,28 @@ class ExportedPolicyRunsInTheCommand(Fixture):
         self.assertGreater(int(rows[0]["decisions"]), 0)
         self.assertTrue(math.isfinite(float(rows[0]["total_time_s"])))
 
+    def test_a_tanh_mlp_is_written_as_dynamix_export_writes_it(self):
+        # Nested Sequentials (SB3's actor) and a Linear without bias are MLPs too.
+        nested = nn.Sequential(nn.Sequential(nn.Linear(self.features, 8), nn.Tanh()),
+                               nn.Sequential(nn.Linear(8, 8, bias=False), nn.Tanh(),
+                                             nn.Linear(8, self.actions)))
+        for name, model in (("flat.pt", mlp(self.features, self.actions)), ("nested.pt", nested)):
+            policy = self.export(name, model)
+            with zipfile.ZipFile(policy) as archive:
+                code = [n for n in archive.namelist() if "/code/" in n and n.endswith(".py")]
+            # dynamix's class (dynamix.BatchSizePolicy), no code of the model's.
+            self.assertEqual([n.split("/code/")[1] for n in code], ["dynamix.py"], code)
+            loaded = torch.jit.load(str(policy))
+            obs = torch.from_numpy(self.mean).float().repeat(3, 1) + 0.1
+            with torch.no_grad():
+                normalized = (obs - torch.from_numpy(self.mean).float()) / torch.from_numpy(
+                    self.std).float()
+                expected = model(normalized.clamp(-10, 10))
+                self.assertTrue(torch.allclose(loaded(obs), expected, rtol=1e-5, atol=1e-6))
+
     def test_its_code_runs_only_trusted_by_its_sha256(self):
-        policy = self.export("untrusted.pt")
+        # Any other model brings its own code.
+        policy = self.export("untrusted.pt", Favourite(self.features, self.actions, 1))
         for refused in (f"ppo:{policy}", f"ppo:{policy}@trust:{'0' * 64}"):
             result = run("evaluate", "--scenario", "quickstart", "--policies", refused,
                          "--seeds", "1", "--set", SHORT[0], "--quiet", "--out",
