@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dynamix_config.h"
+#include "sim/scenario/scenario_names.h"
 #include "tests/apps/run_dynamix.h"
 
 namespace dynamix {
@@ -410,6 +411,26 @@ TEST_CASE("train --train-on refuses --randomize beside it with status 2") {
   CHECK(refused.stderr_text ==
         "dynamix: --train-on: expected either --train-on or --randomize, found both\n");
   CHECK_FALSE(fs::exists(work.path() / "train"));
+}
+
+TEST_CASE("train --train-on takes named sets and short names, and records the files") {
+  TempDirectory work;
+  const Outcome run = dynamix(
+      "train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 "
+      "--train-on budget --train-on hetero32 --quiet --out " +
+      quoted(work / "train"));
+  REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
+  const YAML::Node json = YAML::LoadFile((work.path() / "train" / "run.json").string());
+  std::vector<std::string> train_on;
+  for (const YAML::Node& path : json["train_on"]) train_on.push_back(path.as<std::string>());
+  std::vector<std::string> expected = budget_scenario_paths();
+  expected.push_back(builtin_scenario_path("hetero32"));
+  CHECK(train_on == expected);
+  const Outcome unknown =
+      dynamix("train --steps 16 --train-on budgets --out " + quoted(work / "unknown"));
+  CHECK(unknown.status == 2);
+  CHECK(unknown.stderr_text.find("--train-on") != std::string::npos);
+  CHECK_FALSE(fs::exists(work.path() / "unknown"));
 }
 
 TEST_CASE("train with the same seed writes byte-identical checkpoint.pt and policy.pt") {
