@@ -2,7 +2,6 @@
 // options, and the PPO and environment options it exposes, rows of their components' tables.
 #pragma once
 
-#include <boost/program_options.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +13,10 @@
 #include "sim/io/diagnostics.h"
 #include "sim/io/knobs.h"
 #include "sim/scenario/scenario.h"
+
+namespace boost::program_options {
+class variables_map;
+}  // namespace boost::program_options
 
 namespace dynamix {
 

@@ -1,13 +1,16 @@
 // `mpirun -n R dynamix train`, R > 1: what the ranks other than 0 do, and what every rank shares.
 #pragma once
 
-#include <boost/program_options.hpp>
 #include <string>
 #include <vector>
 
 #include "apps/train_options.h"
 #include "gym/vector_env.h"
 #include "studies/ranks.h"
+
+namespace boost::program_options {
+class variables_map;
+}  // namespace boost::program_options
 
 namespace dynamix {
 
