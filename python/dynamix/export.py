@@ -61,9 +61,9 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
     reference = PolicyModule(eager, torch.from_numpy(mean), torch.from_numpy(std), clip)
     layers = _dense_layers(eager, features, actions, torch)
     if layers is not None:
-        archive = _dense_archive(layers, mean, std, clip, files, path, torch)
-        loaded = torch.jit.load(io.BytesIO(archive))
-        _check_outputs(loaded, reference, mean, std, actions, torch)
+        archive = _dense_archive(layers, mean, std, clip, files)
+        _check_outputs(_read_back(archive, files, path, torch), reference, mean, std, actions,
+                       torch)
         _write_atomically(path, archive)
         return path
     policy = PolicyModule(compiled, torch.from_numpy(mean), torch.from_numpy(std), clip)
@@ -193,9 +193,8 @@ def _flattened(model, torch):
     return modules
 
 
-def _dense_archive(layers, mean, std, clip, files, path, torch):
-    """The bytes `dynamix export` writes for `layers` behind the normalization, read back as the
-    loader reads them."""
+def _dense_archive(layers, mean, std, clip, files):
+    """The bytes `dynamix export` writes for `layers` behind the normalization."""
     from . import _policy_writer
 
     with tempfile.TemporaryDirectory(prefix="dynamix-export-") as folder:
@@ -204,11 +203,18 @@ def _dense_archive(layers, mean, std, clip, files, path, torch):
             files, mean.tolist(), std.tolist(), clip,
             [(w.ravel().tolist(), w.shape[0], w.shape[1], b.tolist()) for w, b in layers],
             str(staged))
-        archive = staged.read_bytes()
+        return staged.read_bytes()
+
+
+def _read_back(archive, files, path, torch):
+    """The module in `archive`, loaded as the loader loads it, its metadata read as it reads it."""
     extra = dict.fromkeys(files, "")
-    torch.jit.load(io.BytesIO(archive), _extra_files=extra)
+    loaded = torch.jit.load(io.BytesIO(archive), _extra_files=extra)
     _dynamix.read_policy_files({k: v.decode() for k, v in extra.items()}, str(path))
-    return archive
+    for name in ("observation_mean", "observation_std"):
+        if not hasattr(loaded, name):
+            raise ValueError(f"policy.pt: the module lost its {name} buffer when saved")
+    return loaded
 
 
 def _check_outputs(scripted, reference, mean, std, actions, torch):
@@ -259,12 +265,7 @@ def _archive(scripted, files, path, torch):
     if len(archive) > _dynamix.max_policy_bytes:
         raise ValueError(f"model: its policy.pt would take {len(archive)} bytes; the loader "
                          f"reads at most {_dynamix.max_policy_bytes}")
-    extra = dict.fromkeys(files, "")
-    loaded = torch.jit.load(io.BytesIO(archive), _extra_files=extra)
-    _dynamix.read_policy_files({k: v.decode() for k, v in extra.items()}, str(path))
-    for name in ("observation_mean", "observation_std"):
-        if not hasattr(loaded, name):
-            raise ValueError(f"policy.pt: the module lost its {name} buffer when saved")
+    _read_back(archive, files, path, torch)
     return archive
 
 
