@@ -118,12 +118,6 @@ std::optional<std::vector<std::string>> scenario_set(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string> scenario_set_names() {
-  std::vector<std::string> names;
-  for (const ScenarioSet& set : kScenarioSets) names.emplace_back(set.name);
-  return names;
-}
-
 std::string resolve_scenario(const std::string& name_or_path, const std::string& option) {
   const bool bare_name = !name_or_path.empty() && name_or_path.find('/') == std::string::npos &&
                          !name_or_path.ends_with(kScenarioExtension) &&

@@ -40,9 +40,6 @@ std::vector<std::string> shipped_scenario_paths();
 /// "dynamic-validation", "dynamic", "budget", "shipped"); nullopt for any other name.
 std::optional<std::vector<std::string>> scenario_set(std::string_view name);
 
-/// The names scenario_set() knows, for help texts and errors.
-std::vector<std::string> scenario_set_names();
-
 /// What --scenario names: an existing file or an "embedded:/" path as given, a shipped
 /// scenario's short name as its embedded path. Any other bare name is an InputError on `option`
 /// listing the shipped names; other paths are left for the loader to report.
