@@ -1,8 +1,7 @@
 // `dynamix config --json`: the knob tables as one JSON object, for the report notebooks.
-#include "apps/config.h"
-
 #include <type_traits>
 
+#include "apps/config.h"
 #include "apps/option_tables.h"
 #include "sim/cluster/topology_knobs.h"
 #include "sim/io/json_writer.h"

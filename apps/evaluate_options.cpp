@@ -10,8 +10,8 @@
 #include "apps/policy_factory.h"
 #include "gym/env_knobs.h"
 #include "sim/io/shared_options.h"
-#include "studies/evaluation.h"
 #include "studies/episode_feed.h"
+#include "studies/evaluation.h"
 
 namespace dynamix {
 

@@ -156,7 +156,8 @@ LayerShapes layer_shapes(const std::map<std::string, std::string>& records, std:
   }
   for (std::size_t i = 0; i < layers; ++i) {
     const std::int64_t outputs = floats(3 + 2 * i);
-    if (outputs < 1 || outputs > kMaxPolicyUnits || floats(2 + 2 * i) != outputs * inputs) return {};
+    if (outputs < 1 || outputs > kMaxPolicyUnits || floats(2 + 2 * i) != outputs * inputs)
+      return {};
     parameters += outputs * (inputs + 1);
     shapes.emplace_back(inputs, outputs);
     inputs = outputs;

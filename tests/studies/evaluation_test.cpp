@@ -230,7 +230,8 @@ TEST_CASE("An episode's record for another rank gives back every number exactly"
 }
 
 TEST_CASE(
-    "The epoch-budget training clusters: the goodput optimum reaches on each, a batch grown past it "
+    "The epoch-budget training clusters: the goodput optimum reaches on each, a batch grown past "
+    "it "
     "runs out of epochs on most") {
   // What `train --train-on budget` is for: a policy that grows the batch there is charged a miss.
   const std::vector<std::string> paths = budget_scenario_paths();
