@@ -57,15 +57,16 @@ def export_policy(model, obs_mean, obs_std, path, *, env, clip=DEFAULT_CLIP):
     mean = _statistic("obs_mean", obs_mean, features, positive=False)
     std = _statistic("obs_std", obs_std, features, positive=True)
     clip = _clip(clip)
-    compiled, eager = _compiled(model, features, torch)
+    eager = _eager(model, torch)
     reference = PolicyModule(eager, torch.from_numpy(mean), torch.from_numpy(std), clip)
     layers = _dense_layers(eager, features, actions, torch)
-    if layers is not None:
+    if layers is not None:  # dynamix's own code: nothing of the model's to compile
         archive = _dense_archive(layers, mean, std, clip, files)
         _check_outputs(_read_back(archive, files, path, torch), reference, mean, std, actions,
                        torch)
         _write_atomically(path, archive)
         return path
+    compiled = _compiled(eager, features, torch)
     policy = PolicyModule(compiled, torch.from_numpy(mean), torch.from_numpy(std), clip)
     try:
         scripted = torch.jit.script(policy)
@@ -127,20 +128,24 @@ def _clip(clip):
     return value
 
 
-def _compiled(model, features, torch):
-    """(TorchScript copy of model, eager copy) on the CPU in eval mode."""
+def _eager(model, torch):
+    """A copy of model on the CPU in eval mode (the model itself is left as it is)."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, found {type(model).__name__}")
-    eager = copy.deepcopy(model).cpu().eval()
+    return copy.deepcopy(model).cpu().eval()
+
+
+def _compiled(eager, features, torch):
+    """A TorchScript form of the eager copy: scripted, else traced."""
     if isinstance(eager, torch.jit.ScriptModule):
-        return eager, eager
+        return eager
     try:
-        return torch.jit.script(eager), eager
+        return torch.jit.script(eager)
     except Exception as script_error:  # TorchScript's frontend raises several unrelated types
         example = torch.randn(_CHECK_ROWS[-1], features).clamp(-3, 3)
         try:
             with torch.no_grad():
-                return torch.jit.trace(eager, example, check_trace=False), eager
+                return torch.jit.trace(eager, example, check_trace=False)
         except Exception as trace_error:
             raise TypeError(f"model: neither torch.jit.script ({_line(script_error)}) nor "
                             f"torch.jit.trace ({_line(trace_error)}) compiles it") from None

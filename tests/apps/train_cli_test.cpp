@@ -415,10 +415,8 @@ TEST_CASE("train --train-on refuses --randomize beside it with status 2") {
 
 TEST_CASE("train --train-on takes named sets and short names, and records the files") {
   TempDirectory work;
-  const Outcome run = dynamix(
-      "train --steps 16 --envs 2 --rollout-steps 4 --eval-every 100 "
-      "--train-on budget --train-on hetero32 --quiet --out " +
-      quoted(work / "train"));
+  const Outcome run = dynamix(kTinyRun + " --train-on budget --train-on hetero32 --quiet --out " +
+                              quoted(work / "train"));
   REQUIRE_MESSAGE(run.status == 0, run.stderr_text);
   const YAML::Node json = YAML::LoadFile((work.path() / "train" / "run.json").string());
   std::vector<std::string> train_on;
