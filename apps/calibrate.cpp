@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "apps/calibrate_dynamics.h"
 #include "apps/calibrate_options.h"
@@ -39,15 +41,24 @@ FitSubset subset_of(const ModelOptions& o) {
   return parse_fit_subset(o.fit_kinds, o.fit_ranks, o.fit_sizes, o.fit_batches);
 }
 
+/// The embedded measurement script and the modules it imports (the sim-to-real job's
+/// workloads), written into the run directory beside one another.
+constexpr std::array kMeasurementFiles = {
+    std::pair{"measure_cluster.py", "embedded:/scripts/measure_cluster.py"},
+    std::pair{"reference_workloads.py", "embedded:/adapter/examples/reference_workloads.py"},
+    std::pair{"teacher_data.py", "embedded:/adapter/examples/teacher_data.py"},
+};
+
 /// Runs the embedded measurement script into `csv` (posix_spawnp: no shell); a failure is an
 /// error naming the command.
-void measure_machine(const std::filesystem::path& script, const std::filesystem::path& csv,
+void measure_machine(RunDirectory& directory, const std::filesystem::path& csv,
                      const std::string& python, const std::string& script_options) {
-  {
-    std::ofstream out(script);
-    out << read_text("embedded:/scripts/measure_cluster.py");
-    if (!out.flush()) throw std::runtime_error("cannot write " + script.string());
+  for (const auto& [name, embedded] : kMeasurementFiles) {
+    std::ofstream out(directory.file(name));
+    out << read_text(embedded);
+    if (!out.flush()) throw std::runtime_error("cannot write " + directory.file(name).string());
   }
+  const std::filesystem::path script = directory.file(kMeasurementFiles[0].first);
   std::vector<std::string> command = {python, script.string(), "--out", csv.string()};
   for (std::string& word : split_words(script_options)) command.push_back(std::move(word));
   std::string shown;
@@ -123,8 +134,7 @@ int calibrate_cluster(const std::vector<std::string>& args) {
   std::string measured_path = model_options.measured;
   if (measured_path.empty()) {
     measured_path = directory.file("measurements.csv").string();
-    measure_machine(directory.file("measure_cluster.py"), measured_path, o.python,
-                    o.measure_options);
+    measure_machine(directory, measured_path, o.python, o.measure_options);
   }
   MeasurementFile measured = read_measurements(measured_path);
   if (!model_options.measured.empty()) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Measures this machine for `dynamix calibrate`: gloo all-reduce times over loopback and a small
 model's per-iteration compute, communication and total time under DDP (--model cnn: SmallCnn;
-mlp: the sim-to-real reference job's student), one process per rank, each limited to one thread
+reference-mlp, reference-cnn, reference-lstm: the sim-to-real reference job's workloads), one
+process per rank, each limited to one thread
 (torch.set_num_threads(1)), as data-parallel CPU ranks run. With --backend nccl: one process per
 GPU (rank r on cuda:r), NCCL, and times read from CUDA events (the worker package's CudaTimer,
 adapter/python/dynamix_worker/timing.py, which must be importable) instead of the host clock;
@@ -45,6 +46,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 
+# The sim-to-real job's networks, one definition: beside this file where `dynamix calibrate`
+# writes them, in adapter/examples in the source tree.
+for _folder in (pathlib.Path(__file__).resolve().parent,
+                pathlib.Path(__file__).resolve().parent.parent / "adapter" / "examples"):
+    sys.path.insert(0, str(_folder))
+import reference_workloads  # noqa: E402
+
 SIDE, CLASSES = 16, 10
 COLUMNS = ["kind", "ranks", "message_bytes", "batch_per_rank", "compute_s", "comm_s", "total_s",
            "total_min_s", "total_p25_s", "total_p75_s", "repetitions", "other_load_cores"]
@@ -66,24 +74,16 @@ class SmallCnn(torch.nn.Module):
         return self.head(F.relu(self.hidden(x.flatten(1))))
 
 
-class ReferenceMlp(torch.nn.Sequential):
-    """The student of adapter/examples/reference_job.py (22,026 parameters): 32 Gaussian
-    features, two hidden layers of 128, ten classes."""
-
-    FEATURES, HIDDEN = 32, 128
-
-    def __init__(self):
-        super().__init__(torch.nn.Linear(self.FEATURES, self.HIDDEN), torch.nn.ReLU(),
-                         torch.nn.Linear(self.HIDDEN, self.HIDDEN), torch.nn.ReLU(),
-                         torch.nn.Linear(self.HIDDEN, CLASSES))
-
-
-# --model: the network, one batch of its inputs, and how the provenance line describes them.
+# --model: the network for a width (None: its default), one batch of its inputs, and how the
+# provenance line describes them. reference-*: the sim-to-real job's workloads
+# (adapter/examples/reference_workloads.py).
 MODELS = {
-    "cnn": (SmallCnn, lambda batch: torch.randn(batch, 1, SIDE, SIDE),
+    "cnn": (lambda _width: SmallCnn(), lambda batch: torch.randn(batch, 1, SIDE, SIDE),
             f"1x{SIDE}x{SIDE} images"),
-    "mlp": (ReferenceMlp, lambda batch: torch.randn(batch, ReferenceMlp.FEATURES),
-            f"{ReferenceMlp.FEATURES} Gaussian features (the sim-to-real reference job)"),
+    **{f"reference-{name}": (
+        lambda width, workload=workload: workload.network(width or workload.hidden),
+        workload.inputs, f"the sim-to-real reference job's {name} workload")
+       for name, workload in reference_workloads.WORKLOADS.items()},
 }
 
 
@@ -137,7 +137,7 @@ class HostClock:
 
 
 def new_model(options) -> torch.nn.Module:
-    return MODELS[options.model][0]()
+    return MODELS[options.model][0](options.hidden)
 
 
 def batch_of(options, batch: int, device: str = "cpu"):
@@ -435,7 +435,7 @@ def provenance(options, started, settled_load, others_busy):
         f"{'SCHED_RR' if options.realtime else 'default'}; {options.trials} trials per "
         "configuration, the least disturbed kept",
         f"date: {started.isoformat(timespec='seconds')}",
-        f"model: {MODELS[options.model][0].__name__}, {parameter_count(options)} parameters "
+        f"model: {type(new_model(options)).__name__}, {parameter_count(options)} parameters "
         f"({4 * parameter_count(options)} gradient bytes), {MODELS[options.model][2]}, "
         "SGD momentum",
         f"load average before measuring: {settled_load:.2f}; CPU used by other processes "
@@ -492,8 +492,12 @@ def arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="-", help="CSV to write ('-': standard output)")
     parser.add_argument("--model", choices=sorted(MODELS), default="cnn",
-                        help="cnn: SmallCnn (adapter/examples/train_cnn.py); mlp: the reference "
-                             "job's student (adapter/examples/reference_job.py)")
+                        help="cnn: SmallCnn (adapter/examples/train_cnn.py); reference-W: the "
+                             "sim-to-real reference job's workload W "
+                             "(adapter/examples/reference_workloads.py)")
+    parser.add_argument("--hidden", type=int,
+                        help="the reference workload's width, as the job's --hidden (default: "
+                             "the workload's)")
     parser.add_argument("--ranks", type=integers, default=[2, 4])
     parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
                         help="gloo: CPU ranks over loopback, host clock; nccl: one process per "

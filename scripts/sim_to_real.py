@@ -47,8 +47,12 @@ import yaml
 SOURCE = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(SOURCE / "adapter" / "python"))
 from dynamix_worker.launch import rendezvous_args  # noqa: E402 (the source tree's package)
+sys.path.insert(0, str(SOURCE / "adapter" / "examples"))
+import reference_workloads  # noqa: E402 (the job's networks: widths, parameters, LR rules)
 PYTHON = sys.executable
-WORKLOAD = "reference-mlp"
+# The validation accuracies compared, by --workload: below each one's plateau, the higher one
+# reached by every fit batch within the default time budget on the 2-core VM.
+DEFAULT_TARGETS = {"mlp": "0.8,0.86", "cnn": "0.78,0.82", "lstm": "0.85,0.9"}
 JOB_START_TIMEOUT_S = 120
 
 
@@ -69,8 +73,13 @@ def arguments(argv):
     parser.add_argument("--label-noise", type=float, default=0.0,
                         help="the task's difficulty: the share of training labels the job "
                              "draws at random (its --label-noise)")
-    parser.add_argument("--hidden", type=int, default=128,
-                        help="the model: the student network's hidden width (the job's --hidden)")
+    parser.add_argument("--workload", choices=sorted(reference_workloads.WORKLOADS),
+                        default="mlp",
+                        help="the real job's network and data (the job's --workload): mlp on "
+                             "the teacher task, cnn on scikit-learn's digits, lstm on a "
+                             "generated language (adapter/examples/reference_workloads.py)")
+    parser.add_argument("--hidden", type=int,
+                        help="the model's width (the job's --hidden; default the workload's)")
     parser.add_argument("--quiet-cores", type=float, default=0.3,
                         help="other processes' CPU use, in cores, above which a real run counts "
                              "as contaminated (left out of the comparison)")
@@ -99,8 +108,11 @@ def arguments(argv):
     parser.add_argument("--seeds", default="10,11,12", help="seeds of the measured runs")
     parser.add_argument("--predict-seeds", type=int, default=10,
                         help="simulator seeds per policy")
-    parser.add_argument("--targets", default="0.8,0.86",
-                        help="validation accuracies compared; the real runs stop at the highest")
+    parser.add_argument("--targets",
+                        help="validation accuracies compared; the real runs stop at the highest "
+                             "(default by --workload: " + "; ".join(
+                                 f"{name} {targets}" for name, targets in DEFAULT_TARGETS.items())
+                        + ")")
     parser.add_argument("--validate-every", type=int, default=50000,
                         help="samples between validations, real and simulated (a divisor of "
                              "the dataset size)")
@@ -113,7 +125,7 @@ def arguments(argv):
                         help="more reference_job.py options, e.g. '--dataset-size 20000'")
     parser.add_argument("--measure-options", help="scripts/measure_cluster.py options for the "
                         "cluster calibration",
-                        default="--model mlp --batches 64,256,1024 "
+                        default="--batches 64,256,1024 "
                                 "--compute-batches 16,64,256,1024 --sizes 65536,262144,1048576 "
                                 "--trials 2")
     parser.add_argument("--calibrate-options",
@@ -128,13 +140,17 @@ def arguments(argv):
     options = parser.parse_args(argv)
     # What --resume compares: the command line as given, less --resume itself.
     options.given = [word for word in argv if word != "--resume"]
+    workload = reference_workloads.WORKLOADS[options.workload]
+    options.hidden = workload.hidden if options.hidden is None else options.hidden
+    options.targets = options.targets or DEFAULT_TARGETS[options.workload]
+    options.workload_name = f"reference-{options.workload}"
     if options.smoke:
         options.ranks, options.fit_batches, options.fit_seeds = 2, "64,512", "0"
         options.static, options.seeds, options.predict_seeds = "32,256", "10", 2
         options.targets, options.time_budget_s, options.train_steps = "0.6,0.7", 8, 1024
         options.validate_every = 4000
         options.job_options = "--dataset-size 20000 --validation-size 1000 " + options.job_options
-        options.measure_options = "--model mlp --quick"
+        options.measure_options = "--quick"
         options.calibrate_options = "--fit-batches 16,32 --fit-sizes 65536,262144"
         options.quiet_wait_s = 0  # CI shares its machine: record, never wait
     check_batches(options)
@@ -318,7 +334,8 @@ def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, a
         command += ["--validate-every-samples", str(validate_every)]
     if options.slowdowns:
         command += ["--slowdown", options.slowdown]
-    command += ["--label-noise", str(options.label_noise), "--hidden", str(options.hidden)]
+    command += ["--workload", options.workload, "--label-noise", str(options.label_noise),
+                "--hidden", str(options.hidden)]
     return command + options.job_options.split()
 
 
@@ -481,10 +498,12 @@ def calibrate_cluster(study):
         (study.work / "cluster").mkdir()
         shutil.copy(options.cluster_calibration, study.work / "cluster/calibrated.yaml")
         return
-    scenario = SOURCE / "calibration/sim_to_real/reference.yaml"
-    ranks = "topology.nodes.0.count=" + str(options.ranks)
-    study.dynamix("calibrate", "--scenario", scenario, "--set", ranks,
-                  "--measure-options", f"--ranks {options.ranks} " + options.measure_options,
+    scenario = study.work / "reference.yaml"
+    scenario.write_text(yaml.safe_dump(reference_scenario(options), sort_keys=False))
+    model = f"--model {options.workload_name} --hidden {options.hidden} "
+    study.dynamix("calibrate", "--scenario", scenario,
+                  "--measure-options", f"--ranks {options.ranks} " + model +
+                  options.measure_options,
                   *options.calibrate_options.split(),
                   "--out", study.work / "cluster", log=study.work / "cluster.txt")
     for line in (study.work / "cluster.txt").read_text().splitlines():
@@ -493,12 +512,25 @@ def calibrate_cluster(study):
             print(f"   {study.warnings[-1]}", file=sys.stderr, flush=True)
 
 
+def reference_scenario(options):
+    """calibration/sim_to_real/reference.yaml for this study: --ranks ranks training
+    --workload's entry, its parameters counted at --hidden and its LR rule the job's."""
+    scenario = yaml.safe_load((SOURCE / "calibration/sim_to_real/reference.yaml").read_text())
+    name, workload = options.workload_name, reference_workloads.WORKLOADS[options.workload]
+    entry = scenario["workloads"][name]
+    entry["parameters"] = sum(p.numel() for p in workload.network(options.hidden).parameters())
+    scenario["workloads"] = {name: entry}
+    scenario["topology"]["nodes"][0]["count"] = options.ranks
+    scenario["training"].update(workload=name, lr_rule=workload.lr_rule)
+    return scenario
+
+
 def fit_dynamics(study):
-    base = yaml.safe_load((SOURCE / "calibration/sim_to_real/reference.yaml").read_text())
-    entry = dict(base["workloads"][WORKLOAD], name=WORKLOAD)
+    name = study.options.workload_name
+    entry = dict(reference_scenario(study.options)["workloads"][name], name=name)
     catalog = study.work / "base_catalog.yaml"
     catalog.write_text(yaml.safe_dump({"workloads": [entry]}, sort_keys=False))
-    study.dynamix("calibrate", "--dynamics", study.work / "fit/runs.csv", "--workload", WORKLOAD,
+    study.dynamix("calibrate", "--dynamics", study.work / "fit/runs.csv", "--workload", name,
                   "--catalog", catalog, "--target-accuracy", max(study.targets),
                   "--dynamics-fit-batches", study.options.fit_batches,
                   *([] if study.options.no_plateau else ["--fit-plateau"]),
@@ -509,7 +541,7 @@ def check_targets(study):
     """Before the measured runs: a target at or above the fitted plateau (the workload's final
     accuracy) would leave every policy missing it, in the simulator and most likely for real."""
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
-    plateau = float(fitted["workloads"][WORKLOAD]["final_accuracy"])
+    plateau = float(fitted["workloads"][study.options.workload_name]["final_accuracy"])
     for target in study.targets:
         if target >= plateau:
             refuse(f"--targets: expected targets below the fitted plateau {plateau:.4f} "
@@ -522,17 +554,19 @@ def write_scenario(study, overhead_s):
     the job's per-iteration overhead."""
     scenario = with_step_overhead(calibrated_cluster(study), overhead_s)
     fitted = yaml.safe_load((study.work / "dynamics/catalog.yaml").read_text())
-    scenario["workloads"] = {WORKLOAD: fitted["workloads"][WORKLOAD]}
+    name = study.options.workload_name
+    scenario["workloads"] = {name: fitted["workloads"][name]}
     scenario["name"] = "sim_to_real"
-    dataset = scenario["workloads"][WORKLOAD]["dataset_size"]
+    dataset = scenario["workloads"][name]["dataset_size"]
     if dataset % study.options.validate_every:
         refuse(f"--validate-every: expected a divisor of the dataset size {dataset}, found "
                f"{study.options.validate_every}")
     scenario["training"].update(
+        workload=name, lr_rule=reference_workloads.WORKLOADS[study.options.workload].lr_rule,
         target_accuracy=max(study.targets), budget_time_s=study.options.time_budget_s,
         validations_per_epoch=dataset // study.options.validate_every)
     (study.work / "scenario.yaml").write_text(
-        "# The calibrated reference job: cluster/calibrated.yaml with dynamics/catalog.yaml's "
+        f"# The calibrated reference job ({name}): cluster/calibrated.yaml with dynamics/catalog.yaml's "
         f"workload and {1000 * overhead_s:.3f} ms of job overhead an iteration, "
         "training.step_overhead_us (overhead.txt).\n" + yaml.safe_dump(scenario, sort_keys=False))
 
@@ -906,7 +940,8 @@ def quiet_lines(study, logs):
 def write_summary(study, compared, logs):
     options = study.options
     lines = ["# Sim-to-real: predicted against measured time to target", "",
-             f"{options.ranks} ranks"
+             f"Workload {options.workload} (width {options.hidden}, label noise "
+             f"{options.label_noise:g}); {options.ranks} ranks"
              f"{'; slowdowns ' + options.slowdown if options.slowdowns else ''}"
              f"; validation every {options.validate_every} samples; "
              f"measured seeds {options.seeds}; {options.predict_seeds} simulator seeds per "

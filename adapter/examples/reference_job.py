@@ -1,5 +1,7 @@
-"""The sim-to-real reference job: an MLP student learns a fixed random teacher (teacher_data.py)
-with DDP over gloo, at fixed batches or steered by `dynamix serve`, until a validation accuracy.
+"""The sim-to-real reference job: one of reference_workloads.py's workloads (--workload: an MLP
+on a random teacher's labels, a CNN on scikit-learn's handwritten digits, an LSTM on a generated
+language) trained with DDP over gloo, at fixed batches or steered by `dynamix serve`, until a
+validation accuracy.
 
     python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 4 \\
         adapter/examples/reference_job.py --global-batch 512 --log runs/b512.csv
@@ -8,7 +10,7 @@ with DDP over gloo, at fixed batches or steered by `dynamix serve`, until a vali
 One CSV row per window of --interval iterations (LOG_FIELDS, written by rank 0 to FILE.partial
 and renamed to FILE at the end, so a killed run leaves no FILE); the last stdout line is
 `time_to_target_s X` or `missed`. time_s is the training clock: validation and logging are
-left out. The LR follows the linear rule, --lr at --reference-batch.
+left out. The LR follows the workload's rule (linear or square root), --lr at --reference-batch.
 """
 import argparse
 import csv
@@ -25,20 +27,14 @@ from dynamix_worker import AdaptiveBatchController, GlobalCursorSampler
 from dynamix_worker.metrics import ITERATION_FIELDS
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import slow_device  # noqa: E402  (beside this file)
+import reference_workloads  # noqa: E402  (beside this file)
+import slow_device  # noqa: E402
 import teacher_data  # noqa: E402
 
 LOG_FIELDS = ["run", "window", "iteration", "samples", "time_s", "global_batch", "local_batch",
               "lr_factor", "train_loss", "validation_accuracy", "local_norm_sq",
               "global_norm_sq"]
 MAX_WORKER_BATCH = 1024  # the policies' per-worker bound
-
-
-def student(hidden: int) -> torch.nn.Module:
-    return torch.nn.Sequential(
-        torch.nn.Linear(teacher_data.FEATURES, hidden), torch.nn.ReLU(),
-        torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
-        torch.nn.Linear(hidden, teacher_data.CLASSES))
 
 
 def split_evenly(total: int, parts: int):
@@ -100,13 +96,21 @@ def arguments():
     size.add_argument("--global-batch", type=int, help="starting global batch, split evenly "
                       "over the ranks (default 512)")
     size.add_argument("--batch", type=int, help="starting batch of every rank")
-    parser.add_argument("--lr", type=float, default=0.02,
-                        help="SGD LR (momentum 0.9) at --reference-batch")
+    parser.add_argument("--workload", choices=sorted(reference_workloads.WORKLOADS),
+                        default="mlp", help="the network and its data (reference_workloads.py)")
+    parser.add_argument("--lr", type=float,
+                        help="SGD LR (momentum 0.9) at --reference-batch (default: the "
+                             "workload's: mlp 0.02, cnn 0.03, lstm 0.1)")
     parser.add_argument("--reference-batch", type=int, default=256,
-                        help="the global batch --lr is tuned for (linear rule: lr x B / this)")
+                        help="the global batch --lr is tuned for (the workload's rule: linear "
+                             "lr x B / this for mlp and lstm, square root for cnn)")
     parser.add_argument("--interval", type=int, default=10, help="k: iterations per window")
     parser.add_argument("--target-accuracy", type=float, default=0.85,
                         help="validation accuracy that ends the run")
+    parser.add_argument("--past-target", type=float, default=1.0,
+                        help="train on after the target until this many times the samples that "
+                             "reached it (a fit run that sees the plateau; the time to target "
+                             "stays the first reach)")
     parser.add_argument("--time-budget-s", type=float, default=300.0,
                         help="training seconds after which the run stops (missed)")
     parser.add_argument("--validate-every-samples", type=int, default=100000,
@@ -116,11 +120,16 @@ def arguments():
                         help="fraction of training labels flipped (the noise-scale knob)")
     parser.add_argument("--dataset-size", type=int, default=200000)
     parser.add_argument("--validation-size", type=int, default=4000)
-    parser.add_argument("--hidden", type=int, default=128, help="the student's hidden width")
+    parser.add_argument("--hidden", type=int,
+                        help="the network's width (default: the workload's: mlp 128 hidden "
+                             "units, cnn 16 channels, lstm 32 units)")
     parser.add_argument("--slowdown", default="", help="per-rank compute slowdown, e.g. 1,1,1.5,2")
     parser.add_argument("--run", default="run", help="the log's run label (no commas)")
     parser.add_argument("--log", type=pathlib.Path, help="CSV written by rank 0")
     args = parser.parse_args()
+    workload = reference_workloads.WORKLOADS[args.workload]
+    args.lr = workload.lr if args.lr is None else args.lr
+    args.hidden = workload.hidden if args.hidden is None else args.hidden
     if "," in args.run or "\n" in args.run:
         parser.error(f"--run: no commas or newlines, found {args.run!r}")
     if not 0 < args.target_accuracy <= 1:
@@ -131,6 +140,8 @@ def arguments():
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')}: expected >= 1, found "
                          f"{getattr(args, name)}")
+    if not (math.isfinite(args.past_target) and args.past_target >= 1):
+        parser.error(f"--past-target: expected a finite number >= 1, found {args.past_target}")
     if not (math.isfinite(args.lr) and args.lr > 0):
         parser.error(f"--lr: expected a finite number > 0, found {args.lr}")
     return args
@@ -150,16 +161,19 @@ def main():
         batches = split_evenly(args.global_batch or 512, world)
     if min(batches) < 1 or max(batches) > MAX_WORKER_BATCH:
         raise SystemExit(f"batches {batches}: expected each in [1, {MAX_WORKER_BATCH}]")
-    train, held_out = teacher_data.training_and_validation(
-        args.dataset_size, args.validation_size, args.seed, args.label_noise)
+    workload = reference_workloads.WORKLOADS[args.workload]
+    train, held_out = workload.splits(args.dataset_size, args.validation_size, args.seed,
+                                      args.label_noise)
     torch.manual_seed(args.seed)
-    model = torch.nn.parallel.DistributedDataParallel(student(args.hidden))
+    model = torch.nn.parallel.DistributedDataParallel(workload.network(args.hidden))
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     sampler = GlobalCursorSampler(args.dataset_size, batches, rank, args.seed)
     controller = AdaptiveBatchController(
         model, optimizer, sampler, None if args.plain else args.arbitrator, args.interval,
-        job_id=f"reference_job-{args.run}", lr_rule="linear",
-        reference_batch=args.reference_batch, lr_factor=sum(batches) / args.reference_batch,
+        job_id=f"reference_job-{args.run}", lr_rule=workload.lr_rule,
+        reference_batch=args.reference_batch,
+        lr_factor=(sum(batches) / args.reference_batch) ** (
+            0.5 if workload.lr_rule == "sqrt" else 1.0),
         max_batch=MAX_WORKER_BATCH)
     log = WindowLog(args.log) if rank == 0 and args.log else None
     samples, next_validation = 0, args.validate_every_samples
@@ -195,14 +209,16 @@ def main():
                           f"{window['global_batch']:g} loss {window['train_loss']:.4f} "
                           f"validation_accuracy {accuracy:.4f}", flush=True)
                     if float(validation) >= args.target_accuracy and time_to_target is None:
-                        time_to_target = clock
+                        time_to_target, samples_to_target = clock, samples
             if log:
                 log.write([args.run, controller.window_index - 1, controller.iteration, samples,
                            f"{clock:.6f}", f"{window['global_batch']:g}",
                            f"{window['local_batch']:g}", f"{lr_factor:.9g}",
                            f"{window['train_loss']:.9g}", validation,
                            f"{window['local_norm_sq']:.9g}", f"{window['global_norm_sq']:.9g}"])
-            stop[0] = float(time_to_target is not None or clock >= args.time_budget_s)
+            stop[0] = float((time_to_target is not None and
+                             samples >= args.past_target * samples_to_target) or
+                            clock >= args.time_budget_s)
             dist.broadcast(stop, src=0)
             resumed = time.perf_counter()
             if stop[0]:

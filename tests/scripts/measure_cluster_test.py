@@ -57,7 +57,7 @@ def check_clocks(measure):
 def check_gloo_run(source, work):
     out = work / "quick.csv"
     done = subprocess.run([sys.executable, str(source / "scripts/measure_cluster.py"), "--quick",
-                           "--model", "mlp", "--backend", "gloo", "--out", str(out)],
+                           "--model", "reference-mlp", "--backend", "gloo", "--out", str(out)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=300)
     check(done.returncode == 0, f"gloo --quick: exit {done.returncode}\n{done.stdout[-2000:]}")

@@ -128,7 +128,7 @@ def main():
         for policy in POLICIES:
             check(summary.count(f"| {policy} |") == len(TARGETS),
                   f"summary.md lacks a row for {policy}")
-        check("2 ranks; slowdowns 1,1.5;" in summary, "summary.md does not name the slowdowns")
+        check("; 2 ranks; slowdowns 1,1.5;" in summary, "summary.md does not name the slowdowns")
         check(" measured runs contaminated (other processes above 0.3 cores" in summary,
               "summary.md does not say how many measured runs were contaminated")
         scenario = (out / "scenario.yaml").read_text()
