@@ -16,10 +16,11 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-yaml python3-venv
 )
 # The whole build also spreads sweep, evaluate and train over MPI ranks, and its tests run them
-# under mpirun on this host and the network study's smoke (scripts/tcp_study.py: network
-# namespaces, tc, nftables, ethtool).
+# under mpirun on this host, the network study's smoke (scripts/tcp_study.py: network
+# namespaces, tc, nftables, ethtool) and the sim-to-real smoke of the digits CNN (scikit-learn's
+# bundled digits).
 if ((${#build_targets[@]} == 0)); then
-  packages+=(libboost-mpi-dev openmpi-bin iproute2 nftables ethtool)
+  packages+=(libboost-mpi-dev openmpi-bin iproute2 nftables ethtool python3-sklearn)
 fi
 
 missing=()

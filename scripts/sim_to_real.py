@@ -6,9 +6,11 @@ time to target with it, then measure the same policies steering the real job thr
     scripts/sim_to_real.sh --smoke --out runs/sim_to_real_smoke    # every stage, tiny (CI)
 
 Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partial):
-  fit/       static runs of adapter/examples/reference_job.py at --fit-batches x --fit-seeds
-             (or the logs given with --fit-logs), concatenated into fit/runs.csv
-  cluster/   dynamix calibrate: measure_cluster.py --model mlp on this machine, the device's
+  fit/       static runs of adapter/examples/reference_job.py (--workload) at --fit-batches x
+             --fit-seeds, each trained on past the highest target to --fit-past-target times
+             its samples there (or the logs given with --fit-logs), concatenated into
+             fit/runs.csv; none with --dynamics-from (the held-out protocol)
+  cluster/   dynamix calibrate: measure_cluster.py --model reference-WORKLOAD on this machine, the device's
              time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml);
              or the calibrated.yaml given with --cluster-calibration
   dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model, with
@@ -70,6 +72,10 @@ def arguments(argv):
                              "rank gets the device's time points times its factor")
     parser.add_argument("--fit-batches", default="256,4096", help="global batches fitted")
     parser.add_argument("--fit-seeds", default="0,1,2", help="seeds of the fit runs")
+    parser.add_argument("--fit-past-target", type=float, default=2.0,
+                        help="the fit runs train on after the highest target until this many "
+                             "times the samples that reached it (the job's --past-target), so "
+                             "that the dynamics fit sees where the accuracy levels off")
     parser.add_argument("--label-noise", type=float, default=0.0,
                         help="the task's difficulty: the share of training labels the job "
                              "draws at random (its --label-noise)")
@@ -89,6 +95,11 @@ def arguments(argv):
     parser.add_argument("--fit-logs", type=pathlib.Path,
                         help="a folder of reference-job logs (bN_sS.csv) to fit instead of "
                              "running the fit runs, e.g. calibration/sim_to_real")
+    parser.add_argument("--dynamics-from", type=pathlib.Path,
+                        help="the held-out protocol: an earlier study's OUT, of the same "
+                             "--workload; its fitted dynamics (dynamics/catalog.yaml) and job "
+                             "overhead (overhead.txt) predict this configuration as they are "
+                             "(no fit runs, nothing refitted; the cluster is measured anew)")
     parser.add_argument("--measured-logs", type=pathlib.Path,
                         help="a previous study's measure/ folder: its window logs ({policy}_s{seed}"
                              ".csv) stand for the measured runs, which are not run again; with a "
@@ -156,6 +167,9 @@ def arguments(argv):
     check_batches(options)
     if not 0 <= options.label_noise < 1:
         refuse(f"--label-noise: expected a share in [0, 1), found {options.label_noise}")
+    if not (math.isfinite(options.fit_past_target) and options.fit_past_target >= 1):
+        refuse(f"--fit-past-target: expected a finite number >= 1, found "
+               f"{options.fit_past_target}")
     if options.hidden < 1:
         refuse(f"--hidden: expected an integer >= 1, found {options.hidden}")
     if not options.quiet_cores > 0 or options.quiet_wait_s < 0:
@@ -171,6 +185,8 @@ def arguments(argv):
                "--measured-logs (or --train-steps 0), found none")
     if options.policy and not options.measured_logs:
         refuse("--policy: expected --measured-logs beside it (the runs it steered), found none")
+    if options.dynamics_from:
+        check_dynamics_from(options)
     for given in (options.fit_logs, options.measured_logs):
         if given and not given.is_dir():
             refuse(f"expected a folder of logs, found '{given}', which is not one")
@@ -183,6 +199,32 @@ def arguments(argv):
                 refuse(f"--measured-logs: expected {run_name(label, seed)}.csv ({label}, seed "
                        f"{seed}) in {options.measured_logs}, found none")
     return options
+
+
+def check_dynamics_from(options):
+    """--dynamics-from names a finished study of this --workload, and nothing else is fitted."""
+    if options.fit_logs:
+        refuse("--dynamics-from: expected no --fit-logs beside it (nothing is fitted), found "
+               f"'{options.fit_logs}'")
+    catalog = options.dynamics_from / "dynamics/catalog.yaml"
+    overhead = options.dynamics_from / "overhead.txt"
+    if not catalog.is_file() or not overhead.is_file():
+        refuse(f"--dynamics-from: expected a finished study's folder (dynamics/catalog.yaml, "
+               f"overhead.txt), found '{options.dynamics_from}' without them")
+    workloads = yaml.safe_load(catalog.read_text()).get("workloads") or {}
+    if options.workload_name not in workloads:
+        refuse(f"--dynamics-from: expected a study of --workload {options.workload} "
+               f"({options.workload_name}), found one of {', '.join(workloads) or 'none'}")
+    options.dynamics_overhead_s = overhead_of(overhead)
+
+
+def overhead_of(path):
+    """The job overhead (seconds an iteration) on overhead.txt's first line."""
+    found = re.match(r"job overhead: ([0-9.]+) ms an iteration", path.read_text())
+    if not found:
+        refuse(f"--dynamics-from: expected '{path}' to begin 'job overhead: X ms an "
+               "iteration', found otherwise")
+    return float(found.group(1)) / 1000
 
 
 def job_batch_limit():
@@ -320,7 +362,7 @@ class Study:
 
 
 def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, arbitrator=None,
-                validate_every=None):
+                validate_every=None, past_target=1.0):
     command = [PYTHON, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
                *rendezvous_args("dynamix"), "--nproc_per_node", str(ranks),
                str(SOURCE / "adapter/examples/reference_job.py"),
@@ -332,6 +374,8 @@ def job_command(options, ranks, run, log, seed, batch=None, global_batch=None, a
         command += ["--arbitrator", arbitrator]
     if validate_every:
         command += ["--validate-every-samples", str(validate_every)]
+    if past_target != 1.0:
+        command += ["--past-target", str(past_target)]
     if options.slowdowns:
         command += ["--slowdown", options.slowdown]
     command += ["--workload", options.workload, "--label-noise", str(options.label_noise),
@@ -479,7 +523,8 @@ def fit_runs(study):
                 if study.kept_run(folder, run):
                     continue
                 command = job_command(options, options.ranks, run, log, seed, global_batch=batch,
-                                      validate_every=options.validate_every)
+                                      validate_every=options.validate_every,
+                                      past_target=options.fit_past_target)
                 quiet.run(lambda: run_job(options, command, folder / f"{run}.txt"),
                           log.with_suffix(".quiet.json"))
     with open(folder / "runs.csv", "w") as merged:
@@ -527,6 +572,9 @@ def reference_scenario(options):
 
 def fit_dynamics(study):
     name = study.options.workload_name
+    if study.options.dynamics_from:  # the held-out protocol: the earlier study's fit, as it is
+        shutil.copytree(study.options.dynamics_from / "dynamics", study.work / "dynamics")
+        return
     entry = dict(reference_scenario(study.options)["workloads"][name], name=name)
     catalog = study.work / "base_catalog.yaml"
     catalog.write_text(yaml.safe_dump({"workloads": [entry]}, sort_keys=False))
@@ -635,6 +683,12 @@ def fit_job_overhead(study):
     accuracy back, indexing the data. One constant an iteration, paid after the gradient
     synchronization (training.step_overhead_us), fitted (golden-section search in [0, 50 ms]) to
     the fit runs' measured iteration times."""
+    if study.options.dynamics_from:
+        shift = study.options.dynamics_overhead_s
+        (study.work / "overhead.txt").write_text(
+            f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization\n"
+            f"(from {study.options.dynamics_from}/overhead.txt, not refitted)\n")
+        return shift
     measured = {}
     for log in sorted((study.work / "fit").glob("b*_s*.csv")):
         batch, seconds = measured_iteration_s(log)
@@ -923,7 +977,9 @@ def quiet_lines(study, logs):
     fit = sorted((study.work / "fit").glob("b*_s*.csv"))
     measured = [log for runs in logs.values() for _, log in runs]
     lines = []
-    for name, runs in (("fit", fit), ("measured", measured)):
+    kinds = (("measured", measured),) if study.options.dynamics_from else (
+        ("fit", fit), ("measured", measured))
+    for name, runs in kinds:
         flags = [contaminated(log) for log in runs]
         if all(flag is None for flag in flags):
             lines.append(f"The {name} runs carry no quiet-machine record (reused from elsewhere).")
@@ -947,7 +1003,9 @@ def write_summary(study, compared, logs):
              f"measured seeds {options.seeds}; {options.predict_seeds} simulator seeds per "
              "policy; the real runs stop at the highest target.", ""]
     reused = [f"{name} {path}" for name, path in (
-        ("fit runs", options.fit_logs), ("cluster calibration", options.cluster_calibration),
+        ("fit runs", options.fit_logs), ("dynamics and job overhead (held out: not refitted)",
+                                         options.dynamics_from),
+        ("cluster calibration", options.cluster_calibration),
         ("measured runs", options.measured_logs), ("policy", options.policy)) if path]
     if reused:
         lines += ["Reused, not run again: " + "; ".join(reused) + ".", ""]
@@ -995,7 +1053,8 @@ def plot(study, compared):
 def main(argv):
     options = arguments(argv)
     study = Study(options)
-    study.stage("fit runs", fit_runs, study)
+    if not options.dynamics_from:
+        study.stage("fit runs", fit_runs, study)
     study.stage("cluster calibration", calibrate_cluster, study)
     study.stage("dynamics fit", fit_dynamics, study)
     check_targets(study)
