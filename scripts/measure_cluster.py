@@ -28,9 +28,17 @@ With --quiet-file PATH the file is created before measuring (other jobs on the m
 builds while it exists), measuring waits for the 1-minute load average to fall below --max-load
 (at most --settle-s seconds), and the file is removed however the script ends.
 """
+import os
+
+# Each rank gets one OpenMP thread, as torchrun gives the job's ranks ("Setting OMP_NUM_THREADS
+# environment variable for each process to be 1 in default"); set before torch loads its
+# thread pools. torch.set_num_threads(1) alone left the ranks' GEMMs on more threads than
+# cores: with 4 ranks on 2 cores, a DDP iteration at 1,024 a rank measured 63-70 ms (CNN) and
+# 98-104 ms (LSTM) against the job's 47 and 86 ms; with one thread 48 and 84 ms.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import argparse
 import datetime
-import os
 import pathlib
 import platform
 import resource
@@ -431,7 +439,8 @@ def provenance(options, started, settled_load, others_busy):
         f"cpu: {cpu_model()}",
         f"cores: {os.cpu_count()}",
         f"torch: {torch.__version__}; python {platform.python_version()}; "
-        f"{backend_text(options)}; torch.set_num_threads(1) per rank; scheduling "
+        f"{backend_text(options)}; torch.set_num_threads(1) and OMP_NUM_THREADS="
+        f"{os.environ['OMP_NUM_THREADS']} per rank; scheduling "
         f"{'SCHED_RR' if options.realtime else 'default'}; {options.trials} trials per "
         "configuration, the least disturbed kept",
         f"date: {started.isoformat(timespec='seconds')}",
