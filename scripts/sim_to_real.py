@@ -244,7 +244,7 @@ def check_batches(options):
                f"'{options.fit_batches}' and '{options.static}'")
     if options.ranks < 1:
         refuse(f"--ranks: expected an integer >= 1, found {options.ranks}")
-    for batch in fit:
+    for batch in [] if options.dynamics_from else fit:  # held out: no fit runs
         if not options.ranks <= batch <= options.ranks * limit:
             refuse(f"--fit-batches: expected global batches in [{options.ranks}, "
                    f"{options.ranks * limit}] ({options.ranks} ranks of at most {limit} each, "
