@@ -10,9 +10,10 @@ Stages, each writing into OUT (a new directory; a failed stage leaves OUT.partia
              --fit-seeds, each trained on past the highest target to --fit-past-target times
              its samples there (or the logs given with --fit-logs), concatenated into
              fit/runs.csv; none with --dynamics-from (the held-out protocol)
-  cluster/   dynamix calibrate: measure_cluster.py --model reference-WORKLOAD on this machine, the device's
-             time points and the sync knobs fitted (calibration/sim_to_real/reference.yaml);
-             or the calibrated.yaml given with --cluster-calibration
+  cluster/   dynamix calibrate: measure_cluster.py --model reference-WORKLOAD on this machine,
+             the device's time points and the sync knobs fitted (from
+             calibration/sim_to_real/reference.yaml, --workload's entry, --ranks ranks); or
+             the calibrated.yaml given with --cluster-calibration
   dynamics/  dynamix calibrate --dynamics fit/runs.csv: the workload's statistical model, with
              its plateau term unless --no-plateau
   overhead.txt   the job's own per-iteration cost (worker package, read-backs, indexing), one
@@ -614,7 +615,8 @@ def write_scenario(study, overhead_s):
         target_accuracy=max(study.targets), budget_time_s=study.options.time_budget_s,
         validations_per_epoch=dataset // study.options.validate_every)
     (study.work / "scenario.yaml").write_text(
-        f"# The calibrated reference job ({name}): cluster/calibrated.yaml with dynamics/catalog.yaml's "
+        f"# The calibrated reference job ({name}): cluster/calibrated.yaml with "
+        "dynamics/catalog.yaml's "
         f"workload and {1000 * overhead_s:.3f} ms of job overhead an iteration, "
         "training.step_overhead_us (overhead.txt).\n" + yaml.safe_dump(scenario, sort_keys=False))
 

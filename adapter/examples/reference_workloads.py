@@ -11,8 +11,9 @@ LR it is tuned for. Nothing is downloaded; every rank builds the same tensors it
         sd PIXEL_NOISE on a [0, 1] scale, then centred and scaled (PIXEL_MEAN, PIXEL_SD):
         --dataset-size training samples and --validation-size held-out ones, from the split's
         seed. Held-out samples come from images the training never sees. (Uncentred, one
-        initialization in three stalled near 0.75 at a global batch of 4,096.) A two-convolution CNN (8 then 16 channels of 3x3 at
-        --hidden 16, one 2x2 max-pool, a linear head; 3,818 parameters).
+        initialization in three stalled near 0.75 at a global batch of 4,096.) A
+        two-convolution CNN (8 then 16 channels of 3x3 at --hidden 16, one 2x2 max-pool, a
+        linear head; 3,818 parameters).
   lstm  a generated language: ten sources, each a first-order Markov chain over VOCABULARY
         tokens whose transition rows are softmax(SHARPNESS x N(0, 1)), drawn with a generator
         seeded by LANGUAGE_SEED; a sample is SEQUENCE_LENGTH tokens from one source (its start
@@ -47,15 +48,6 @@ class Workload:
     lr_rule: str
     hidden: int
     inputs: Callable[[int], torch.Tensor]  # a batch of random inputs of the right shape
-
-
-def flip_labels(labels: torch.Tensor, label_noise: float, seed: int) -> torch.Tensor:
-    if not 0.0 <= label_noise < 1.0:
-        raise ValueError(f"label_noise: expected a fraction in [0, 1), found {label_noise}")
-    noise = torch.Generator().manual_seed(seed + 7919)
-    flip = torch.rand(len(labels), generator=noise) < label_noise
-    shift = torch.randint(1, CLASSES, (len(labels),), generator=noise)
-    return torch.where(flip, (labels + shift) % CLASSES, labels)
 
 
 # ---------------------------------------------------------------- mlp: the teacher task
@@ -117,7 +109,7 @@ def digits_splits(size, held_out, seed, label_noise):
     inputs, clean = augmented(images, labels, size, seed)
     held_inputs, held_clean = augmented(held_images, held_labels, held_out,
                                         seed + teacher_data.VALIDATION_SEED_OFFSET)
-    return (teacher_data.Split(inputs, flip_labels(clean, label_noise, seed), clean),
+    return (teacher_data.Split(inputs, teacher_data.flip_labels(clean, label_noise, seed), clean),
             teacher_data.Split(held_inputs, held_clean, held_clean))
 
 
@@ -158,7 +150,7 @@ def language_splits(size, held_out, seed, label_noise):
     tokens, clean = sentences(size, seed, sources)
     held_tokens, held_labels = sentences(held_out, seed + teacher_data.VALIDATION_SEED_OFFSET,
                                          sources)
-    return (teacher_data.Split(tokens, flip_labels(clean, label_noise, seed), clean),
+    return (teacher_data.Split(tokens, teacher_data.flip_labels(clean, label_noise, seed), clean),
             teacher_data.Split(held_tokens, held_labels, held_labels))
 
 

@@ -57,16 +57,21 @@ def generate(size: int, seed: int, label_noise: float = 0.0, teacher: Teacher = 
     label_noise to another class."""
     if size < 1:
         raise ValueError(f"size: expected >= 1, found {size}")
-    if not 0.0 <= label_noise < 1.0:
-        raise ValueError(f"label_noise: expected a fraction in [0, 1), found {label_noise}")
     teacher = teacher or Teacher()
     inputs = torch.randn(size, FEATURES, generator=torch.Generator().manual_seed(seed))
     clean = teacher.labels(inputs)
+    return Split(inputs, flip_labels(clean, label_noise, seed), clean)
+
+
+def flip_labels(labels: torch.Tensor, label_noise: float, seed: int) -> torch.Tensor:
+    """Each label moved with probability label_noise to a uniformly drawn other class (a
+    generator seeded with seed + 7919)."""
+    if not 0.0 <= label_noise < 1.0:
+        raise ValueError(f"label_noise: expected a fraction in [0, 1), found {label_noise}")
     noise = torch.Generator().manual_seed(seed + 7919)
-    flip = torch.rand(size, generator=noise) < label_noise
-    shift = torch.randint(1, CLASSES, (size,), generator=noise)
-    labels = torch.where(flip, (clean + shift) % CLASSES, clean)
-    return Split(inputs, labels, clean)
+    flip = torch.rand(len(labels), generator=noise) < label_noise
+    shift = torch.randint(1, CLASSES, (len(labels),), generator=noise)
+    return torch.where(flip, (labels + shift) % CLASSES, labels)
 
 
 def training_and_validation(size: int, validation_size: int, seed: int, label_noise: float):
