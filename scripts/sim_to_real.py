@@ -99,7 +99,7 @@ def arguments(argv):
     parser.add_argument("--dynamics-from", type=pathlib.Path,
                         help="the held-out protocol: an earlier study's OUT, of the same "
                              "--workload; its fitted dynamics (dynamics/catalog.yaml) and job "
-                             "overhead (overhead.txt) predict this configuration as they are "
+                             "overhead (scenario.yaml) predict this configuration as they are "
                              "(no fit runs, nothing refitted; the cluster is measured anew)")
     parser.add_argument("--measured-logs", type=pathlib.Path,
                         help="a previous study's measure/ folder: its window logs ({policy}_s{seed}"
@@ -203,29 +203,24 @@ def arguments(argv):
 
 
 def check_dynamics_from(options):
-    """--dynamics-from names a finished study of this --workload, and nothing else is fitted."""
+    """--dynamics-from names a finished study of this --workload, and nothing else is fitted.
+    Its job overhead is the one its scenario.yaml trained and predicted with."""
     if options.fit_logs:
         refuse("--dynamics-from: expected no --fit-logs beside it (nothing is fitted), found "
                f"'{options.fit_logs}'")
     catalog = options.dynamics_from / "dynamics/catalog.yaml"
-    overhead = options.dynamics_from / "overhead.txt"
-    if not catalog.is_file() or not overhead.is_file():
+    scenario = options.dynamics_from / "scenario.yaml"
+    if not catalog.is_file() or not scenario.is_file():
         refuse(f"--dynamics-from: expected a finished study's folder (dynamics/catalog.yaml, "
-               f"overhead.txt), found '{options.dynamics_from}' without them")
+               f"scenario.yaml), found '{options.dynamics_from}' without them")
     workloads = yaml.safe_load(catalog.read_text()).get("workloads") or {}
     if options.workload_name not in workloads:
         refuse(f"--dynamics-from: expected a study of --workload {options.workload} "
                f"({options.workload_name}), found one of {', '.join(workloads) or 'none'}")
-    options.dynamics_overhead_s = overhead_of(overhead)
-
-
-def overhead_of(path):
-    """The job overhead (seconds an iteration) on overhead.txt's first line."""
-    found = re.match(r"job overhead: ([0-9.]+) ms an iteration", path.read_text())
-    if not found:
-        refuse(f"--dynamics-from: expected '{path}' to begin 'job overhead: X ms an "
-               "iteration', found otherwise")
-    return float(found.group(1)) / 1000
+    training = yaml.safe_load(scenario.read_text()).get("training") or {}
+    if not isinstance(training.get("step_overhead_us"), (int, float)):
+        refuse(f"--dynamics-from: expected training.step_overhead_us in '{scenario}', found none")
+    options.dynamics_overhead_s = training["step_overhead_us"] / 1e6
 
 
 def job_batch_limit():
@@ -689,7 +684,7 @@ def fit_job_overhead(study):
         shift = study.options.dynamics_overhead_s
         (study.work / "overhead.txt").write_text(
             f"job overhead: {1000 * shift:.3f} ms an iteration after the synchronization\n"
-            f"(from {study.options.dynamics_from}/overhead.txt, not refitted)\n")
+            f"(from {study.options.dynamics_from}/scenario.yaml, not refitted)\n")
         return shift
     measured = {}
     for log in sorted((study.work / "fit").glob("b*_s*.csv")):

@@ -98,12 +98,14 @@ def arguments():
     size.add_argument("--batch", type=int, help="starting batch of every rank")
     parser.add_argument("--workload", choices=sorted(reference_workloads.WORKLOADS),
                         default="mlp", help="the network and its data (reference_workloads.py)")
+    workloads = reference_workloads.WORKLOADS.items()
     parser.add_argument("--lr", type=float,
                         help="SGD LR (momentum 0.9) at --reference-batch (default: the "
-                             "workload's: mlp 0.02, cnn 0.03, lstm 0.1)")
+                             "workload's: " + ", ".join(f"{n} {w.lr:g}" for n, w in workloads) +
+                        ")")
     parser.add_argument("--reference-batch", type=int, default=256,
-                        help="the global batch --lr is tuned for (the workload's rule: linear "
-                             "lr x B / this for mlp and lstm, square root for cnn)")
+                        help="the global batch --lr is tuned for (the workload's rule: " +
+                        ", ".join(f"{n} {w.lr_rule}" for n, w in workloads) + ")")
     parser.add_argument("--interval", type=int, default=10, help="k: iterations per window")
     parser.add_argument("--target-accuracy", type=float, default=0.85,
                         help="validation accuracy that ends the run")
@@ -121,8 +123,9 @@ def arguments():
     parser.add_argument("--dataset-size", type=int, default=200000)
     parser.add_argument("--validation-size", type=int, default=4000)
     parser.add_argument("--hidden", type=int,
-                        help="the network's width (default: the workload's: mlp 128 hidden "
-                             "units, cnn 16 channels, lstm 32 units)")
+                        help="the network's width: hidden units, or the CNN's channels "
+                             "(default: the workload's: " +
+                        ", ".join(f"{n} {w.hidden}" for n, w in workloads) + ")")
     parser.add_argument("--slowdown", default="", help="per-rank compute slowdown, e.g. 1,1,1.5,2")
     parser.add_argument("--run", default="run", help="the log's run label (no commas)")
     parser.add_argument("--log", type=pathlib.Path, help="CSV written by rank 0")

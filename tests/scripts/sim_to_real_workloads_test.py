@@ -27,8 +27,7 @@ def check(condition, message):
         sys.exit(1)
 
 
-def check_data(source):
-    sys.path.insert(0, str(source / "adapter/examples"))
+def check_data():
     import reference_workloads as workloads
 
     for name, workload in workloads.WORKLOADS.items():
@@ -76,11 +75,10 @@ def run_studies(dynamix, proto, source, work):
         transcript.close()
 
 
-def check_study(source, workload, work):
+def check_study(workload, work):
     out = work / workload
     name = f"reference-{workload}"
     scenario = yaml.safe_load((out / "scenario.yaml").read_text())
-    sys.path.insert(0, str(source / "adapter/examples"))
     import reference_workloads as workloads
 
     network = workloads.WORKLOADS[workload].network(workloads.WORKLOADS[workload].hidden)
@@ -148,11 +146,12 @@ def check_held_out(dynamix, proto, source, study):
 
 def main():
     dynamix, proto, source = map(pathlib.Path, sys.argv[1:4])
-    check_data(source)
+    sys.path.insert(0, str(source / "adapter/examples"))  # reference_workloads
+    check_data()
     with tempfile.TemporaryDirectory() as work:
         run_studies(dynamix, proto, source, pathlib.Path(work))
         for workload in LR_RULES:
-            check_study(source, workload, pathlib.Path(work))
+            check_study(workload, pathlib.Path(work))
         check_held_out(dynamix, proto, source, pathlib.Path(work) / "cnn")
     print("ok")
 
